@@ -1,0 +1,285 @@
+"""Validation: check a value against a schema type and describe every way it fails.
+
+How this works
+--------------
+`check(value, type, path)` yields one *case* per violation, already in its wire
+shape: `{"path": [...], "reason": {"TypeUnexpected": {...}}}`. It handles
+`null` itself (allowed only by a nullable `T?`) and otherwise dispatches on the
+type's kind through the `CHECKS` table. Each check is a generator: it yields
+the failures it sees, and recurses with `yield from check(child, child_type,
+path + (key_or_index,))`, so every case is born knowing its full path.
+
+Path format and case order are the ones implementations share on the wire:
+
+- a path starts with the function name (request body), the result tag
+  (response body) or the header name, then field names exactly as declared
+  (`"limit!"` keeps its `!`), integer indexes for array elements, map keys for
+  map values, and tag names for union values;
+- in an object, missing required fields come first in schema order, then the
+  keys that were sent, in the order they were sent.
+
+Whether a number is an integer is decided by its JSON token: `1` is an integer,
+`1.0` is not. Integers must fit in signed 64 bits, in `integer` and `number`
+fields alike. Booleans are never numbers.
+"""
+
+import base64
+import binascii
+import math
+
+MIN_INT64, MAX_INT64 = -(2**63), 2**63 - 1
+
+EXPECTED = {  # the type name a failure reports as "expected", by kind
+    "boolean": "Boolean", "integer": "Integer", "number": "Number", "string": "String",
+    "bytes": "Bytes", "any": "Any", "array": "Array", "map": "Object", "struct": "Object",
+    "union": "Object", "fn": "Object", "_ext.Call_": "Object", "_ext.Stub_": "Object",
+}
+ACTUAL = {  # the type name a failure reports as "actual", by Python type
+    type(None): "Null", bool: "Boolean", int: "Number", float: "Number", str: "String",
+    list: "Array", dict: "Object", bytes: "Bytes",
+}
+
+
+def case(path, reason, data=None):
+    """A validation case in its wire shape."""
+    return {"path": list(path), "reason": {reason: {} if data is None else data}}
+
+
+def type_unexpected(value, expected, path):
+    """The case for a value of the wrong JSON type."""
+    actual = ACTUAL.get(type(value), "Unknown")
+    return case(path, "TypeUnexpected", {"actual": {actual: {}}, "expected": {expected: {}}})
+
+
+def check(value, type_, path=()):
+    """Yield a case for every way `value` fails to be a `type_`."""
+    if value is None:
+        return () if type_.nullable else (type_unexpected(None, EXPECTED[type_.kind], path),)
+    return CHECKS[type_.kind](value, type_, path)
+
+
+def check_boolean(value, type_, path):
+    if type(value) is not bool:
+        yield type_unexpected(value, "Boolean", path)
+
+
+def check_integer(value, type_, path):
+    if type(value) is not int:
+        yield type_unexpected(value, "Integer", path)
+    elif not MIN_INT64 <= value <= MAX_INT64:
+        yield case(path, "NumberOutOfRange")
+
+
+def check_number(value, type_, path):
+    if type(value) is int:
+        if not MIN_INT64 <= value <= MAX_INT64:
+            yield case(path, "NumberOutOfRange")
+    elif type(value) is float:
+        if not math.isfinite(value):  # a handler overflowed; JSON has no infinity
+            yield case(path, "NumberOutOfRange")
+    else:
+        yield type_unexpected(value, "Number", path)
+
+
+def check_string(value, type_, path):
+    if type(value) is not str:
+        yield type_unexpected(value, "String", path)
+
+
+def check_bytes(value, type_, path):
+    # On the JSON wire bytes travel as base64 strings; MessagePack has a bin type.
+    if type(value) is str:
+        if decode_base64(value) is None:
+            yield type_unexpected(value, "Base64String", path)
+    elif type(value) is not bytes:
+        yield type_unexpected(value, "Bytes", path)
+
+
+def check_any(value, type_, path):
+    return ()
+
+
+def check_array(value, type_, path):
+    if type(value) is not list:
+        yield type_unexpected(value, "Array", path)
+        return
+    for index, element in enumerate(value):
+        yield from check(element, type_.of, path + (index,))
+
+
+def check_map(value, type_, path):
+    if type(value) is not dict:
+        yield type_unexpected(value, "Object", path)
+        return
+    for key, element in value.items():
+        yield from check(element, type_.of, path + (key,))
+
+
+def check_struct(value, type_, path):
+    return check_fields(value, type_.of, path)
+
+
+def check_union(value, type_, path):  # also an fn.X value: a union whose one tag is fn.X
+    return check_tags(value, type_.of, path)
+
+
+def check_fields(value, struct, path):
+    """Yield the cases of an object that should hold the fields of `struct`."""
+    if type(value) is not dict:
+        yield type_unexpected(value, "Object", path)
+        return
+    for name in struct.required:
+        if name not in value:
+            yield case(path, "RequiredObjectKeyMissing", {"key": name})
+    fields = struct.fields
+    for name, field in value.items():
+        if name in fields:
+            yield from check(field, fields[name], path + (name,))
+        else:
+            yield case(path + (name,), "ObjectKeyDisallowed")
+
+
+def check_tags(value, union, path):
+    """Yield the cases of an object that should hold exactly one tag of `union`."""
+    if type(value) is not dict:
+        yield type_unexpected(value, "Object", path)
+    elif len(value) != 1:
+        yield case(path, "ObjectSizeUnexpected", {"actual": len(value), "expected": 1})
+    else:
+        [(tag, fields)] = value.items()
+        if tag in union.tags:
+            yield from check_fields(fields, union.tags[tag], path + (tag,))
+        else:
+            yield case(path + (tag,), "ObjectKeyDisallowed")
+
+
+def check_call(value, type_, path):
+    """An `_ext.Call_`: {"fn.X": arguments}, where missing required arguments are allowed."""
+    name = yield from _one_function(value, path)
+    if name is None:
+        return
+    function = type_.of.get(name)
+    if function is None:
+        yield case(path + (name,), "FunctionUnknown")
+        return
+    yield from _partial(check_fields(value[name], function.arguments, path + (name,)))
+
+
+def check_stub(value, type_, path):
+    """An `_ext.Stub_`: {"fn.X": arguments, "->": result}; missing required fields allowed."""
+    name = yield from _one_function(value, path)
+    if name is None:
+        return
+    if "->" not in value:
+        yield case(path, "RequiredObjectKeyMissing", {"key": "->"})
+    for key in value:
+        if key not in (name, "->"):
+            yield case(path + (key,), "ObjectKeyDisallowed")
+    function = type_.of.get(name)
+    if function is None:
+        yield case(path + (name,), "FunctionUnknown")
+        return
+    yield from _partial(check_fields(value[name], function.arguments, path + (name,)))
+    if "->" in value:
+        yield from _partial(check_tags(value["->"], function.result, path + ("->",)))
+
+
+def _one_function(value, path):
+    """Yield the case of an object without exactly one fn.* key; return that key."""
+    if type(value) is not dict:
+        yield type_unexpected(value, "Object", path)
+        return None
+    names = [key for key in value if key.startswith("fn.")]
+    if len(names) != 1:
+        yield case(path, "ObjectKeyRegexMatchCountUnexpected", {
+            "regex": "^fn\\..*$", "actual": len(names), "expected": 1, "keys": sorted(value)})
+        return None
+    return names[0]
+
+
+def _partial(cases):
+    """Drop the missing-field cases: stubs and verifications match on part of a value."""
+    return (c for c in cases if "RequiredObjectKeyMissing" not in c["reason"])
+
+
+CHECKS = {
+    "boolean": check_boolean,
+    "integer": check_integer,
+    "number": check_number,
+    "string": check_string,
+    "bytes": check_bytes,
+    "any": check_any,
+    "array": check_array,
+    "map": check_map,
+    "struct": check_struct,
+    "union": check_union,
+    "fn": check_union,
+    "_ext.Call_": check_call,
+    "_ext.Stub_": check_stub,
+}
+
+
+def decode_base64(text):
+    """The bytes a strict, padded, standard-alphabet base64 string holds, or None."""
+    try:
+        return base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+
+
+def decode_bytes(value, type_):
+    """Return `value` with the base64 strings in its `bytes` fields decoded to bytes.
+
+    Only for values that passed `check`: JSON requests carry bytes as base64."""
+    if value is None:
+        return None
+    kind = type_.kind
+    if kind == "bytes":
+        return decode_base64(value) if type(value) is str else value
+    if kind == "array":
+        return [decode_bytes(element, type_.of) for element in value]
+    if kind == "map":
+        return {key: decode_bytes(element, type_.of) for key, element in value.items()}
+    if kind == "struct":
+        return decode_fields(value, type_.of)
+    if kind in ("union", "fn"):
+        [(tag, fields)] = value.items()
+        return {tag: decode_fields(fields, type_.of.tags[tag])}
+    if kind in ("_ext.Call_", "_ext.Stub_"):  # {"fn.X": arguments, "->": result}
+        name = next(key for key in value if key.startswith("fn."))
+        function = type_.of[name]
+        decoded = {name: decode_fields(value[name], function.arguments)}
+        if "->" in value:
+            [(tag, fields)] = value["->"].items()
+            decoded["->"] = {tag: decode_fields(fields, function.result.tags[tag])}
+        return decoded
+    return value
+
+
+def decode_fields(value, struct):
+    """Decode the base64 strings in the bytes fields of an object of `struct` fields."""
+    return {name: decode_bytes(field, struct.fields[name]) for name, field in value.items()}
+
+
+def may_hold_bytes(type_, seen=None):
+    """Whether a value of `type_` can hold bytes anywhere inside it (an `any` can)."""
+    seen = set() if seen is None else seen
+    kind = type_.kind
+    if kind in ("bytes", "any", "_ext.Call_", "_ext.Stub_"):
+        return True
+    if kind in ("array", "map"):
+        return may_hold_bytes(type_.of, seen)
+    if kind == "struct":
+        return fields_may_hold_bytes(type_.of, seen)
+    if kind in ("union", "fn"):
+        return any(fields_may_hold_bytes(s, seen) for s in type_.of.tags.values())
+    return False
+
+
+def fields_may_hold_bytes(struct, seen=None):
+    """Whether any field of `struct` can hold bytes (recursive types are visited once)."""
+    seen = set() if seen is None else seen
+    if id(struct) in seen:
+        return False
+    seen.add(id(struct))
+    return any(may_hold_bytes(field, seen) for field in struct.fields.values())
