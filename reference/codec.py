@@ -1,0 +1,333 @@
+"""The envelope codec: message bytes to `[headers, body]` and back, in JSON or MessagePack.
+
+How this works
+--------------
+A message is a two-element array `[headers, body]`. Bytes that start with
+0x92 (a MessagePack array of two) are MessagePack; anything else is JSON.
+`decode()` returns the headers and body or raises `ParseFailure` with the
+reason the protocol reports; `encode()` turns a message into bytes.
+
+JSON carries bytes as base64 strings. The server decodes them using the schema
+(`validate.decode_bytes`); on the way out, `to_base64()` encodes them and
+builds the `@base64_` header that tells the client where they were.
+
+MessagePack messages are negotiated (`@bin_`) and smaller, because every map
+key of the body that the schema knows is replaced by a small integer. The
+`Encoding` of a schema lists those keys: every function name, and every field
+and tag name reachable from a function's arguments or its `Ok_` result, sorted
+by code point and numbered from 0. Its checksum, a signed CRC-32 of the names
+joined by newlines, names the encoding: a request whose first `@bin_` checksum
+is not the server's cannot be read. Packed mode (`@pac_`) further turns an
+array of maps into a header row of keys and rows of values (see `pack`).
+
+Nesting is limited to `MAX_DEPTH` levels on both wires, the MessagePack
+library's own limit, so no message can exhaust the stack later on.
+"""
+
+import base64
+import json
+import math
+import re
+import sys
+import zlib
+from itertools import accumulate
+from typing import NamedTuple
+
+import msgpack
+
+from .schema import Type
+
+MAX_DEPTH = 1024  # levels of arrays and objects in one message
+# Parsing, validating and encoding recurse once or twice per level (json's C code
+# counts against the same limit), so a message MAX_DEPTH deep needs more than
+# Python's default of 1000.
+sys.setrecursionlimit(max(sys.getrecursionlimit(), 4 * MAX_DEPTH + 1000))
+PACKED, UNDEFINED = msgpack.ExtType(17, b""), msgpack.ExtType(18, b"")
+JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+
+
+class ParseFailure(Exception):
+    """The bytes are not a message; `reason` is its `union.ParseFailure_` value."""
+
+    def __init__(self, tag, data=None):
+        super().__init__(tag)
+        self.reason = {tag: data or {}}
+
+
+class Encoding(NamedTuple):
+    """A schema's binary encoding: key name to id, id to key name, and checksum."""
+
+    ids: dict
+    names: list
+    checksum: int
+
+
+def encoding(schema):
+    """The binary encoding of `schema`'s function names and reachable field and tag names."""
+    keys, seen = set(), set()
+
+    def visit(struct):
+        if id(struct) in seen:
+            return
+        seen.add(id(struct))
+        for name, type_ in struct.fields.items():
+            keys.add(name)
+            while type_.kind in ("array", "map"):
+                type_ = type_.of
+            if type_.kind == "struct":
+                visit(type_.of)
+            elif type_.kind in ("union", "fn"):
+                keys.update(type_.of.tags)
+                for tag_struct in type_.of.tags.values():
+                    visit(tag_struct)
+
+    for name, function in schema.functions.items():
+        keys.update((name, "Ok_"))
+        visit(function.arguments)
+        visit(function.result.tags["Ok_"])
+    names = sorted(keys)
+    crc = zlib.crc32("\n".join(names).encode())
+    return Encoding({name: i for i, name in enumerate(names)}, names,
+                    crc - 2**32 if crc >= 2**31 else crc)
+
+
+def decode(data, encoding):
+    """Read a request: return (headers, body, is_binary), or raise ParseFailure."""
+    if data[:1] == b"\x92":
+        headers, body = _decode_binary(data, encoding)
+        binary = True
+    else:
+        headers, body = _decode_json(data)
+        binary = False
+    if len(body) != 1 or type(next(iter(body.values()))) is not dict:
+        raise ParseFailure("ExpectedJsonArrayOfAnObjectAndAnObjectOfOneObject")
+    return headers, body, binary
+
+
+def _decode_json(data):
+    # Counting brackets is cheap; only a message with many of them is measured.
+    if data.count(b"[") + data.count(b"{") > MAX_DEPTH and _json_depth(data) > MAX_DEPTH:
+        raise ParseFailure("NestingTooDeep", {"limit": MAX_DEPTH})
+    try:
+        message = json.loads(data, parse_constant=_reject_constant)
+    except (ValueError, RecursionError):  # includes UnicodeDecodeError
+        raise ParseFailure("ExpectedJsonArrayOfTwoObjects") from None
+    return _two_objects(message)
+
+
+def _json_depth(data):
+    """The deepest nesting of arrays and objects in a JSON text."""
+    brackets = JSON_STRING.sub(b"", data).translate(None, NOT_BRACKETS)
+    return max(accumulate(1 if b in b"[{" else -1 for b in brackets), default=0)
+
+
+def _reject_constant(name):
+    raise ValueError(f"{name} is not JSON")
+
+
+def _two_objects(message):
+    if type(message) is not list or len(message) != 2:
+        raise ParseFailure("ExpectedJsonArrayOfTwoObjects")
+    headers, body = message
+    if type(headers) is not dict or type(body) is not dict:
+        raise ParseFailure("ExpectedJsonArrayOfTwoObjects")
+    return headers, body
+
+
+def _decode_binary(data, encoding):
+    try:
+        message = msgpack.unpackb(data, strict_map_key=False)
+    except msgpack.StackError:
+        raise ParseFailure("NestingTooDeep", {"limit": MAX_DEPTH}) from None
+    except Exception:  # the library raises many types for malformed input
+        raise ParseFailure("ExpectedJsonArrayOfTwoObjects") from None
+    headers, body = _two_objects(message)
+    checksums = headers.get("@bin_")
+    if type(checksums) is not list or not checksums or checksums[0] != encoding.checksum:
+        raise ParseFailure("IncompatibleBinaryEncoding")
+    unpack = headers.get("@pac_") is True
+    return _plain(headers, None, False), _plain(body, encoding.names, unpack)
+
+
+def _plain(value, names, unpack):
+    """Undo key substitution (and packing) in a decoded MessagePack value.
+
+    Also refuses what JSON could not carry either: non-finite floats, foreign
+    extension types, and map keys that are neither names nor known ids."""
+    kind = type(value)
+    if kind is dict:
+        plain = {}
+        for key, element in value.items():
+            if type(key) is int and names is not None and 0 <= key < len(names):
+                key = names[key]
+            elif type(key) is not str:
+                raise ParseFailure("BinaryDecodeFailure")
+            plain[key] = _plain(element, names, unpack)
+        return plain
+    if kind is list:
+        if unpack and value and value[0] == PACKED:
+            value = unpack_rows(value)
+        return [_plain(element, names, unpack) for element in value]
+    if kind is float and not math.isfinite(value):
+        raise ParseFailure("BinaryDecodeFailure")
+    if kind in (str, int, float, bool, bytes) or value is None:
+        return value
+    raise ParseFailure("BinaryDecodeFailure")
+
+
+def encode(message, encoding=None, packed=False):
+    """Serialize a message: MessagePack when an encoding is given, JSON otherwise."""
+    if encoding is None:
+        return json.dumps(message, allow_nan=False, default=_base64_text).encode()
+    headers, body = message
+    body = _substitute(body, encoding.ids)
+    return msgpack.packb([headers, pack(body) if packed else body])
+
+
+def _base64_text(value):
+    """Bytes where `@base64_` cannot mark them (in headers) still travel, as base64."""
+    if type(value) is bytes:
+        return base64.b64encode(value).decode()
+    raise TypeError(f"{type(value).__name__} is not a JSON value")
+
+
+def _substitute(value, ids):
+    """Replace every map key the encoding knows with its integer id, at any depth."""
+    kind = type(value)
+    if kind is dict:
+        return {ids.get(key, key): _substitute(element, ids) for key, element in value.items()}
+    if kind is list:
+        return [_substitute(element, ids) for element in value]
+    return value
+
+
+def pack(value):
+    """Pack every array of integer-keyed maps into a header and rows of values.
+
+    `[{1: "a", 2: 5}, {1: "b"}]` becomes `[Ext17, [None, 1, 2], ["a", 5], ["b"]]`:
+    the header lists the keys, in the order first seen, and each row the values
+    in header order. A value that is itself a map gets a nested header
+    `[key, ...]`; a cell missing before the end of a row is `Ext18`, and
+    trailing missing cells are left off. Arrays that do not fit are kept."""
+    if type(value) is dict:
+        return {key: pack(element) for key, element in value.items()}
+    if type(value) is not list:
+        return value
+    header = _header(value) if value else None
+    if header is None:
+        return [pack(element) for element in value]
+    return [PACKED, [None, *header], *(_row(element, header) for element in value)]
+
+
+def _header(rows):
+    """The columns for a list of maps, or None when the maps cannot be packed."""
+    columns = {}  # key -> the values seen under it
+    for row in rows:
+        if type(row) is not dict or any(type(key) is not int for key in row):
+            return None
+        for key, value in row.items():
+            columns.setdefault(key, []).append(value)
+    header = []
+    for key, values in columns.items():
+        maps = sum(type(value) is dict for value in values)
+        if maps == 0:
+            header.append(key)
+        elif maps < len(values) or (nested := _header(values)) is None:
+            return None
+        else:
+            header.append([key, *nested])
+    return header
+
+
+def _row(row, header):
+    cells, missing = [], 0
+    for column in header:
+        key = column[0] if type(column) is list else column
+        if key not in row:
+            missing += 1
+            continue
+        cells += [UNDEFINED] * missing
+        missing = 0
+        value = row[key]
+        cells.append(_row(value, column[1:]) if type(column) is list else pack(value))
+    return cells
+
+
+def unpack_rows(packed):
+    """Turn a packed array back into a list of maps (the inverse of `pack`)."""
+    if len(packed) < 2 or type(packed[1]) is not list:
+        raise ParseFailure("BinaryDecodeFailure")
+    header = packed[1][1:]
+    return [_unrow(row, header) for row in packed[2:]]
+
+
+def _unrow(row, header):
+    if type(row) is not list or len(row) > len(header):
+        raise ParseFailure("BinaryDecodeFailure")
+    value = {}
+    for column, cell in zip(header, row):
+        if cell == UNDEFINED:
+            continue
+        if type(column) is list:
+            if not column:
+                raise ParseFailure("BinaryDecodeFailure")
+            value[column[0]] = _unrow(cell, column[1:])
+        else:
+            value[column] = cell
+    return value
+
+
+def to_base64(value, type_=None):
+    """Return `value` with bytes as base64 strings, and the `@base64_` map of where they were.
+
+    The map mirrors the value: `true` marks bytes, and `"*"` stands for every
+    element of an array or every value of a map (so the type, when known,
+    tells a map from a struct). Nulls and empty collections leave no mark.
+    The map is None when there are no bytes."""
+    kind = type_.kind if type_ else "any"
+    if type(value) is bytes:
+        return base64.b64encode(value).decode(), True
+    if type(value) is list:
+        items = [to_base64(element, type_.of if kind == "array" else None) for element in value]
+        every = _merge([mark for _, mark in items if mark is not None])
+        return [element for element, _ in items], {"*": every} if every else None
+    if type(value) is not dict:
+        return value, None
+    if kind == "map":
+        items = {key: to_base64(element, type_.of) for key, element in value.items()}
+        every = _merge([mark for _, mark in items.values() if mark is not None])
+        return {key: element for key, (element, _) in items.items()}, {"*": every} if every else None
+    if kind in ("union", "fn") and len(value) == 1:
+        [(tag, fields)] = value.items()
+        struct = type_.of.tags.get(tag)
+        items = {tag: to_base64(fields, struct and Type("struct", False, struct))}
+    else:
+        fields = type_.of.fields if kind == "struct" else {}
+        items = {key: to_base64(element, fields.get(key)) for key, element in value.items()}
+    marks = {key: mark for key, (_, mark) in items.items() if mark is not None}
+    return {key: element for key, (element, _) in items.items()}, marks or None
+
+
+def _merge(marks):
+    if not marks or any(mark is True for mark in marks):
+        return True if marks else None
+    merged = {}
+    for mark in marks:
+        for key, inner in mark.items():
+            merged[key] = _merge([merged[key], inner]) if key in merged else inner
+    return merged
+
+
+def from_base64(value, marks):
+    """Decode the base64 strings at the places an `@base64_` map marks (for clients)."""
+    if marks is True:
+        return base64.b64decode(value) if type(value) is str else value
+    if type(marks) is not dict:
+        return value
+    if type(value) is list and "*" in marks:
+        return [from_base64(element, marks["*"]) for element in value]
+    if type(value) is dict:
+        every = marks.get("*")
+        return {key: from_base64(element, marks.get(key, every)) for key, element in value.items()}
+    return value
