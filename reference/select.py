@@ -1,0 +1,146 @@
+"""Field selection: the `@select_` header keeps only some fields of a result.
+
+How this works
+--------------
+A selection is an object. `"->"` maps the result tag `Ok_` to the result
+fields to keep; `"struct.Name"` maps to the fields of that struct to keep
+wherever it appears; `"union.Name"` maps each tag to the fields of that tag to
+keep. Anything not named keeps every field, and `{}` selects nothing away:
+
+    {"->": {"Ok_": ["tape"]}, "struct.Evaluation": ["result"]}
+
+What a call may select depends on its function: `options(function)` walks the
+types reachable from the `Ok_` fields (through arrays, maps, struct fields,
+union tags and the arguments of `fn.X` links) and lists what each reachable
+struct and union could keep. `check()` validates a header against that list,
+so a selection naming an unknown or unreachable struct, or a field it does not
+have, is a request header error. `apply()` trims a valid `Ok_` result; error
+results are always returned whole.
+"""
+
+import functools
+
+from .validate import case, type_unexpected
+
+
+@functools.cache
+def options(function):
+    """What `@select_` may name for `function`: {"->": {"Ok_": [...]}, "struct.X": [...], ...}."""
+    ok = function.result.tags["Ok_"]
+    found = {"->": {"Ok_": sorted(ok.fields)}}
+
+    def visit(type_):
+        kind, target = type_.kind, type_.of
+        if kind in ("array", "map"):
+            visit(target)
+        elif kind in ("struct", "union", "fn") and target.name not in found:
+            structs = [target] if kind == "struct" else list(target.tags.values())
+            if kind == "struct" and target.fields:
+                found[target.name] = sorted(target.fields)
+            elif kind == "union":
+                found[target.name] = {t: sorted(s.fields) for t, s in target.tags.items() if s.fields}
+            else:
+                found[target.name] = None  # a placeholder that stops the walk from looping
+            for struct in structs:
+                for field in struct.fields.values():
+                    visit(field)
+
+    for field in ok.fields.values():
+        visit(field)
+    return {name: option for name, option in found.items() if option is not None}
+
+
+def check(select, function, path=("@select_",)):
+    """Yield a case for every way `select` is not a selection `function` allows."""
+    allowed = options(function)
+    if type(select) is not dict:
+        yield type_unexpected(select, "Object", path)
+        return
+    for key, value in select.items():
+        option = allowed.get(key)
+        if option is None:
+            yield case(path + (key,), "ObjectKeyDisallowed")
+        elif type(option) is list:  # a struct: an array of its field names
+            yield from _check_names(value, option, path + (key,))
+        elif type(value) is not dict:  # the result or a union: tag -> field names
+            yield type_unexpected(value, "Object", path + (key,))
+        else:
+            for tag, names in value.items():
+                if tag in option:
+                    yield from _check_names(names, option[tag], path + (key, tag))
+                else:
+                    yield case(path + (key, tag), "ObjectKeyDisallowed")
+
+
+def _check_names(names, allowed, path):
+    if type(names) is not list:
+        yield type_unexpected(names, "Array", path)
+        return
+    for index, name in enumerate(names):
+        if name not in allowed:
+            yield case(path + (index,), "ArrayElementDisallowed")
+
+
+def apply(select, result, function):
+    """Return the result union value `result` trimmed to the fields `select` keeps."""
+    if "Ok_" not in result:
+        return result
+    return _union(select, result, function.result, select.get("->"))
+
+
+def _value(select, value, type_):
+    kind = type_.kind
+    if kind == "array" and type(value) is list:
+        return [_value(select, element, type_.of) for element in value]
+    if kind == "map" and type(value) is dict:
+        return {key: _value(select, element, type_.of) for key, element in value.items()}
+    if kind == "struct":
+        return _fields(select, value, type_.of, select.get(type_.of.name))
+    if kind in ("union", "fn"):
+        return _union(select, value, type_.of, select.get(type_.of.name))
+    return value
+
+
+def _union(select, value, union, tags):
+    if type(value) is not dict or len(value) != 1:
+        return value  # only possible with @unsafe_: leave what we cannot read alone
+    [(tag, fields)] = value.items()
+    if tag not in union.tags:
+        return value
+    return {tag: _fields(select, fields, union.tags[tag], (tags or {}).get(tag))}
+
+
+def _fields(select, value, struct, keep):
+    if type(value) is not dict:
+        return value
+    return {
+        name: _value(select, field, struct.fields[name]) if name in struct.fields else field
+        for name, field in value.items()
+        if keep is None or name in keep
+    }
+
+
+def removes(select, function, path, key):
+    """Whether `select` removes the field `key` of the object at `path` in a result.
+
+    A handler need not fill in fields the caller did not select, so response
+    validation forgives those missing fields."""
+    union, keep, steps = function.result, select.get("->"), list(path)
+    if not steps or steps[0] not in union.tags:
+        return False
+    struct, keep = union.tags[steps[0]], (keep or {}).get(steps.pop(0))
+    while steps:
+        step = steps.pop(0)
+        if step not in struct.fields:
+            return False
+        type_ = struct.fields[step]
+        while type_.kind in ("array", "map") and steps:
+            type_, _ = type_.of, steps.pop(0)
+        if type_.kind == "struct":
+            struct, keep = type_.of, select.get(type_.of.name)
+        elif type_.kind in ("union", "fn") and steps and steps[0] in type_.of.tags:
+            tag = steps.pop(0)
+            struct, keep = type_.of.tags[tag], (select.get(type_.of.name) or {}).get(tag)
+        else:
+            return False
+    return keep is not None and key not in keep
