@@ -1,0 +1,178 @@
+"""Generation: random values of any schema type, for the mock server and for examples.
+
+How this works
+--------------
+`generate(type, context)` mirrors `validate.check`: one small function per
+kind in the `GENERATORS` table, recursing through arrays, maps, structs and
+unions. The context holds the random source and the options.
+
+Every value comes from `Random`, a seeded 32-bit xorshift generator, and the
+order of draws is fixed, so a seed always gives the same values (and the same
+values as the other implementation of the protocol, draw for draw):
+
+- struct fields in name order; an optional field is left out when a coin says
+  so (or always, or never, by option);
+- `T?` is null when a coin says so, before anything else is drawn;
+- integer: a non-negative 31-bit number; number: a fraction in [0, 1];
+  string: one of 24 Greek letter names; bytes: four bytes; any: a boolean, an
+  integer or a string;
+- an array or map draws its length, then its elements (map keys are strings);
+- a union, or an `fn.X` call, draws one of its tags in name order.
+
+`examples()` uses the same machinery for `fn.api_ {includeExamples!: true}`:
+each entry gets a generator seeded with 1, every optional field, and
+collections of two elements.
+"""
+
+from typing import NamedTuple
+
+from .codec import to_base64
+from .schema import Type
+
+WORDS = ("alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa",
+         "lambda", "mu", "nu", "xi", "omicron", "pi", "rho", "sigma", "tau", "upsilon", "phi",
+         "chi", "psi", "omega")
+
+
+def int32(value):
+    """`value` wrapped to a signed 32-bit integer, as C would store it."""
+    return (value + 2**31) % 2**32 - 2**31
+
+
+class Random:
+    """A seeded 32-bit xorshift generator; seeds 0 and 1 give the same sequence."""
+
+    def __init__(self, seed=0):
+        self.seed(seed)
+
+    def seed(self, seed):
+        self.state = 1 if seed == 0 else int32(seed)
+
+    def next_int(self):
+        x = self.state
+        x = int32(x ^ (x << 16))
+        x = int32(x ^ (x >> 11))  # >> on a negative int shifts in sign bits, as in C
+        x = int32(x ^ (x << 5))
+        self.state = x or 1
+        return self.state & 0x7FFFFFFF
+
+    def below(self, ceiling):
+        return self.next_int() % ceiling if ceiling else 0
+
+    def boolean(self):
+        return self.below(31) > 15
+
+    def number(self):
+        return (self.next_int() & 0x7FFFFFFF) / 0x7FFFFFFF
+
+    def string(self):
+        return WORDS[self.below(24)]
+
+    def bytes(self):
+        return self.next_int().to_bytes(4, "big")
+
+
+class Context(NamedTuple):
+    """Where values come from and how they are shaped."""
+
+    random: Random
+    optional: str = "random"  # "random": a coin per optional field; "all"; "none"
+    length: tuple = (0, 3)  # collection lengths, lower bound included, upper excluded
+
+    def count(self):
+        low, high = self.length
+        return low + self.random.below(high - low)
+
+
+def generate(type_, context):
+    """A random value of `type_`."""
+    if type_.nullable and context.random.boolean():
+        return None
+    return GENERATORS[type_.kind](type_, context)
+
+
+def generate_any(type_, context):
+    choice = context.random.below(3)
+    return (context.random.boolean, context.random.next_int, context.random.string)[choice]()
+
+
+def generate_array(type_, context):
+    return [generate(type_.of, context) for _ in range(context.count())]
+
+
+def generate_map(type_, context):
+    return {context.random.string(): generate(type_.of, context) for _ in range(context.count())}
+
+
+def generate_fields(struct, context):
+    """A random object holding the fields of `struct`."""
+    value = {}
+    for name in sorted(struct.fields):
+        if name.endswith("!") and (context.optional == "none" or (
+                context.optional == "random" and context.random.boolean())):
+            continue
+        value[name] = generate(struct.fields[name], context)
+    return value
+
+
+def generate_tags(union, context):
+    """A random value of `union`: one of its tags, with its fields."""
+    tags = sorted(union.tags)
+    tag = tags[context.random.below(len(tags))]
+    return {tag: generate_fields(union.tags[tag], context)}
+
+
+def generate_call(type_, context):
+    """An `_ext.Call_`: a call of one of the service's own functions."""
+    functions = sorted(name for name, f in type_.of.items() if not f.internal)
+    name = functions[context.random.below(len(functions))]
+    return {name: generate_fields(type_.of[name].arguments, context)}
+
+
+def generate_stub(type_, context):
+    """An `_ext.Stub_`: a call and the result it answers."""
+    call = generate_call(type_, context)
+    [name] = call
+    return {**call, "->": generate_tags(type_.of[name].result, context)}
+
+
+GENERATORS = {
+    "boolean": lambda type_, context: context.random.boolean(),
+    "integer": lambda type_, context: context.random.next_int(),
+    "number": lambda type_, context: context.random.number(),
+    "string": lambda type_, context: context.random.string(),
+    "bytes": lambda type_, context: context.random.bytes(),
+    "any": generate_any,
+    "array": generate_array,
+    "map": generate_map,
+    "struct": lambda type_, context: generate_fields(type_.of, context),
+    "union": lambda type_, context: generate_tags(type_.of, context),
+    "fn": lambda type_, context: generate_tags(type_.of, context),
+    "_ext.Select_": lambda type_, context: {},
+    "_ext.Call_": generate_call,
+    "_ext.Stub_": generate_stub,
+}
+
+
+def examples(schema, include_internal):
+    """The `fn.api_` entries, each with example values added (bytes as base64 text)."""
+    return [{**entry, **to_base64(_example(schema, key))[0]}
+            for key, entry, internal in schema.entries if include_internal or not internal]
+
+
+def _example(schema, key):
+    context = Context(Random(1), optional="all", length=(2, 2))
+    kind, target = key.split(".")[0], schema.definition(key)
+    if kind == "fn":
+        return {"inputExample": generate_tags(target.call, context),
+                "outputExample": generate_tags(target.result, context)}
+    if kind == "headers":
+        return {"inputExample": generate_fields(target[0], context),
+                "outputExample": generate_fields(target[1], context)}
+    if kind == "struct":
+        return {"example": generate_fields(target, context)}
+    if kind in ("union", "errors"):
+        return {"example": generate_tags(target, context)}
+    if kind == "_ext":
+        return {"example": generate(Type(key, False, schema.functions), context)}
+    return {"example": {}}
