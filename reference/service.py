@@ -1,0 +1,191 @@
+"""The service: a schema and plain Python handlers, turning request bytes into response bytes.
+
+How this works
+--------------
+`Service.handle(data)` takes the bytes of one request and returns the bytes of
+its response and their media type. Nothing here knows about HTTP, so the same
+core serves the HTTP server, the WSGI application, the mock and the tests.
+
+A request goes through these steps, in this order; the order decides which
+error wins when a message has several problems:
+
+ 1. decode the bytes (JSON, or negotiated MessagePack)  -> ErrorParseFailure_
+ 2. copy `@id_` into the response headers
+ 3. validate the request headers                        -> ErrorInvalidRequestHeaders_
+ 4. refuse a protected function called without `@auth_` -> ErrorUnauthenticated_
+ 5. find the function                                   -> ErrorInvalidRequestBody_
+ 6. validate the arguments                              -> ErrorInvalidRequestBody_
+ 7. run the handler, with base64 already turned into bytes -> ErrorUnknown_ if it raises
+ 8. validate the result, unless `@unsafe_` is true      -> ErrorInvalidResponseBody_
+ 9. validate the response headers                       -> ErrorInvalidResponseHeaders_
+10. keep only the fields `@select_` names
+11. encode: MessagePack when `@bin_` asked for it and the result is Ok_,
+    otherwise JSON (with bytes as base64, marked by `@base64_`)
+
+A handler is any function `handler(arguments, headers)` that returns a result
+such as `{"Ok_": {"result": 3}}`, or a `(headers, result)` pair to add
+response headers. The built-in functions `fn.ping_` and `fn.api_` need none.
+"""
+
+import logging
+import uuid
+from typing import NamedTuple
+
+from . import codec, select, validate
+from .generate import examples
+from .schema import Type
+
+log = logging.getLogger("reference")
+
+UNAUTHENTICATED = {"ErrorUnauthenticated_": {"message!": "Valid authentication is required."}}
+JSON, MSGPACK = "application/json", "application/octet-stream"
+
+
+class Reply(NamedTuple):
+    """A response: its bytes and media type, and for the log, the function and result tag."""
+
+    data: bytes
+    media_type: str
+    function: str
+    result: str
+
+
+class Service:
+    """A schema and its handlers; `handle()` answers one request."""
+
+    def __init__(self, schema, handlers):
+        missing = [n for n, f in schema.functions.items() if n not in handlers and not f.internal]
+        unknown = [name for name in handlers if name not in schema.functions]
+        if missing or unknown:
+            raise ValueError(f"handlers do not match the schema: missing {missing or 'none'}, "
+                             f"not in the schema {unknown or 'none'}")
+        self.schema = schema
+        self.handlers = {"fn.ping_": lambda arguments, headers: {"Ok_": {}},
+                         "fn.api_": self.api, **handlers}
+        self.encoding = codec.encoding(schema)
+        # Which functions take or give bytes: the others skip the base64 steps.
+        self.takes_bytes = {name: validate.fields_may_hold_bytes(f.arguments)
+                            for name, f in schema.functions.items()}
+        self.gives_bytes = {name: any(map(validate.fields_may_hold_bytes, f.result.tags.values()))
+                            for name, f in schema.functions.items()}
+        self.results = {name: Type("union", False, f.result) for name, f in schema.functions.items()}
+        self.examples = {}
+
+    def api(self, arguments, headers):
+        """The built-in `fn.api_`: the schema, with internal entries and examples on request."""
+        internal = arguments.get("includeInternal!", False)
+        if not arguments.get("includeExamples!", False):
+            return {"Ok_": {"api": self.schema.api(internal)}}
+        if internal not in self.examples:
+            self.examples[internal] = examples(self.schema, internal)
+        return {"Ok_": {"api": self.examples[internal]}}
+
+    def handle(self, data):
+        """Answer the request bytes `data` with a Reply: response bytes, media type and more."""
+        try:
+            headers, body, binary = codec.decode(data, self.encoding)
+        except codec.ParseFailure as failure:
+            reply = {"ErrorParseFailure_": {"reasons": [failure.reason]}}
+            return Reply(codec.encode([{}, reply]), JSON, "", "ErrorParseFailure_")
+        [(name, arguments)] = body.items()
+        response_headers, result = self.call(headers, name, arguments)
+        [tag] = result
+        return Reply(*self.encode(name, headers, response_headers, result), name, tag)
+
+    def call(self, headers, name, arguments):
+        """Steps 2 to 10 for a decoded request: return (response headers, result)."""
+        response_headers = {"@id_": headers["@id_"]} if headers.get("@id_") is not None else {}
+        function = self.schema.functions.get(name)
+        if headers:
+            cases = list(self._check_headers(headers, function or self.schema.functions["fn.ping_"]))
+            if cases:
+                return response_headers, {"ErrorInvalidRequestHeaders_": {"cases": cases}}
+        if function is None:
+            reply = validate.case([name], "FunctionUnknown")
+            return response_headers, {"ErrorInvalidRequestBody_": {"cases": [reply]}}
+        if function.authenticated and "@auth_" not in headers:
+            return response_headers, UNAUTHENTICATED
+        cases = list(validate.check_fields(arguments, function.arguments, (name,)))
+        if cases:
+            return response_headers, {"ErrorInvalidRequestBody_": {"cases": cases}}
+        if self.takes_bytes[name]:
+            arguments = validate.decode_fields(arguments, function.arguments)
+        try:
+            result = self.handlers[name](arguments, headers)
+        except Exception:
+            case_id = str(uuid.uuid4())
+            log.exception("handler for %s raised (caseId %s)", name, case_id)
+            return response_headers, {"ErrorUnknown_": {"caseId": case_id}}
+        return self._check_result(headers, function, response_headers, result)
+
+    def _check_headers(self, headers, function):
+        declared = self.schema.request_headers
+        for header, value in headers.items():
+            if not header.startswith("@"):
+                yield validate.case([header], "RequiredObjectKeyPrefixMissing", {"prefix": "@"})
+            elif header == "@select_":  # what may be selected depends on the function
+                yield from select.check(value, function)
+            elif header in declared:
+                yield from validate.check(value, declared[header], (header,))
+
+    def _check_result(self, headers, function, response_headers, result):
+        """Steps 8 to 10: validate what the handler returned, then trim it."""
+        added = {}
+        if type(result) is tuple and len(result) == 2 and type(result[0]) is dict:
+            added, result = result
+        selection = headers.get("@select_")
+        well_formed = type(result) is dict and len(result) == 1 and type(*result.values()) is dict
+        if headers.get("@unsafe_") is not True or not well_formed:
+            cases = [c for c in validate.check_tags(result, function.result, ())
+                     if not _excused(c, selection, function)]
+            if cases:
+                log.error("%s returned an invalid result: %s", function.name, cases)
+                return response_headers, {"ErrorInvalidResponseBody_": {"cases": cases}}
+        cases = list(self._check_response_headers(added))
+        if cases:
+            log.error("%s returned invalid response headers: %s", function.name, cases)
+            return response_headers, {"ErrorInvalidResponseHeaders_": {"cases": cases}}
+        if selection:
+            result = select.apply(selection, result, function)
+        return {**response_headers, **added}, result
+
+    def _check_response_headers(self, headers):
+        declared = self.schema.response_headers
+        for header, value in headers.items():
+            if not header.startswith("@"):
+                yield validate.case([header], "RequiredObjectKeyPrefixMissing", {"prefix": "@"})
+            elif header in declared:
+                yield from validate.check(value, declared[header], (header,))
+
+    def encode(self, name, headers, response_headers, result):
+        """Step 11: the response bytes and media type, negotiating MessagePack if asked."""
+        checksums = headers.get("@bin_")
+        if checksums is not None:
+            if headers.get("@pac_") is not None:
+                response_headers["@pac_"] = headers["@pac_"]
+            if "Ok_" in result:
+                known = self.encoding.checksum in checksums
+                binary_headers = {**response_headers, **({} if known else {"@enc_": self.encoding.ids}),
+                                  "@bin_": [self.encoding.checksum]}
+                packed = headers.get("@pac_") is True
+                try:
+                    return codec.encode([binary_headers, result], self.encoding, packed), MSGPACK
+                except (ValueError, OverflowError):
+                    pass  # deeper than MessagePack allows, or an integer too big: answer in JSON
+        if self.gives_bytes.get(name, False):
+            result, marks = codec.to_base64(result, self.results[name])
+            if marks:
+                response_headers["@base64_"] = marks
+        try:
+            return codec.encode([response_headers, result]), JSON
+        except (ValueError, TypeError):  # only a handler can put such values in a result
+            case_id = str(uuid.uuid4())
+            log.exception("the result of %s cannot be encoded as JSON (caseId %s)", name, case_id)
+            return codec.encode([response_headers, {"ErrorUnknown_": {"caseId": case_id}}]), JSON
+
+
+def _excused(case, selection, function):
+    """Whether a failure is a missing field that `@select_` would remove anyway."""
+    missing = case["reason"].get("RequiredObjectKeyMissing")
+    return bool(missing and selection) and select.removes(selection, function, case["path"],
+                                                          missing["key"])

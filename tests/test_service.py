@@ -1,0 +1,188 @@
+"""The service pipeline: each step, and which error wins when several apply."""
+
+import json
+import logging
+import re
+
+import msgpack
+import pytest
+
+from reference import Service, load
+
+SCHEMA = load([
+    {"union.Auth_": [{"Token": {"token": "string"}}]},
+    {"fn.echo": {"value!": "any", "n!": "integer", "blob!": "bytes", "blobs!": ["bytes"]},
+     "->": [{"Ok_": {"value!": "any", "n!": "integer", "blob!": "bytes", "blobs!": ["bytes"],
+                     "pairs!": ["struct.Pair"]}}, {"ErrorNope": {"why": "string"}}],
+     "$authenticated": False},
+    {"fn.secret": {"n": "integer"}, "->": [{"Ok_": {}}]},
+    {"struct.Pair": {"left": "integer", "right": "integer"}},
+    {"headers.Out": {"@in": "boolean"}, "->": {"@out": "boolean"}},
+])
+
+
+def echo(arguments, headers):
+    """Answer as the request headers say: raise, return a given result or headers, or echo."""
+    if "@raise" in headers:
+        raise RuntimeError("the handler failed on purpose")
+    if "@result" in headers:
+        return headers["@result"]
+    if "@headers" in headers:
+        return headers["@headers"], {"Ok_": {}}
+    return {"Ok_": arguments}
+
+
+SERVICE = Service(SCHEMA, {"fn.echo": echo, "fn.secret": lambda arguments, headers: {"Ok_": {}}})
+
+
+def answer(request, service=SERVICE):
+    """The decoded response to a request message (or raw bytes)."""
+    data = request if isinstance(request, bytes) else json.dumps(request).encode()
+    reply = service.handle(data)
+    if reply.data[:1] == b"\x92":
+        assert reply.media_type == "application/octet-stream"
+        return msgpack.unpackb(reply.data, strict_map_key=False)
+    assert reply.media_type == "application/json"
+    return json.loads(reply.data)
+
+
+def case(path, reason, data=None):
+    return {"path": path, "reason": {reason: data or {}}}
+
+
+def type_case(path, actual, expected):
+    return case(path, "TypeUnexpected", {"actual": {actual: {}}, "expected": {expected: {}}})
+
+
+UNAUTHENTICATED = {"ErrorUnauthenticated_": {"message!": "Valid authentication is required."}}
+
+
+@pytest.mark.parametrize("request_, expected", [
+    ([{}, {"fn.ping_": {}}], [{}, {"Ok_": {}}]),
+    ([{"@id_": "abc"}, {"fn.ping_": {}}], [{"@id_": "abc"}, {"Ok_": {}}]),
+    ([{"@id_": {"nested": [1, 2, {"k": None}]}}, {"fn.echo": {}}],
+     [{"@id_": {"nested": [1, 2, {"k": None}]}}, {"Ok_": {}}]),
+    ([{"@id_": None}, {"fn.ping_": {}}],
+     [{}, {"ErrorInvalidRequestHeaders_": {"cases": [type_case(["@id_"], "Null", "Any")]}}]),
+    ([{"@custom": {"a": 1}, "@time_": 5000}, {"fn.echo": {"n!": 1}}], [{}, {"Ok_": {"n!": 1}}]),
+    # header errors: every header, in the order sent, the @ prefix checked first
+    ([{"custom": 1, "other": 2, "@time_": "x"}, {"fn.echo": {}}],
+     [{}, {"ErrorInvalidRequestHeaders_": {"cases": [
+         case(["custom"], "RequiredObjectKeyPrefixMissing", {"prefix": "@"}),
+         case(["other"], "RequiredObjectKeyPrefixMissing", {"prefix": "@"}),
+         type_case(["@time_"], "String", "Integer")]}}]),
+    ([{"@auth_": {"Bearer": {"t": 1}}}, {"fn.echo": {}}],
+     [{}, {"ErrorInvalidRequestHeaders_": {"cases": [case(["@auth_", "Bearer"], "ObjectKeyDisallowed")]}}]),
+    ([{"@auth_": {}}, {"fn.echo": {}}], [{}, {"ErrorInvalidRequestHeaders_": {"cases": [
+        case(["@auth_"], "ObjectSizeUnexpected", {"actual": 0, "expected": 1})]}}]),
+    ([{"@bin_": [1.5, "a"]}, {"fn.echo": {}}], [{}, {"ErrorInvalidRequestHeaders_": {"cases": [
+        type_case(["@bin_", 0], "Number", "Integer"), type_case(["@bin_", 1], "String", "Integer")]}}]),
+    ([{"@unsafe_": 1}, {"fn.echo": {}}],
+     [{}, {"ErrorInvalidRequestHeaders_": {"cases": [type_case(["@unsafe_"], "Number", "Boolean")]}}]),
+    # which error wins
+    ([{"@time_": "x", "@id_": 1}, {"fn.nope": {}}],
+     [{"@id_": 1}, {"ErrorInvalidRequestHeaders_": {"cases": [type_case(["@time_"], "String", "Integer")]}}]),
+    ([{"@time_": "x"}, {"fn.echo": {"n!": "bad"}}],
+     [{}, {"ErrorInvalidRequestHeaders_": {"cases": [type_case(["@time_"], "String", "Integer")]}}]),
+    ([{"@id_": "u"}, {"fn.nope": {"anything": 1}}],
+     [{"@id_": "u"}, {"ErrorInvalidRequestBody_": {"cases": [case(["fn.nope"], "FunctionUnknown")]}}]),
+    ([{}, {"notAFunction": {}}],
+     [{}, {"ErrorInvalidRequestBody_": {"cases": [case(["notAFunction"], "FunctionUnknown")]}}]),
+    ([{"@id_": 3}, {"fn.secret": {"n": "bad"}}], [{"@id_": 3}, UNAUTHENTICATED]),
+    ([{"@auth_": {"Token": {"token": "t"}}}, {"fn.secret": {"n": "bad"}}],
+     [{}, {"ErrorInvalidRequestBody_": {"cases": [type_case(["fn.secret", "n"], "String", "Integer")]}}]),
+    ([{"@auth_": {"Token": {"token": "t"}}}, {"fn.secret": {"n": 1}}], [{}, {"Ok_": {}}]),
+    ([{}, {"fn.ping_": {"x": 1}}],
+     [{}, {"ErrorInvalidRequestBody_": {"cases": [case(["fn.ping_", "x"], "ObjectKeyDisallowed")]}}]),
+    ([{"@select_": {"->": {"Ok_": ["x"]}}}, {"fn.nope": {}}],
+     [{}, {"ErrorInvalidRequestHeaders_": {"cases": [case(["@select_", "->", "Ok_", 0], "ArrayElementDisallowed")]}}]),
+    # bytes: base64 in, bytes to the handler, base64 out with @base64_
+    ([{}, {"fn.echo": {"blob!": "AQI=", "blobs!": ["", "/w=="]}}],
+     [{"@base64_": {"Ok_": {"blob!": True, "blobs!": {"*": True}}}},
+      {"Ok_": {"blob!": "AQI=", "blobs!": ["", "/w=="]}}]),
+    ([{}, {"fn.echo": {"blob!": "AQI"}}],
+     [{}, {"ErrorInvalidRequestBody_": {"cases": [type_case(["fn.echo", "blob!"], "String", "Base64String")]}}]),
+    ([{"@base64_": {"Ok_": {"value!": True}}}, {"fn.echo": {"value!": "AQI="}}],
+     [{}, {"Ok_": {"value!": "AQI="}}]),
+    # the result is validated, unless @unsafe_
+    ([{"@id_": "u1", "@result": {"Ok_": {"n!": 2**63}}}, {"fn.echo": {}}],
+     [{"@id_": "u1"}, {"ErrorInvalidResponseBody_": {"cases": [case(["Ok_", "n!"], "NumberOutOfRange")]}}]),
+    ([{"@result": {"errorUnknown": {}}}, {"fn.echo": {}}],
+     [{}, {"ErrorInvalidResponseBody_": {"cases": [case(["errorUnknown"], "ObjectKeyDisallowed")]}}]),
+    ([{"@result": {"Ok_": {"pairs!": [{"left": 1}]}}}, {"fn.echo": {}}],
+     [{}, {"ErrorInvalidResponseBody_": {"cases": [case(["Ok_", "pairs!", 0], "RequiredObjectKeyMissing",
+                                                        {"key": "right"})]}}]),
+    ([{"@result": None}, {"fn.echo": {}}],
+     [{}, {"ErrorInvalidResponseBody_": {"cases": [type_case([], "Null", "Object")]}}]),
+    ([{"@unsafe_": True, "@result": {"Ok_": {"n!": 2**63}}}, {"fn.echo": {}}], [{}, {"Ok_": {"n!": 2**63}}]),
+    ([{"@unsafe_": True, "@result": "not a result"}, {"fn.echo": {}}],
+     [{}, {"ErrorInvalidResponseBody_": {"cases": [type_case([], "String", "Object")]}}]),
+    ([{"@result": {"ErrorNope": {"why": "because"}}}, {"fn.echo": {}}], [{}, {"ErrorNope": {"why": "because"}}]),
+    # response headers
+    ([{"@headers": {"@out": True}}, {"fn.echo": {}}], [{"@out": True}, {"Ok_": {}}]),
+    ([{"@id_": 9, "@headers": {"@out": 0, "randomOut": 1}}, {"fn.echo": {}}],
+     [{"@id_": 9}, {"ErrorInvalidResponseHeaders_": {"cases": [
+         type_case(["@out"], "Number", "Boolean"),
+         case(["randomOut"], "RequiredObjectKeyPrefixMissing", {"prefix": "@"})]}}]),
+    # select
+    ([{"@select_": {"->": {"Ok_": ["n!"]}}}, {"fn.echo": {"n!": 1, "value!": 2}}], [{}, {"Ok_": {"n!": 1}}]),
+    ([{"@select_": {"struct.Pair": ["left"]}, "@result": {"Ok_": {"pairs!": [{"left": 1}, {"left": 2, "right": 3}]}}},
+      {"fn.echo": {}}], [{}, {"Ok_": {"pairs!": [{"left": 1}, {"left": 2}]}}]),
+    ([{"@select_": {"->": {"Ok_": []}}, "@result": {"ErrorNope": {"why": "x"}}}, {"fn.echo": {}}],
+     [{}, {"ErrorNope": {"why": "x"}}]),
+    # parse failures lose the headers, @id_ included
+    (b'[{"@id_": "abc"}, {}]',
+     [{}, {"ErrorParseFailure_": {"reasons": [{"ExpectedJsonArrayOfAnObjectAndAnObjectOfOneObject": {}}]}}]),
+])
+def test_pipeline(request_, expected):
+    """Each request gets exactly the expected response."""
+    assert answer(request_) == expected
+
+
+def test_a_handler_that_raises_gets_error_unknown_and_a_logged_case_id(caplog):
+    """The client sees only a caseId; the log has the same caseId and the traceback."""
+    with caplog.at_level(logging.ERROR, logger="reference"):
+        response = answer([{"@id_": 7, "@raise": True}, {"fn.echo": {}}])
+    headers, body = response
+    assert headers == {"@id_": 7} and list(body) == ["ErrorUnknown_"]
+    case_id = body["ErrorUnknown_"]["caseId"]
+    assert re.fullmatch(r"[0-9a-f-]{36}", case_id)
+    [record] = [r for r in caplog.records if case_id in r.getMessage()]
+    assert "fn.echo" in record.getMessage() and "the handler failed on purpose" in caplog.text
+
+
+def test_handlers_must_match_the_schema():
+    """A missing or unknown handler is a clear error when the service is built."""
+    with pytest.raises(ValueError, match=r"missing \['fn.secret'\], not in the schema \['fn.typo'\]"):
+        Service(SCHEMA, {"fn.echo": echo, "fn.typo": echo})
+
+
+def test_api_returns_public_entries_or_everything():
+    """fn.api_ shows the service's own entries, and the stock ones on request."""
+    public = answer([{}, {"fn.api_": {}}])[1]["Ok_"]["api"]
+    everything = answer([{}, {"fn.api_": {"includeInternal!": True}}])[1]["Ok_"]["api"]
+    assert public == SCHEMA.api() and everything == SCHEMA.api(include_internal=True)
+    assert len(public) == 7 and len(everything) == 21
+    with_examples = answer([{}, {"fn.api_": {"includeExamples!": True}}])[1]["Ok_"]["api"]
+    assert all(("example" in e) or ("inputExample" in e) for e in with_examples)
+    assert with_examples == answer([{}, {"fn.api_": {"includeExamples!": True}}])[1]["Ok_"]["api"]
+
+
+def test_binary_is_negotiated_for_ok_results_only():
+    """@bin_ [] gets MessagePack with @enc_; a known checksum drops @enc_; errors stay JSON."""
+    checksum = SERVICE.encoding.checksum
+    first = answer([{"@id_": 1, "@bin_": []}, {"fn.echo": {"n!": 5}}])
+    assert first[0] == {"@id_": 1, "@enc_": SERVICE.encoding.ids, "@bin_": [checksum]}
+    assert first[1] == {SERVICE.encoding.ids["Ok_"]: {SERVICE.encoding.ids["n!"]: 5}}
+    steady = answer([{"@bin_": [checksum]}, {"fn.echo": {"n!": 5}}])
+    assert steady[0] == {"@bin_": [checksum]}
+    assert answer([{"@bin_": [], "@pac_": False}, {"fn.echo": {"n!": "x"}}]) == [
+        {"@pac_": False},
+        {"ErrorInvalidRequestBody_": {"cases": [type_case(["fn.echo", "n!"], "String", "Integer")]}}]
+    assert answer([{"@pac_": True}, {"fn.echo": {}}]) == [{}, {"Ok_": {}}]
+
+
+def test_binary_falls_back_to_json_when_messagepack_cannot_carry_the_result():
+    """An integer beyond 64 bits (allowed with @unsafe_) cannot be MessagePack; JSON carries it."""
+    response = answer([{"@bin_": [], "@unsafe_": True, "@result": {"Ok_": {"n!": 2**70}}}, {"fn.echo": {}}])
+    assert response == [{}, {"Ok_": {"n!": 2**70}}]
