@@ -1,0 +1,74 @@
+"""Shared fixtures: real servers on free ports, and a tiny keep-alive HTTP helper."""
+
+import contextlib
+import http.client
+import json
+import threading
+import urllib.parse
+import uuid
+
+import msgpack
+import pytest
+
+from reference import calculator
+from reference.server import Server
+
+
+@contextlib.contextmanager
+def serving(service, **options):
+    """Run `service` on a free port in a background thread; yield the Server."""
+    server = Server(service, port=0, **options)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+class Connection:
+    """One keep-alive HTTP connection that posts messages and decodes the answers."""
+
+    def __init__(self, url):
+        parts = urllib.parse.urlsplit(url)
+        self.path = parts.path
+        self.http = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
+
+    def post(self, data):
+        """POST raw bytes; return (status, response headers, response bytes)."""
+        self.http.request("POST", self.path, body=data)
+        response = self.http.getresponse()
+        return response.status, response.headers, response.read()
+
+    def call(self, message):
+        """POST a message as JSON; return the decoded answer (JSON or MessagePack)."""
+        status, _, data = self.post(json.dumps(message).encode())
+        assert status == 200
+        return decode(data)
+
+
+def decode(data):
+    """A response message, from JSON or MessagePack bytes."""
+    if data[:1] == b"\x92":
+        return msgpack.unpackb(data, strict_map_key=False)
+    return json.loads(data)
+
+
+@pytest.fixture(scope="session")
+def calculator_url():
+    with serving(calculator.service()) as server:
+        yield server.url
+
+
+@pytest.fixture
+def connection(calculator_url):
+    connection = Connection(calculator_url)
+    yield connection
+    connection.http.close()
+
+
+@pytest.fixture
+def user():
+    """Ephemeral credentials for a namespace no other test uses."""
+    return {"@auth_": {"Ephemeral": {"username": f"user-{uuid.uuid4().hex[:8]}"}}}

@@ -1,0 +1,219 @@
+"""The calculator over HTTP: every function, namespaces, sessions, the tape, export and import."""
+
+import base64
+import json
+import uuid
+
+import msgpack
+import pytest
+
+from reference import calculator, codec
+
+UNAUTHENTICATED = {"ErrorUnauthenticated_": {"message!": "Valid authentication is required."}}
+
+
+def const(value):
+    return {"Constant": {"value": value}}
+
+
+def var(name):
+    return {"Variable": {"name": name}}
+
+
+def op(tag, left, right):
+    return {tag: {"left": left, "right": right}}
+
+
+@pytest.fixture
+def call(connection, user):
+    """Call a function in a fresh namespace; return the result body."""
+    def call(function, arguments=None, headers=user):
+        response_headers, body = connection.call([headers, {function: arguments or {}}])
+        return body
+    return call
+
+
+@pytest.mark.parametrize("x, y, result", [(1, 2, 3), (1.0, 2.0, 3.0), (1.5, 2.25, 3.75), (-1, 1, 0)])
+def test_add(call, x, y, result):
+    assert call("fn.add", {"x": x, "y": y}) == {"Ok_": {"result": result}}
+    assert type(call("fn.add", {"x": x, "y": y})["Ok_"]["result"]) is type(result)
+
+
+def test_add_past_64_bits_is_an_invalid_response_not_a_crash(call):
+    assert call("fn.add", {"x": 2**63 - 1, "y": 1}) == {"ErrorInvalidResponseBody_": {"cases": [
+        {"path": ["Ok_", "result"], "reason": {"NumberOutOfRange": {}}}]}}
+
+
+def test_variables(call):
+    """Saved variables are read back, listed sorted by code point, overwritten and deleted."""
+    assert call("fn.saveVariable", {"name": "b", "value": 2.5}) == {"Ok_": {}}
+    assert call("fn.saveVariables", {"variables": {"c": 3, "A": -1, "a": 0.5}}) == {"Ok_": {}}
+    assert call("fn.saveVariables", {"variables": {}}) == {"Ok_": {}}
+    assert call("fn.getVariable", {"name": "b"}) == {"Ok_": {"variable!": {"name": "b", "value": 2.5}}}
+    assert call("fn.getVariable", {"name": "nothing"}) == {"Ok_": {}}
+    assert call("fn.getVariables") == {"Ok_": {"variables": [
+        {"name": "A", "value": -1}, {"name": "a", "value": 0.5}, {"name": "b", "value": 2.5},
+        {"name": "c", "value": 3}]}}
+    assert call("fn.saveVariable", {"name": "b", "value": 7}) == {"Ok_": {}}
+    assert call("fn.deleteVariable", {"name": "c"}) == {"Ok_": {}}
+    assert call("fn.deleteVariable", {"name": "never"}) == {"Ok_": {}}
+    assert call("fn.deleteVariables", {"names": ["A", "missing"]}) == {"Ok_": {}}
+    assert call("fn.deleteVariables", {"names": []}) == {"Ok_": {}}
+    assert call("fn.getVariables") == {"Ok_": {"variables": [{"name": "a", "value": 0.5},
+                                                             {"name": "b", "value": 7}]}}
+
+
+@pytest.mark.parametrize("expression, result", [
+    (op("Div", const(6), const(3)), {"Ok_": {"result": 2.0, "saveResult": {
+        "fn.saveVariable": {"name": "result", "value": 2.0}}}}),
+    (op("Sub", const(1), const(3)), {"Ok_": {"result": -2, "saveResult": {
+        "fn.saveVariable": {"name": "result", "value": -2}}}}),
+    (op("Mul", op("Add", var("a"), const(1)), const(0.5)), {"Ok_": {"result": 5.5, "saveResult": {
+        "fn.saveVariable": {"name": "result", "value": 5.5}}}}),
+    (op("Add", var("zz"), op("Mul", var("yy"), var("zz"))),
+     {"ErrorUnknownVariables": {"unknownVariables": ["zz", "yy"]}}),
+    (op("Add", op("Div", const(1), const(0)), var("qq")), {"ErrorUnknownVariables": {"unknownVariables": ["qq"]}}),
+    (op("Div", const(0), const(0)), {"ErrorCannotDivideByZero": {}}),
+    (op("Div", const(1), op("Sub", var("a"), var("a"))), {"ErrorCannotDivideByZero": {}}),
+    (op("Div", const(1), const(0.0)), {"ErrorCannotDivideByZero": {}}),
+])
+def test_evaluate(call, expression, result):
+    """Unknown variables win over division by zero; computed zeros count."""
+    call("fn.saveVariable", {"name": "a", "value": 10})
+    assert call("fn.evaluate", {"expression": expression}) == result
+
+
+def test_save_result_is_only_a_ready_made_call(call):
+    call("fn.evaluate", {"expression": const(7)})
+    assert call("fn.getVariable", {"name": "result"}) == {"Ok_": {}}
+
+
+def test_the_tape_lists_newest_first_with_failures_recorded(call):
+    """Every evaluation is recorded; failures with result 0.0 and successful false."""
+    call("fn.saveVariable", {"name": "x", "value": 2})
+    for expression in (op("Add", var("x"), const(3)), var("missing"), op("Div", const(1), const(0))):
+        call("fn.evaluate", {"expression": expression})
+    tape = call("fn.getPaperTape")["Ok_"]["tape"]
+    assert [(e["expression"], e["result"], e["successful"]) for e in tape] == [
+        (op("Div", const(1), const(0)), 0.0, False), (var("missing"), 0.0, False),
+        (op("Add", var("x"), const(3)), 5, True)]
+    assert all(type(e["timestamp"]) is int for e in tape)
+    assert call("fn.getPaperTape", {"limit!": 1})["Ok_"]["tape"] == tape[:1]
+    assert call("fn.getPaperTape", {"limit!": 0})["Ok_"]["tape"] == []
+    assert call("fn.getPaperTape", {"limit!": -2})["Ok_"]["tape"] == tape[:1]
+    assert call("fn.getPaperTape", {"limit!": 99})["Ok_"]["tape"] == tape
+
+
+def test_namespaces_are_separate_and_calls_without_auth_share_one(connection):
+    """Each Ephemeral username has its own variables; no @auth_ means one shared namespace."""
+    alice = {"@auth_": {"Ephemeral": {"username": f"alice-{uuid.uuid4()}"}}}
+    bob = {"@auth_": {"Ephemeral": {"username": f"bob-{uuid.uuid4()}"}}}
+    name = f"shared-{uuid.uuid4()}"
+    connection.call([alice, {"fn.saveVariable": {"name": "v", "value": 1}}])
+    connection.call([{}, {"fn.saveVariable": {"name": name, "value": 2}}])
+    assert connection.call([bob, {"fn.getVariables": {}}])[1] == {"Ok_": {"variables": []}}
+    assert connection.call([alice, {"fn.getVariables": {}}])[1] == {"Ok_": {"variables": [{"name": "v", "value": 1}]}}
+    assert connection.call([{}, {"fn.getVariable": {"name": name}}])[1] == {
+        "Ok_": {"variable!": {"name": name, "value": 2}}}
+
+
+def test_login_logout_flow(connection):
+    """A session token reaches its user's namespace; logout checks the user and deletes the data."""
+    username = f"alice-{uuid.uuid4()}"
+    ephemeral = {"@auth_": {"Ephemeral": {"username": username}}}
+    call = lambda headers, function, arguments: connection.call([headers, {function: arguments}])[1]
+    assert call({}, "fn.logout", {"username": username}) == UNAUTHENTICATED
+    assert call({}, "fn.logout", {"username": 5}) == UNAUTHENTICATED
+    assert call(ephemeral, "fn.logout", {"username": username}) == UNAUTHENTICATED
+    token = call({}, "fn.login", {"username": username})["Ok_"]["token"]
+    assert len(base64.urlsafe_b64decode(token + "==")) >= 16
+    assert call({}, "fn.login", {"username": username}) == {"ErrorUsernameAlreadyInUse": {}}
+    session = {"@auth_": {"Session": {"token": token}}}
+    assert call(session, "fn.saveVariable", {"name": "secret", "value": 42}) == {"Ok_": {}}
+    assert call(ephemeral, "fn.getVariables", {}) == {"Ok_": {"variables": [{"name": "secret", "value": 42}]}}
+    assert call(session, "fn.logout", {"username": "bob"}) == {"ErrorUnauthorized_": {
+        "message!": "Session authentication must match the requested username."}}
+    assert call(session, "fn.logout", {"username": username}) == {"Ok_": {}}
+    assert call(session, "fn.getVariables", {}) == UNAUTHENTICATED
+    assert call(ephemeral, "fn.getVariables", {}) == {"Ok_": {"variables": []}}
+    assert "Ok_" in call({}, "fn.login", {"username": username})
+
+
+def test_an_unknown_session_token_is_refused_where_a_namespace_is_used(connection):
+    bogus = {"@auth_": {"Session": {"token": "bogus"}}}
+    for function, arguments in [("fn.evaluate", {"expression": const(1)}), ("fn.getVariables", {}),
+                                ("fn.export", {}), ("fn.logout", {"username": "x"})]:
+        assert connection.call([{**bogus, "@id_": 3}, {function: arguments}]) == [{"@id_": 3}, UNAUTHENTICATED]
+    assert connection.call([bogus, {"fn.add": {"x": 1, "y": 1}}])[1] == {"Ok_": {"result": 2}}
+
+
+def test_export_and_import_round_trip(connection, user):
+    """The blob is MessagePack of {variables, evaluations}; importing it replaces both."""
+    call = lambda function, arguments, headers=user: connection.call([headers, {function: arguments}])
+    call("fn.saveVariables", {"variables": {"i": 4, "f": 1.25}})
+    call("fn.evaluate", {"expression": op("Add", var("i"), const(1))})
+    headers, body = call("fn.export", {})
+    assert headers == {"@base64_": {"Ok_": {"blob": True}}}
+    blob = body["Ok_"]["blob"]
+    data = msgpack.unpackb(base64.b64decode(blob))
+    assert data["variables"] == {"i": 4, "f": 1.25} and data["evaluations"][0]["result"] == 5
+    other = {"@auth_": {"Ephemeral": {"username": f"other-{uuid.uuid4()}"}}}
+    call("fn.saveVariable", {"name": "gone", "value": 1}, other)
+    assert call("fn.import", {"blob": blob}, other)[1] == {"Ok_": {}}
+    assert call("fn.getVariables", {}, other)[1] == {"Ok_": {"variables": [
+        {"name": "f", "value": 1.25}, {"name": "i", "value": 4.0}]}}
+    assert call("fn.getPaperTape", {}, other)[1]["Ok_"]["tape"] == call("fn.getPaperTape", {})[1]["Ok_"]["tape"]
+
+
+def pack(value):
+    return base64.b64encode(msgpack.packb(value)).decode()
+
+
+GOOD = {"expression": const(1), "result": 1, "timestamp": 100, "successful": True}
+
+
+@pytest.mark.parametrize("blob, reason", [
+    ("kgEC", "the blob is not a map with exactly the keys variables and evaluations"),
+    ("", "the blob is not MessagePack"),
+    (base64.b64encode(b"\xc1").decode(), "the blob is not MessagePack"),
+    (pack({"variables": {}}), "the blob is not a map with exactly the keys variables and evaluations"),
+    (pack({"variables": {"a": "x"}, "evaluations": []}), "variables is not a map of names to numbers"),
+    (pack({"variables": {"a": True}, "evaluations": []}), "variables is not a map of names to numbers"),
+    (pack({"variables": {}, "evaluations": {}}), "evaluations is not an array"),
+    (pack({"variables": {}, "evaluations": [GOOD, {**GOOD, "timestamp": 1.5}]}),
+     "evaluations.1.timestamp: TypeUnexpected {'actual': {'Number': {}}, 'expected': {'Integer': {}}}"),
+    (pack({"variables": {}, "evaluations": [{"foo": 1}]}),
+     "evaluations.0: RequiredObjectKeyMissing {'key': 'expression'}"),
+])
+def test_a_malformed_blob_gets_a_specific_error(call, blob, reason):
+    """Import refuses what export never produces, saying why, and changes nothing."""
+    call("fn.saveVariable", {"name": "kept", "value": 1})
+    assert call("fn.import", {"blob": blob}) == {"ErrorInvalidBlob": {"reason": reason}}
+    assert call("fn.getVariables") == {"Ok_": {"variables": [{"name": "kept", "value": 1}]}}
+
+
+def deep(levels):
+    expression = const(1)
+    for _ in range(levels - 1):
+        expression = op("Add", expression, const(1))
+    return expression
+
+
+def test_an_expression_500_levels_deep_is_evaluated_and_recorded(call):
+    assert call("fn.evaluate", {"expression": deep(500)})["Ok_"]["result"] == 500
+    [entry] = call("fn.getPaperTape")["Ok_"]["tape"]
+    assert entry["expression"] == deep(500) and entry["successful"]
+    assert msgpack.unpackb(base64.b64decode(call("fn.export")["Ok_"]["blob"]))["evaluations"][0]["result"] == 500
+
+
+def test_a_deeper_expression_than_the_limit_is_a_clean_parse_failure(connection):
+    body = connection.call([{}, {"fn.evaluate": {"expression": deep(600)}}])
+    assert body == [{}, {"ErrorParseFailure_": {"reasons": [{"NestingTooDeep": {"limit": codec.MAX_DEPTH}}]}}]
+
+
+def test_unavailable_rate_injects_service_wide_errors():
+    """With rate 1, every calculator function answers ErrorUnavailable; built-ins do not."""
+    service = calculator.service(unavailable_rate=1.0)
+    reply = lambda function: json.loads(service.handle(json.dumps([{}, {function: {}}]).encode()).data)[1]
+    assert reply("fn.getVariables") == {"ErrorUnavailable": {}}
+    assert reply("fn.ping_") == {"Ok_": {}}
