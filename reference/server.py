@@ -1,0 +1,175 @@
+"""The HTTP server: POST a message to one path, get a message back.
+
+How this works
+--------------
+`ThreadingHTTPServer` gives every connection a thread. `Handler.do_POST`
+reads exactly Content-Length bytes, hands them to `Service.handle`, and writes
+the reply with status 200, whatever the result: errors travel inside the
+envelope. HTTP statuses only describe HTTP problems:
+
+    404  a path other than the API path       405  a method other than POST
+    411  no Content-Length                    413  a body over the size limit
+    400  a Content-Length that is not a number
+
+Connections are HTTP/1.1 keep-alive. Responses go out in one write with
+TCP_NODELAY set, because otherwise each response of a kept-alive connection
+waits ~40 ms for the client's delayed ACK. A socket timeout frees the thread
+of a client that stalls mid-request.
+
+`python -m reference.server` serves the calculator.
+"""
+
+import argparse
+import logging
+import socket
+import sys
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from . import calculator
+
+log = logging.getLogger("reference")
+
+MAX_BODY = 1024 * 1024  # bytes
+TIMEOUT = 30  # seconds a connection may stall mid-request
+
+
+class Handler(BaseHTTPRequestHandler):
+    """Answers one connection's requests."""
+
+    protocol_version = "HTTP/1.1"
+    default_request_version = "HTTP/1.1"  # so even a garbage request line gets a status line
+    server_version = "reference"
+    error_content_type = "text/plain; charset=utf-8"
+    error_message_format = "%(code)d %(message)s: %(explain)s\n"
+    wbufsize = -1  # buffer the status line, headers and body into one write
+
+    def setup(self):
+        self.timeout = self.server.timeout
+        super().setup()
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def do_POST(self):
+        started = time.perf_counter()
+        if self.path.split("?")[0] != self.server.path:
+            return self.refuse(404, f"Not found: the API is at {self.server.path}")
+        length = self.headers.get("Content-Length")
+        if length is None:
+            return self.refuse(411, "A Content-Length header is required")
+        if not length.isdigit():
+            return self.refuse(400, "The Content-Length header is not a number")
+        if int(length) > self.server.max_body:
+            return self.refuse(413, f"The body is over the limit of {self.server.max_body} bytes")
+        try:
+            data = self.rfile.read(int(length))
+        except OSError:  # the client stalled past the timeout, or went away
+            self.close_connection = True
+            return
+        if len(data) < int(length):
+            self.close_connection = True  # the client closed the connection early
+            return
+        reply = self.server.service.handle(data)
+        self.send_response(200)
+        self.send_header("Content-Type", reply.media_type)
+        self.send_header("Content-Length", str(len(reply.data)))
+        self.end_headers()
+        self.wfile.write(reply.data)
+        log.info("%s %s %s -> %s %dB %.1fms", self.client_address[0], self.command,
+                 reply.function or "-", reply.result, len(reply.data),
+                 (time.perf_counter() - started) * 1000)
+
+    def refuse(self, status, message, headers=()):
+        """Answer an HTTP-level problem with a plain-text explanation."""
+        body = (message + "\n").encode()
+        self.send_response(status)
+        for name, value in headers:
+            self.send_header(name, value)
+        if status in (400, 411, 413):  # the body was not read: the connection is unusable
+            self.send_header("Connection", "close")
+            self.close_connection = True
+        self.send_header("Content-Type", "text/plain; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+        log.info("%s %s %s -> HTTP %d", self.client_address[0], self.command, self.path, status)
+
+    def not_allowed(self):
+        if self.path.split("?")[0] != self.server.path:
+            return self.refuse(404, f"Not found: the API is at {self.server.path}")
+        self.refuse(405, "Only POST is allowed", [("Allow", "POST")])
+
+    do_GET = do_HEAD = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_TRACE = not_allowed
+
+    def log_request(self, code="-", size="-"):
+        pass  # do_POST and refuse() log one line per request, with more to say
+
+    def log_message(self, format, *args):
+        log.warning("%s %s", self.client_address[0], format % args)
+
+
+class Server(ThreadingHTTPServer):
+    """An HTTP server for one Service at one path."""
+
+    daemon_threads = True
+    block_on_close = False
+
+    def __init__(self, service, host="127.0.0.1", port=8000, path="/api",
+                 max_body=MAX_BODY, timeout=TIMEOUT):
+        self.service, self.path, self.max_body = service, path, max_body
+        super().__init__((host, port), Handler)
+        self.timeout = timeout
+
+    @property
+    def url(self):
+        host, port = self.server_address[:2]
+        return f"http://{host}:{port}{self.path}"
+
+
+def main(argv=None):
+    """Serve the calculator over HTTP until interrupted."""
+    parser = argparse.ArgumentParser(
+        prog="python -m reference.server",
+        description="Serve the demo calculator over HTTP (POST [headers, body] messages).")
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default %(default)s)")
+    parser.add_argument("--port", type=int, default=8000, help="port to listen on (default %(default)s)")
+    parser.add_argument("--path", default="/api", help="the API path (default %(default)s)")
+    parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"],
+                        help="logging detail (default %(default)s)")
+    parser.add_argument("--unavailable-rate", type=_rate, default=0.0, metavar="RATE",
+                        help="answer ErrorUnavailable to this fraction of calls, to test "
+                             "clients (default 0)")
+    parser.add_argument("--max-body", type=int, default=MAX_BODY, metavar="BYTES",
+                        help="largest request body accepted (default %(default)s)")
+    options = parser.parse_args(argv)
+    if not options.path.startswith("/"):
+        parser.error("--path must start with /")
+    logging.basicConfig(level=options.log_level.upper(), format="%(asctime)s %(levelname)s %(message)s")
+    service = calculator.service(unavailable_rate=options.unavailable_rate)
+    try:
+        server = Server(service, options.host, options.port, options.path, options.max_body)
+    except OSError as error:
+        print(f"error: cannot listen on {options.host}:{options.port}: {error.strerror}", file=sys.stderr)
+        return 1
+    print(f"Serving the calculator at {server.url} (Ctrl-C to stop)", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        print("Stopped.")
+    finally:
+        server.server_close()
+    return 0
+
+
+def _rate(text):
+    try:
+        rate = float(text)
+    except ValueError:
+        rate = -1
+    if not 0 <= rate <= 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number between 0 and 1")
+    return rate
+
+
+if __name__ == "__main__":
+    sys.exit(main())
