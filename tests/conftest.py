@@ -10,6 +10,7 @@ import uuid
 import msgpack
 import pytest
 
+import peer
 from reference import calculator
 from reference.server import Server
 
@@ -72,3 +73,16 @@ def connection(calculator_url):
 def user():
     """Ephemeral credentials for a namespace no other test uses."""
     return {"@auth_": {"Ephemeral": {"username": f"user-{uuid.uuid4().hex[:8]}"}}}
+
+
+@pytest.fixture(scope="session")
+def peer_bin(tmp_path_factory):
+    """The bin directory of the independent implementation's throwaway environment."""
+    return peer.install(tmp_path_factory.mktemp("interop"))
+
+
+@pytest.fixture(scope="session")
+def peer_demo(peer_bin):
+    """The URL of the independent implementation's demo calculator."""
+    with peer.running(peer_bin, "demo-server", port=peer.free_port()) as url:
+        yield url

@@ -1,0 +1,158 @@
+"""Differential tests: the same requests to this server and to the independent implementation.
+
+Every sequence runs in a fresh namespace on both servers; the answers must be
+equal once the values that legitimately vary (tokens, caseIds, timestamps,
+comments in the schema) are set aside. The few differences DECISIONS.md asks
+for are listed in DIFFERENCES, with the answer this server gives instead."""
+
+import json
+import re
+import uuid
+
+import pytest
+
+from conftest import Connection
+
+AUTH = {"@auth_": {"Ephemeral": {"username": "$user"}}}
+ADD = {"fn.add": {"x": 1, "y": 2}}
+
+
+def expr(tag, left, right):
+    return {tag: {"left": left, "right": right}}
+
+
+ONE, ZERO, A = {"Constant": {"value": 1}}, {"Constant": {"value": 0}}, {"Variable": {"name": "a"}}
+
+SEQUENCES = {
+    "garbage": [b"hello world", b"", b"[{}, {\"fn.ping_\": {}}", b"[{}, {\"fn.ping_\": {}}] x", b"{}", b"0"],
+    "wrong shapes": [[{}], [{}, {"fn.ping_": {}}, {}], [[], {"fn.ping_": {}}], [{}, []], [{}, {}],
+                     [{}, {"fn.ping_": {}, "fn.api_": {}}], [{}, {"fn.ping_": None}], [{"@id_": "a"}, {}]],
+    "duplicate keys": [b'[{}, {"fn.add": {"x": 1, "y": 2}, "fn.add": {"x": 5, "y": 5}}]'],
+    "ping and id": [[{}, {"fn.ping_": {}}], [{"@id_": "abc"}, {"fn.ping_": {}}],
+                    [{"@id_": {"nested": [1, 2, {"k": None}]}}, ADD], [{"@id_": None}, ADD],
+                    [{"@id_": 43, "@time_": 5000, "@custom": {"a": 1}}, ADD]],
+    "unknown function": [[{}, {"fn.nope": {}}], [{}, {"notAFunction": {}}], [{"@id_": "abc"}, {"fn.nope": {}}],
+                         [{"@time_": "x"}, {"fn.nope": {}}]],
+    "struct cases": [[{}, {"fn.add": {"z": 3, "x": "a"}}], [{}, {"fn.add": {}}], [{}, {"fn.add": {"x": 1, "z": 2}}],
+                     [{}, {"fn.add": {"x": None, "y": 2}}], [{}, {"fn.add": {"x": "1", "y": 2}}],
+                     [{}, {"fn.getPaperTape": {"limit": 3}}], [{}, {"fn.add": {"x": 1, "y": 2, "z": 3}}]],
+    "numbers": [[{}, {"fn.getPaperTape": {"limit!": 1.0}}], [{}, {"fn.getPaperTape": {"limit!": True}}],
+                [{}, {"fn.getPaperTape": {"limit!": 9223372036854775808}}],
+                [{}, {"fn.add": {"x": 18446744073709551616, "y": 0}}],
+                [{}, {"fn.add": {"x": -9223372036854775809, "y": 0}}],
+                [{}, {"fn.add": {"x": 9223372036854775807, "y": 0}}], [{}, {"fn.add": {"x": 1e300, "y": 1}}],
+                [{}, {"fn.api_": {"includeInternal!": 1}}], [{"@id_": "u1"}, {"fn.add": {"x": 2**63 - 1, "y": 1}}],
+                [{"@unsafe_": True}, {"fn.add": {"x": 2**63 - 1, "y": 1}}], [{"@unsafe_": 1}, ADD]],
+    "unions": [[{}, {"fn.evaluate": {"expression": {}}}],
+               [{}, {"fn.evaluate": {"expression": {"Constant": {"value": 1}, "Variable": {"name": "a"}}}}],
+               [{}, {"fn.evaluate": {"expression": {"Pow": {}}}}], [{}, {"fn.evaluate": {"expression": {"Constant": 5}}}],
+               [{}, {"fn.evaluate": {"expression": expr("Add", {"Constant": {}}, expr(
+                   "Mul", {"Constant": {"value": "x"}}, {"Variable": {"name": 3, "extra": 1}}))}}]],
+    "arrays and maps": [[{}, {"fn.saveVariables": {"variables": {"a": 1, "b": "x", "c": None}}}],
+                        [{}, {"fn.deleteVariables": {"names": ["a", 1, None, "b", True]}}],
+                        [{}, {"fn.deleteVariables": {"names": {}}}], [{}, {"fn.saveVariables": {"variables": []}}]],
+    "bytes": [[AUTH, {"fn.import": {"blob": "AQI"}}], [AUTH, {"fn.import": {"blob": 5}}],
+              [AUTH, {"fn.import": {"blob": "A="}}], [{"@id_": 7, **AUTH}, {"fn.export": {}}]],
+    "headers": [[{"custom": 1, "other": 2, "@time_": "x"}, ADD], [{"@bin_": [1.5, "a"]}, ADD],
+                [{"@auth_": {"Bearer": {"t": 1}}}, ADD], [{"@auth_": {}}, ADD], [{"@auth_": None}, ADD],
+                [{"@auth_": {"Session": {"token": 5}}}, ADD], [{"@time_": "x"}, {"fn.add": {"x": "bad"}}],
+                [{"@id_": 7, "@pac_": True}, {"fn.add": {"x": 1}}], [{"@id_": 7, "@bin_": [], "@pac_": False}, {"fn.add": {"x": 1}}],
+                [{"@enc_": 5, "@base64_": 3, "@warn_": 1}, ADD]],
+    "select": [[AUTH, {"fn.saveVariable": {"name": "a", "value": 10}}],
+               [AUTH, {"fn.evaluate": {"expression": expr("Add", A, {"Constant": {"value": 5}})}}],
+               [AUTH, {"fn.evaluate": {"expression": expr("Div", ONE, ZERO)}}],
+               [{**AUTH, "@select_": {"struct.Evaluation": ["result", "successful"]}}, {"fn.getPaperTape": {}}],
+               [{**AUTH, "@select_": {"struct.Evaluation": []}}, {"fn.getPaperTape": {}}],
+               [{**AUTH, "@select_": {"->": {"Ok_": []}}}, {"fn.getPaperTape": {}}],
+               [{**AUTH, "@select_": {"->": {"Ok_": ["tape"]}, "struct.Evaluation": ["expression"],
+                                      "union.Expression": {"Add": ["left"], "Div": []}}}, {"fn.getPaperTape": {}}],
+               [{**AUTH, "@select_": {"->": {"Ok_": ["result"]}}}, {"fn.evaluate": {"expression": ONE}}],
+               [{**AUTH, "@select_": {"->": {"Ok_": ["saveResult"]}}}, {"fn.evaluate": {"expression": {"Variable": {"name": "z"}}}}],
+               [{**AUTH, "@select_": {"->": {"Ok_": ["variable!"]}, "struct.Variable": ["value"]}},
+                {"fn.getVariable": {"name": "a"}}],
+               [{**AUTH, "@select_": {"->": {"ErrorUnknownVariables": []}}}, {"fn.evaluate": {"expression": ONE}}],
+               [{**AUTH, "@select_": {"union.Expression": {"Constant": ["value", "x"], "Pow": ["a"]}}}, {"fn.getPaperTape": {}}],
+               [{**AUTH, "@select_": {"fn.saveVariable": ["name"]}}, {"fn.evaluate": {"expression": ONE}}],
+               [{**AUTH, "@select_": {"struct.Variable": ["name"]}}, {"fn.getPaperTape": {}}],
+               [{**AUTH, "@select_": {"struct.Evaluation": [1, None]}}, {"fn.getPaperTape": {}}],
+               [{**AUTH, "@select_": []}, {"fn.getPaperTape": {}}], [{"@select_": {"->": {"Ok_": ["x"]}}}, {"fn.nope": {}}],
+               [{"@select_": {"->": 4}}, ADD], [{"@select_": {"->": {"Ok_": "x"}}}, ADD]],
+    "variables": [[AUTH, {"fn.saveVariable": {"name": "b", "value": 2.5}}],
+                  [AUTH, {"fn.saveVariables": {"variables": {"c": 3, "A": -1, "a": 0.5}}}],
+                  [AUTH, {"fn.getVariables": {}}], [AUTH, {"fn.getVariable": {"name": "nothing"}}],
+                  [AUTH, {"fn.getVariable": {"name": "c"}}], [AUTH, {"fn.deleteVariable": {"name": "c"}}],
+                  [AUTH, {"fn.deleteVariables": {"names": ["A", "zz"]}}], [AUTH, {"fn.deleteVariables": {"names": []}}],
+                  [AUTH, {"fn.saveVariables": {"variables": {}}}], [AUTH, {"fn.getVariables": {}}]],
+    "evaluate and tape": [
+        [AUTH, {"fn.saveVariable": {"name": "a", "value": 10}}],
+        [AUTH, {"fn.evaluate": {"expression": expr("Div", {"Constant": {"value": 6}}, {"Constant": {"value": 3}})}}],
+        [AUTH, {"fn.evaluate": {"expression": expr("Sub", ONE, {"Constant": {"value": 3}})}}],
+        [AUTH, {"fn.evaluate": {"expression": expr("Add", {"Variable": {"name": "zz"}}, expr(
+            "Mul", {"Variable": {"name": "yy"}}, {"Variable": {"name": "zz"}}))}}],
+        [AUTH, {"fn.evaluate": {"expression": expr("Add", expr("Div", ONE, ZERO), {"Variable": {"name": "qq"}})}}],
+        [AUTH, {"fn.evaluate": {"expression": expr("Div", ZERO, ZERO)}}],
+        [AUTH, {"fn.evaluate": {"expression": expr("Div", ONE, expr("Sub", A, A))}}],
+        [AUTH, {"fn.getPaperTape": {}}], [AUTH, {"fn.getPaperTape": {"limit!": 2}}],
+        [AUTH, {"fn.getPaperTape": {"limit!": 0}}], [AUTH, {"fn.getPaperTape": {"limit!": -4}}],
+        [AUTH, {"fn.getVariable": {"name": "result"}}], [AUTH, {"fn.export": {}}]],
+    "auth flows": [
+        [{}, {"fn.logout": {"username": "$user"}}], [{}, {"fn.logout": {"username": 5}}],
+        [{"@auth_": {"Ephemeral": {"username": "x"}}}, {"fn.logout": {"username": 5}}],
+        [AUTH, {"fn.logout": {"username": "$user"}}], [{}, {"fn.login": {"username": "$user"}}],
+        [{}, {"fn.login": {"username": "$user"}}],
+        [{"@auth_": {"Session": {"token": "bogus"}}, "@id_": 3}, {"fn.evaluate": {"expression": ONE}}],
+        [{"@auth_": {"Session": {"token": "bogus"}}}, ADD]],
+    "api": [[{}, {"fn.api_": {}}], [{}, {"fn.api_": {"includeInternal!": False}}],
+            [{}, {"fn.api_": {"includeInternal!": True}}]],
+}
+
+# What DECISIONS.md asks us to do better, and the answer we give instead.
+DIFFERENCES = {
+    b'[{}, {"fn.add": {"x": NaN, "y": 1}}]':
+        ("NaN is not JSON", [{}, {"ErrorParseFailure_": {"reasons": [{"ExpectedJsonArrayOfTwoObjects": {}}]}}]),
+}
+# fn.api_ answers differ in comments, and in what our calculator schema adds to fn.import
+# and to union.ParseFailure_ (DECISIONS: a specific fn.import error; our documented depth limit).
+API_ADDITIONS = {"ErrorInvalidBlob", "NestingTooDeep"}
+
+
+def normalize(data):
+    """The response with the values that may legitimately differ set aside."""
+    text = data.decode()
+    text = re.sub(r'"(caseId|token)": "[^"]+"', r'"\1": "*"', text)
+    text = re.sub(r'"timestamp": \d+', '"timestamp": 0', text)
+    return _strip(json.loads(text))
+
+
+def _strip(value):
+    if isinstance(value, dict):
+        return {k: _strip(v) for k, v in value.items() if k != "///"}
+    if isinstance(value, list):
+        return [_strip(v) for v in value if not (isinstance(v, dict) and set(v) & API_ADDITIONS)]
+    return value
+
+
+def send(connection, request, user):
+    data = request if isinstance(request, bytes) else json.dumps(request).encode()
+    return connection.post(data.replace(b"$user", user.encode()))
+
+
+@pytest.mark.parametrize("name", SEQUENCES)
+def test_same_answers_as_the_independent_implementation(name, calculator_url, peer_demo):
+    """Both servers answer every request of the sequence alike."""
+    ours, theirs = Connection(calculator_url), Connection(peer_demo)
+    user = f"interop-{uuid.uuid4().hex[:8]}"
+    for request in SEQUENCES[name]:
+        status, headers, ours_data = send(ours, request, user)
+        for _ in range(10):  # the peer's demo answers ErrorUnavailable at random, 1% of calls
+            peer_status, peer_headers, peer_data = send(theirs, request, user)
+            if b"ErrorUnavailable" not in peer_data:
+                break
+        assert (status, peer_status) == (200, 200)
+        assert normalize(ours_data) == normalize(peer_data), request
+
+
+@pytest.mark.parametrize("request_", DIFFERENCES)
+def test_deliberate_differences(request_, connection):
+    reason, expected = DIFFERENCES[request_]
+    assert json.loads(connection.post(request_)[2]) == expected, reason
