@@ -22,10 +22,9 @@ import time
 import msgpack
 
 from .schema import Type, bundled, load
-from .service import Service
+from .service import UNAUTHENTICATED, Service
 from .validate import MAX_INT64, MIN_INT64, check
 
-UNAUTHENTICATED = {"ErrorUnauthenticated_": {"message!": "Valid authentication is required."}}
 SHARED = None  # the namespace of calls without @auth_
 
 

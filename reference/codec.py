@@ -93,16 +93,11 @@ def encoding(schema):
 
 
 def decode(data, encoding):
-    """Read a request: return (headers, body, is_binary), or raise ParseFailure."""
-    if data[:1] == b"\x92":
-        headers, body = _decode_binary(data, encoding)
-        binary = True
-    else:
-        headers, body = _decode_json(data)
-        binary = False
+    """Read a request: return (headers, body), or raise ParseFailure."""
+    headers, body = _decode_binary(data, encoding) if data[:1] == b"\x92" else _decode_json(data)
     if len(body) != 1 or type(next(iter(body.values()))) is not dict:
         raise ParseFailure("ExpectedJsonArrayOfAnObjectAndAnObjectOfOneObject")
-    return headers, body, binary
+    return headers, body
 
 
 def _decode_json(data):

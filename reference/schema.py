@@ -174,7 +174,6 @@ class Schema:
         if self.problems:
             raise SchemaError(self.problems)
         self.entries.sort(key=lambda e: (not e[0].startswith("info."), e[0]))
-        self.auth = "union.Auth_" in self.named
 
     def api(self, include_internal=False):
         """The entries of the schema, as `fn.api_` returns them: info first, then by name."""

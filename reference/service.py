@@ -83,7 +83,7 @@ class Service:
     def handle(self, data):
         """Answer the request bytes `data` with a Reply: response bytes, media type and more."""
         try:
-            headers, body, binary = codec.decode(data, self.encoding)
+            headers, body = codec.decode(data, self.encoding)
         except codec.ParseFailure as failure:
             reply = {"ErrorParseFailure_": {"reasons": [failure.reason]}}
             return Reply(codec.encode([{}, reply]), JSON, "", "ErrorParseFailure_")
@@ -97,7 +97,9 @@ class Service:
         response_headers = {"@id_": headers["@id_"]} if headers.get("@id_") is not None else {}
         function = self.schema.functions.get(name)
         if headers:
-            cases = list(self._check_headers(headers, function or self.schema.functions["fn.ping_"]))
+            # An unknown function's selection is checked as if it had no result fields.
+            known = function or self.schema.functions["fn.ping_"]
+            cases = list(self._check_headers(headers, self.schema.request_headers, known))
             if cases:
                 return response_headers, {"ErrorInvalidRequestHeaders_": {"cases": cases}}
         if function is None:
@@ -118,12 +120,12 @@ class Service:
             return response_headers, {"ErrorUnknown_": {"caseId": case_id}}
         return self._check_result(headers, function, response_headers, result)
 
-    def _check_headers(self, headers, function):
-        declared = self.schema.request_headers
+    def _check_headers(self, headers, declared, function=None):
+        """Yield the cases of request or response headers against the `declared` ones."""
         for header, value in headers.items():
             if not header.startswith("@"):
                 yield validate.case([header], "RequiredObjectKeyPrefixMissing", {"prefix": "@"})
-            elif header == "@select_":  # what may be selected depends on the function
+            elif header == "@select_" and function:  # what may be selected depends on the function
                 yield from select.check(value, function)
             elif header in declared:
                 yield from validate.check(value, declared[header], (header,))
@@ -141,21 +143,13 @@ class Service:
             if cases:
                 log.error("%s returned an invalid result: %s", function.name, cases)
                 return response_headers, {"ErrorInvalidResponseBody_": {"cases": cases}}
-        cases = list(self._check_response_headers(added))
+        cases = list(self._check_headers(added, self.schema.response_headers))
         if cases:
             log.error("%s returned invalid response headers: %s", function.name, cases)
             return response_headers, {"ErrorInvalidResponseHeaders_": {"cases": cases}}
         if selection:
             result = select.apply(selection, result, function)
         return {**response_headers, **added}, result
-
-    def _check_response_headers(self, headers):
-        declared = self.schema.response_headers
-        for header, value in headers.items():
-            if not header.startswith("@"):
-                yield validate.case([header], "RequiredObjectKeyPrefixMissing", {"prefix": "@"})
-            elif header in declared:
-                yield from validate.check(value, declared[header], (header,))
 
     def encode(self, name, headers, response_headers, result):
         """Step 11: the response bytes and media type, negotiating MessagePack if asked."""
@@ -170,18 +164,19 @@ class Service:
                 packed = headers.get("@pac_") is True
                 try:
                     return codec.encode([binary_headers, result], self.encoding, packed), MSGPACK
-                except (ValueError, OverflowError):
-                    pass  # deeper than MessagePack allows, or an integer too big: answer in JSON
+                except (ValueError, OverflowError, TypeError):
+                    pass  # too deep, an integer too big, or a value MessagePack lacks: try JSON
         if self.gives_bytes.get(name, False):
             result, marks = codec.to_base64(result, self.results[name])
             if marks:
                 response_headers["@base64_"] = marks
         try:
             return codec.encode([response_headers, result]), JSON
-        except (ValueError, TypeError):  # only a handler can put such values in a result
+        except (ValueError, TypeError):  # only a handler can put such values in a response
             case_id = str(uuid.uuid4())
-            log.exception("the result of %s cannot be encoded as JSON (caseId %s)", name, case_id)
-            return codec.encode([response_headers, {"ErrorUnknown_": {"caseId": case_id}}]), JSON
+            log.exception("the response of %s cannot be encoded as JSON (caseId %s)", name, case_id)
+            kept = {"@id_": headers["@id_"]} if "@id_" in response_headers else {}
+            return codec.encode([kept, {"ErrorUnknown_": {"caseId": case_id}}]), JSON
 
 
 def _excused(case, selection, function):

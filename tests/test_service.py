@@ -182,6 +182,16 @@ def test_binary_is_negotiated_for_ok_results_only():
     assert answer([{"@pac_": True}, {"fn.echo": {}}]) == [{}, {"Ok_": {}}]
 
 
+def test_a_response_that_cannot_be_encoded_is_a_logged_error_unknown(caplog):
+    """A handler that adds a header no wire can carry gets ErrorUnknown_, for JSON and binary alike."""
+    for extra in ({}, {"@bin_": []}):
+        with caplog.at_level(logging.ERROR, logger="reference"):
+            headers, body = answer([{"@id_": 1, "@headers": {}, **extra}, {"fn.echo": {}}],
+                                   Service(SCHEMA, {"fn.echo": lambda a, h: ({"@set": {1, 2}}, {"Ok_": {}}),
+                                                    "fn.secret": echo}))
+        assert headers == {"@id_": 1} and body["ErrorUnknown_"]["caseId"] in caplog.text
+
+
 def test_binary_falls_back_to_json_when_messagepack_cannot_carry_the_result():
     """An integer beyond 64 bits (allowed with @unsafe_) cannot be MessagePack; JSON carries it."""
     response = answer([{"@bin_": [], "@unsafe_": True, "@result": {"Ok_": {"n!": 2**70}}}, {"fn.echo": {}}])
