@@ -94,13 +94,21 @@ def encoding(schema):
 
 def decode(data, encoding):
     """Read a request: return (headers, body), or raise ParseFailure."""
-    headers, body = _decode_binary(data, encoding) if data[:1] == b"\x92" else _decode_json(data)
+    if data[:1] == b"\x92":
+        headers, body = read_binary(data)
+        checksums = headers.get("@bin_")
+        if type(checksums) is not list or not checksums or checksums[0] != encoding.checksum:
+            raise ParseFailure("IncompatibleBinaryEncoding")
+        body = from_binary(body, encoding.names, headers.get("@pac_") is True)
+    else:
+        headers, body = read_json(data)
     if len(body) != 1 or type(next(iter(body.values()))) is not dict:
         raise ParseFailure("ExpectedJsonArrayOfAnObjectAndAnObjectOfOneObject")
     return headers, body
 
 
-def _decode_json(data):
+def read_json(data):
+    """Parse JSON message bytes into (headers, body), or raise ParseFailure."""
     # Counting brackets is cheap; only a message with many of them is measured.
     if data.count(b"[") + data.count(b"{") > MAX_DEPTH and _json_depth(data) > MAX_DEPTH:
         raise ParseFailure("NestingTooDeep", {"limit": MAX_DEPTH})
@@ -130,7 +138,8 @@ def _two_objects(message):
     return headers, body
 
 
-def _decode_binary(data, encoding):
+def read_binary(data):
+    """Unpack MessagePack message bytes into (headers, body); body keys are still ids."""
     try:
         message = msgpack.unpackb(data, strict_map_key=False)
     except msgpack.StackError:
@@ -138,14 +147,15 @@ def _decode_binary(data, encoding):
     except Exception:  # the library raises many types for malformed input
         raise ParseFailure("ExpectedJsonArrayOfTwoObjects") from None
     headers, body = _two_objects(message)
-    checksums = headers.get("@bin_")
-    if type(checksums) is not list or not checksums or checksums[0] != encoding.checksum:
-        raise ParseFailure("IncompatibleBinaryEncoding")
-    unpack = headers.get("@pac_") is True
-    return _plain(headers, None, False), _plain(body, encoding.names, unpack)
+    return from_binary(headers, None, False), body
 
 
-def _plain(value, names, unpack):
+def encoding_from(ids, checksum):
+    """The Encoding that an `@enc_` header describes."""
+    return Encoding(ids, sorted(ids, key=ids.get), checksum)
+
+
+def from_binary(value, names, unpack):
     """Undo key substitution (and packing) in a decoded MessagePack value.
 
     Also refuses what JSON could not carry either: non-finite floats, foreign
@@ -158,12 +168,12 @@ def _plain(value, names, unpack):
                 key = names[key]
             elif type(key) is not str:
                 raise ParseFailure("BinaryDecodeFailure")
-            plain[key] = _plain(element, names, unpack)
+            plain[key] = from_binary(element, names, unpack)
         return plain
     if kind is list:
         if unpack and value and value[0] == PACKED:
             value = unpack_rows(value)
-        return [_plain(element, names, unpack) for element in value]
+        return [from_binary(element, names, unpack) for element in value]
     if kind is float and not math.isfinite(value):
         raise ParseFailure("BinaryDecodeFailure")
     if kind in (str, int, float, bool, bytes) or value is None:

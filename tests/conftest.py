@@ -19,7 +19,7 @@ from reference.server import Server
 def serving(service, **options):
     """Run `service` on a free port in a background thread; yield the Server."""
     server = Server(service, port=0, **options)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     try:
         yield server

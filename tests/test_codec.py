@@ -161,7 +161,7 @@ def test_packing(plain, packed):
     """Arrays of integer-keyed maps pack into a header and rows; others stay; unpacking inverts."""
     assert codec.pack(plain) == packed
     assert msgpack.unpackb(msgpack.packb(packed), strict_map_key=False) == packed
-    assert codec._plain(packed, list(map(str, range(50))), True) == codec._plain(plain, list(map(str, range(50))), False)
+    assert codec.from_binary(packed, list(map(str, range(50))), True) == codec.from_binary(plain, list(map(str, range(50))), False)
 
 
 def test_packed_requests_are_unpacked_when_pac_is_true():

@@ -156,3 +156,92 @@ def test_same_answers_as_the_independent_implementation(name, calculator_url, pe
 def test_deliberate_differences(request_, connection):
     reason, expected = DIFFERENCES[request_]
     assert json.loads(connection.post(request_)[2]) == expected, reason
+
+
+# The binary wire, in both directions.
+
+def test_first_binary_answers_are_byte_for_byte_the_same(calculator_url, peer_demo):
+    """Same @enc_ (same keys, ids and order), same checksum, same body keys and values."""
+    ours, theirs = Connection(calculator_url), Connection(peer_demo)
+    for message in ([{"@bin_": []}, ADD], [{"@bin_": [900069279]}, ADD],
+                    [{"@bin_": [], "@id_": "m1", "@pac_": True}, {"fn.add": {"x": 1.5, "y": 2}}]):
+        data = json.dumps(message).encode()
+        assert ours.post(data)[2] == theirs.post(data)[2]
+
+
+CALLS = [
+    [{}, ADD],
+    [AUTH, {"fn.saveVariables": {"variables": {"a": 1.5, "b": 2}}}],
+    [AUTH, {"fn.getVariables": {}}],
+    [AUTH, {"fn.getVariable": {"name": "none"}}],
+    [AUTH, {"fn.export": {}}],  # before any evaluation, so that no timestamp is inside
+    [AUTH, {"fn.evaluate": {"expression": expr("Mul", A, {"Constant": {"value": 4}})}}],
+    [AUTH, {"fn.evaluate": {"expression": {"Variable": {"name": "zz"}}}}],
+    [AUTH, {"fn.getPaperTape": {}}],
+    [{}, {"fn.add": {"x": "bad"}}],
+]
+
+
+def normalized_bodies(results):
+    return [normalize(json.dumps(body, default=lambda b: b.hex()).encode()) for _, body in results]
+
+
+@pytest.mark.parametrize("options", [{}, {"binary": True}, {"binary": True, "binary_requests": True},
+                                     {"binary": True, "binary_requests": True, "packed": True}])
+def test_our_client_gets_the_same_answers_from_both_servers(calculator_url, peer_demo, options):
+    from reference.client import Client
+    user = f"client-{uuid.uuid4().hex[:8]}"
+    calls = json.loads(json.dumps(CALLS).replace("$user", user))
+    answers = []
+    for url in (calculator_url, peer_demo):
+        with Client(url, **options) as client:
+            answers.append(normalized_bodies([client.call(*_call(c)) for c in calls]))
+    assert answers[0] == answers[1]
+
+
+def _call(message):
+    headers, body = message
+    [(function, arguments)] = body.items()
+    return function, arguments, headers
+
+
+DRIVER = """
+import asyncio, base64, json, sys, urllib.request
+from telepact_cli.telepact import Client, Message
+url, use_binary, always_json, calls = sys.argv[1], sys.argv[2] == "1", sys.argv[3] == "1", json.loads(sys.argv[4])
+wire = []
+async def adapter(message, serializer):
+    data = serializer.serialize(message)
+    with urllib.request.urlopen(urllib.request.Request(url, data=data, method="POST")) as response:
+        payload = response.read()
+    wire.append([data[:1] == b"\\x92", payload[:1] == b"\\x92"])
+    return serializer.deserialize(payload)
+options = Client.Options()
+options.use_binary, options.always_send_json = use_binary, always_json
+client = Client(adapter, options)
+results = [asyncio.run(client.request(Message(h, b))) for h, b in calls]
+print(json.dumps({"results": [[r.headers, r.body] for r in results], "wire": wire},
+                 default=lambda value: value.hex()))
+"""
+
+
+@pytest.mark.parametrize("use_binary, always_json", [(False, True), (True, True), (True, False)])
+def test_the_independent_client_works_against_this_server(calculator_url, peer_bin, use_binary, always_json):
+    """The other implementation's own client, in each of its modes, gets correct answers from us."""
+    import subprocess
+    user = f"theirs-{uuid.uuid4().hex[:8]}"
+    calls = json.dumps(CALLS).replace("$user", user)
+    run = subprocess.run([str(peer_bin / "python"), "-c", DRIVER, calculator_url, str(int(use_binary)),
+                          str(int(always_json)), calls], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    output = json.loads(run.stdout)
+    from reference.client import Client
+    with Client(calculator_url) as client:
+        expected = [client.call(*_call(c)) for c in json.loads(calls.replace(user, user + "-2"))]
+    assert normalized_bodies(output["results"]) == normalized_bodies(expected)
+    ok = [list(body) == ["Ok_"] for _, body in output["results"]]
+    if use_binary:  # after negotiating, Ok_ answers are MessagePack, and so are requests unless told JSON
+        assert [response for _, response in output["wire"]][1:] == ok[1:]
+        assert all(request == (not always_json) for request, _ in output["wire"][1:])
+    else:
+        assert output["wire"] == [[False, False]] * len(CALLS)

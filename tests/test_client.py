@@ -1,0 +1,240 @@
+"""The client and the binary wire, over real sockets: negotiation, packing, bytes, failures."""
+
+import json
+import socket
+import threading
+import time
+import uuid
+
+import msgpack
+import pytest
+
+from conftest import Connection, serving
+from reference import Service, calculator, load
+from reference.client import Client, NotAMessage, TimedOut, Unreachable
+
+ECHO = load([{"fn.echo": {"blobs!": ["bytes"], "map!": {"string": "bytes"}, "nested!": ["struct.Box"],
+                          "n!": "integer"},
+              "->": [{"Ok_": {"blobs!": ["bytes"], "map!": {"string": "bytes"}, "nested!": ["struct.Box"],
+                              "n!": "integer", "seen!": {"string": "any"}}}]},
+             {"struct.Box": {"data": "bytes?", "more!": {"string": ["bytes"]}}}])
+
+
+def echo(arguments, headers):
+    return {"Ok_": {**arguments, "seen!": {k: v for k, v in headers.items() if k in ("@time_", "@x")}}}
+
+
+class Recording:
+    """A service wrapper that keeps every request and response on the wire."""
+
+    def __init__(self, service):
+        self.service, self.wire = service, []
+
+    def handle(self, data):
+        reply = self.service.handle(data)
+        self.wire.append((data, reply.data))
+        return reply
+
+
+@pytest.fixture
+def echo_server():
+    recording = Recording(Service(ECHO, {"fn.echo": echo}))
+    with serving(recording) as server:
+        server.recording = recording
+        yield server
+
+
+@pytest.fixture(scope="module")
+def calculator_server():
+    recording = Recording(calculator.service())
+    with serving(recording) as server:
+        server.recording = recording
+        yield server
+
+
+def user():
+    return {"@auth_": {"Ephemeral": {"username": f"client-{uuid.uuid4().hex[:8]}"}}}
+
+
+@pytest.mark.parametrize("options", [{}, {"binary": True}, {"binary": True, "binary_requests": True},
+                                     {"binary": True, "packed": True},
+                                     {"binary": True, "binary_requests": True, "packed": True}])
+def test_bytes_in_nested_arrays_and_maps_travel_both_ways(echo_server, options):
+    """Every mode gives back bytes as bytes, wherever they sit."""
+    arguments = {"blobs!": [b"\x00\x01", b""], "map!": {"k": b"\xff"}, "n!": 7,
+                 "nested!": [{"data": None}, {"data": b"\x02", "more!": {"m": [b"\x03", b"\x04"]}}]}
+    with Client(echo_server.url, **options) as client:
+        for _ in range(3):
+            headers, body = client.call("fn.echo", arguments, {"@x": 1})
+            assert body == {"Ok_": {**arguments, "seen!": {"@time_": 5000, "@x": 1}}}
+
+
+def test_json_mode_sends_json_with_the_timeout(echo_server):
+    with Client(echo_server.url, timeout=2.5) as client:
+        assert client.call("fn.echo", {"n!": 1})[1]["Ok_"]["seen!"] == {"@time_": 2500}
+    [(request, response)] = echo_server.recording.wire
+    assert json.loads(request) == [{"@time_": 2500}, {"fn.echo": {"n!": 1}}]
+
+
+def test_negotiation_learns_the_encoding_once_then_sends_the_checksum(calculator_server):
+    """First JSON with @bin_ [] and a reply with @enc_; then @bin_ [checksum] and compact replies."""
+    wire = calculator_server.recording.wire
+    wire.clear()
+    with Client(calculator_server.url, binary=True) as client:
+        assert client.call("fn.add", {"x": 1, "y": 2}) == ({"@enc_": client.encodings[900069279].ids,
+                                                           "@bin_": [900069279]}, {"Ok_": {"result": 3}})
+        assert client.call("fn.add", {"x": 1, "y": 2}) == ({"@bin_": [900069279]}, {"Ok_": {"result": 3}})
+        assert client.call("fn.add", {"x": "no"})[1]["ErrorInvalidRequestBody_"]
+    requests = [json.loads(request) for request, _ in wire]
+    assert [r[0]["@bin_"] for r in requests] == [[], [900069279], [900069279]]
+    first, steady, error = [response for _, response in wire]
+    assert (len(first), len(steady)) == (474, 19)
+    assert steady == msgpack.packb([{"@bin_": [900069279]}, {4: {31: 3}}])
+    assert error[:1] == b"["
+
+
+def test_binary_requests_use_integer_keys_after_negotiating(calculator_server):
+    wire = calculator_server.recording.wire
+    wire.clear()
+    with Client(calculator_server.url, binary=True, binary_requests=True) as client:
+        for _ in range(2):
+            assert client.call("fn.add", {"x": 1.5, "y": 2})[1] == {"Ok_": {"result": 3.5}}
+    (first, _), (second, _) = wire
+    assert first[:1] == b"[" and msgpack.unpackb(second, strict_map_key=False) == [
+        {"@time_": 5000, "@bin_": [900069279]}, {10: {42: 1.5, 43: 2}}]
+
+
+def test_packed_tapes_with_unions_and_missing_cells_round_trip(calculator_server):
+    """Packed rows with union columns and skipped cells unpack to the same tape as JSON."""
+    headers = user()
+    with Client(calculator_server.url) as plain, Client(calculator_server.url, binary=True, packed=True,
+                                                         binary_requests=True) as packed:
+        plain.call("fn.saveVariables", {"variables": {"x": 1, "zeta": 2}}, headers)
+        for expression in ({"Variable": {"name": "missing"}},
+                           {"Mul": {"left": {"Variable": {"name": "zeta"}}, "right": {"Constant": {"value": 3}}}},
+                           {"Add": {"left": {"Variable": {"name": "x"}}, "right": {"Constant": {"value": 1}}}}):
+            packed.call("fn.evaluate", {"expression": expression}, headers)
+        for function in ("fn.getPaperTape", "fn.getVariables", "fn.getPaperTape"):
+            assert packed.call(function, {}, headers)[1] == plain.call(function, {}, headers)[1]
+    _, data = calculator_server.recording.wire[-2]
+    assert msgpack.unpackb(data, strict_map_key=False)[1][4][35][0] == msgpack.ExtType(17, b"")
+
+
+def test_the_documented_tape_sizes(calculator_server):
+    """Two tape entries: 289 B in JSON, 527 B the first binary time, 72 B steadily (as the peer)."""
+    headers = user()
+    with Client(calculator_server.url) as client:
+        client.call("fn.evaluate", {"expression": {"Add": {"left": {"Constant": {"value": 2}},
+                                                           "right": {"Constant": {"value": 3}}}}}, headers)
+        client.call("fn.evaluate", {"expression": {"Variable": {"name": "x"}}}, headers)
+    connection = Connection(calculator_server.url)
+    sizes = [len(connection.post(json.dumps([{**headers, **extra}, {"fn.getPaperTape": {}}]).encode())[2])
+             for extra in ({}, {"@bin_": []}, {"@bin_": [900069279]}, {"@bin_": [], "@pac_": True},
+                           {"@bin_": [900069279], "@pac_": True})]
+    assert sizes == [289, 527, 72, 545, 90]
+
+
+def test_steady_binary_is_smaller_than_json_for_every_function_with_a_result(calculator_server):
+    headers = user()
+    token_user = {"username": f"size-{uuid.uuid4().hex[:8]}"}
+    calls = [("fn.saveVariable", {"name": "pi", "value": 3.14159}), ("fn.add", {"x": 1, "y": 2}),
+             ("fn.getVariable", {"name": "pi"}), ("fn.getVariables", {}),
+             ("fn.evaluate", {"expression": {"Variable": {"name": "pi"}}}), ("fn.getPaperTape", {}),
+             ("fn.export", {}), ("fn.login", token_user), ("fn.api_", {})]
+    with Client(calculator_server.url) as client:
+        for function, arguments in calls[:1]:
+            client.call(function, arguments, headers)
+    connection = Connection(calculator_server.url)
+    for function, arguments in calls[1:]:
+        if function == "fn.login":
+            token_user["username"] += "x"  # a fresh username for each of the two logins
+        sizes = []
+        for extra in ({}, {"@bin_": [900069279]}):
+            if function == "fn.login":
+                token_user["username"] += "y"
+            sizes.append(len(connection.post(json.dumps([{**headers, **extra}, {function: arguments}]).encode())[2]))
+        assert sizes[1] < sizes[0], function
+
+
+def test_a_changed_schema_is_renegotiated(calculator_server):
+    """Restarted with another schema, the server refuses the old checksum; the client recovers."""
+    other = Recording(Service(ECHO, {"fn.echo": echo}))
+    with serving(calculator.service()) as server:
+        with Client(server.url, binary=True, binary_requests=True) as client:
+            client.call("fn.ping_")
+            client.call("fn.ping_")
+            old = client.checksum
+            server.service = other
+            assert client.call("fn.echo", {"n!": 4})[1]["Ok_"]["n!"] == 4
+            assert client.checksum != old and len(other.wire) == 2
+            assert json.loads(other.wire[0][1])[1] == {"ErrorParseFailure_": {
+                "reasons": [{"IncompatibleBinaryEncoding": {}}]}}
+
+
+def test_an_idle_connection_closed_by_the_server_is_reopened():
+    with serving(calculator.service(), timeout=0.2) as server, Client(server.url) as client:
+        client.call("fn.ping_")
+        time.sleep(0.5)
+        assert client.call("fn.ping_")[1] == {"Ok_": {}}
+
+
+def test_transport_failures_are_typed_and_explained():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with pytest.raises(Unreachable, match=rf"cannot reach http://127.0.0.1:{port}/api: Connection refused"):
+        Client(f"http://127.0.0.1:{port}/api").call("fn.ping_")
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}/api"
+        with pytest.raises(TimedOut, match=r"did not answer within 0.3 s"):
+            Client(url, timeout=0.3).call("fn.ping_")
+    with serving(calculator.service()) as server:
+        with pytest.raises(NotAMessage, match="answered HTTP 404"):
+            Client(server.url.replace("/api", "/other")).call("fn.ping_")
+    with pytest.raises(ValueError, match="not an http:// URL"):
+        Client("ftp://example.com/api")
+
+
+def test_an_answer_that_is_not_a_message_is_reported(monkeypatch):
+    """200 with garbage is not a message."""
+    class Garbage:
+        def handle(self, data):
+            from reference.service import Reply
+            return Reply(b"<html>oops</html>", "text/html", "", "")
+    with serving(Garbage()) as server:
+        with pytest.raises(NotAMessage, match="not a message"):
+            Client(server.url).call("fn.ping_")
+
+
+MALFORMED = [
+    ("truncated", msgpack.packb([{"@bin_": [900069279]}, {22: {}}])[:-3]),
+    ("array of three", msgpack.packb([{"@bin_": [900069279]}, {22: {}}, {}])),
+    ("body not a map", msgpack.packb([{"@bin_": [900069279]}, [22]])),
+    ("headers not a map", msgpack.packb([[1], {22: {}}])),
+    ("huge string length", b"\x92\x81\xa5@bin_\x91\xce\x35\xa5\xf7\x9f\xdb\xff\xff\xff\xff"),
+    ("huge map length", b"\x92\xdf\xff\xff\xff\xff"),
+    ("huge array length", b"\x92\x80\xdd\xff\xff\xff\xff"),
+    ("unknown ext type", msgpack.packb([{"@bin_": [900069279]}, {22: {"x": msgpack.ExtType(42, b"?")}}])),
+    ("timestamp ext", msgpack.packb([{"@bin_": [900069279], "@id_": msgpack.Timestamp(1, 0)}, {22: {}}])),
+    ("reserved byte", b"\x92\x80\xc1"),
+    ("invalid utf-8", b"\x92\x80\x81\xa3\xff\xfe\xfd\x80"),
+    ("deep nesting", msgpack.packb([{"@bin_": [900069279]}, {22: {}}])[:-1] + b"\x81\xa1a" + b"\x91" * 2000 + b"\x01"),
+    ("unknown id", msgpack.packb([{"@bin_": [900069279]}, {9999: {}}])),
+    ("float key", msgpack.packb([{"@bin_": [900069279]}, {1.5: {}}])),
+    ("array key", b"\x92\x81\xa5@bin_\x91\xce\x35\xa5\xf7\x9f\x81\x91\x01\x80"),
+    ("wrong checksum", msgpack.packb([{"@bin_": [1]}, {22: {}}])),
+    ("no checksum", msgpack.packb([{}, {22: {}}])),
+    ("NaN", msgpack.packb([{"@bin_": [900069279]}, {10: {42: float("nan"), 43: 1}}])),
+]
+
+
+@pytest.mark.parametrize("name, data", MALFORMED, ids=[name for name, _ in MALFORMED])
+def test_malformed_messagepack_is_a_clean_parse_failure(calculator_server, name, data):
+    """Whatever is wrong with the MessagePack, the answer is ErrorParseFailure_ and nothing else."""
+    connection = Connection(calculator_server.url)
+    status, headers, response = connection.post(data)
+    assert status == 200 and headers["Content-Type"] == "application/json"
+    assert list(json.loads(response)[1]) == ["ErrorParseFailure_"]
+    assert connection.post(b'[{}, {"fn.ping_": {}}]')[2] == b'[{}, {"Ok_": {}}]'
