@@ -24,8 +24,6 @@ each entry gets a generator seeded with 1, every optional field, and
 collections of two elements.
 """
 
-from typing import NamedTuple
-
 from .codec import to_base64
 from .schema import Type
 
@@ -72,23 +70,42 @@ class Random:
         return self.next_int().to_bytes(4, "big")
 
 
-class Context(NamedTuple):
-    """Where values come from and how they are shaped."""
+class Context:
+    """Where values come from and how they are shaped, with a budget that keeps them finite.
 
-    random: Random
-    optional: str = "random"  # "random": a coin per optional field; "all"; "none"
-    length: tuple = (0, 3)  # collection lengths, lower bound included, upper excluded
+    A recursive type can describe values of any size (a union.Expression whose
+    tags mostly hold two more expressions has a fair chance of never ending).
+    Once `budget` values have been made, or the nesting reaches `MAX_DEPTH`,
+    everything left is made as small as it can be: null where allowed, empty
+    collections, no optional fields, and the union tag with the fewest nested
+    required fields. Values that fit the budget are not affected at all."""
+
+    MAX_DEPTH = 64
+
+    def __init__(self, random, optional="random", length=(0, 3), budget=1000):
+        self.random, self.optional, self.length = random, optional, length
+        self.left, self.depth = budget, 0
+
+    @property
+    def exhausted(self):
+        return self.left <= 0 or self.depth >= self.MAX_DEPTH
 
     def count(self):
+        if self.exhausted:
+            return 0
         low, high = self.length
         return low + self.random.below(high - low)
 
 
 def generate(type_, context):
     """A random value of `type_`."""
-    if type_.nullable and context.random.boolean():
+    if type_.nullable and (context.exhausted or context.random.boolean()):
         return None
-    return GENERATORS[type_.kind](type_, context)
+    context.left -= 1
+    context.depth += 1
+    value = GENERATORS[type_.kind](type_, context)
+    context.depth -= 1
+    return value
 
 
 def generate_any(type_, context):
@@ -108,7 +125,7 @@ def generate_fields(struct, context):
     """A random object holding the fields of `struct`."""
     value = {}
     for name in sorted(struct.fields):
-        if name.endswith("!") and (context.optional == "none" or (
+        if name.endswith("!") and (context.optional == "none" or context.exhausted or (
                 context.optional == "random" and context.random.boolean())):
             continue
         value[name] = generate(struct.fields[name], context)
@@ -118,7 +135,11 @@ def generate_fields(struct, context):
 def generate_tags(union, context):
     """A random value of `union`: one of its tags, with its fields."""
     tags = sorted(union.tags)
-    tag = tags[context.random.below(len(tags))]
+    if context.exhausted:
+        tag = min(tags, key=lambda t: sum(union.tags[t].fields[n].kind in NESTED
+                                          for n in union.tags[t].required))
+    else:
+        tag = tags[context.random.below(len(tags))]
     return {tag: generate_fields(union.tags[tag], context)}
 
 
@@ -134,6 +155,35 @@ def generate_stub(type_, context):
     call = generate_call(type_, context)
     [name] = call
     return {**call, "->": generate_tags(type_.of[name].result, context)}
+
+
+NESTED = ("struct", "union", "fn", "_ext.Call_", "_ext.Stub_")
+
+
+def fill(value, type_, context):
+    """Complete a stub's partial value: keep what it gives, generate missing required fields."""
+    kind = type_.kind
+    if value is None or kind not in ("array", "map", "struct", "union", "fn"):
+        return value
+    if kind == "array":
+        return [fill(element, type_.of, context) for element in value]
+    if kind == "map":
+        return {key: fill(element, type_.of, context) for key, element in value.items()}
+    if kind == "struct":
+        return fill_fields(value, type_.of, context)
+    [(tag, fields)] = value.items()
+    return {tag: fill_fields(fields, type_.of.tags[tag], context)}
+
+
+def fill_fields(value, struct, context):
+    """Complete an object of `struct` fields, in field name order like generated ones."""
+    filled = {}
+    for name in sorted(struct.fields):
+        if name in value:
+            filled[name] = fill(value[name], struct.fields[name], context)
+        elif not name.endswith("!"):
+            filled[name] = generate(struct.fields[name], context)
+    return filled
 
 
 GENERATORS = {

@@ -126,32 +126,34 @@ class Server(ThreadingHTTPServer):
         return f"http://{host}:{port}{self.path}"
 
 
-def main(argv=None):
-    """Serve the calculator over HTTP until interrupted."""
-    parser = argparse.ArgumentParser(
-        prog="python -m reference.server",
-        description="Serve the demo calculator over HTTP (POST [headers, body] messages).")
+def add_options(parser, port):
+    """Add the options every server command has to an argparse parser."""
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default %(default)s)")
-    parser.add_argument("--port", type=int, default=8000, help="port to listen on (default %(default)s)")
+    parser.add_argument("--port", type=int, default=port, help="port to listen on (default %(default)s)")
     parser.add_argument("--path", default="/api", help="the API path (default %(default)s)")
     parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"],
                         help="logging detail (default %(default)s)")
-    parser.add_argument("--unavailable-rate", type=_rate, default=0.0, metavar="RATE",
-                        help="answer ErrorUnavailable to this fraction of calls, to test "
-                             "clients (default 0)")
     parser.add_argument("--max-body", type=int, default=MAX_BODY, metavar="BYTES",
                         help="largest request body accepted (default %(default)s)")
-    options = parser.parse_args(argv)
+
+
+def check_options(parser, options):
+    """Refuse option values argparse cannot check by itself."""
     if not options.path.startswith("/"):
         parser.error("--path must start with /")
+    if not 0 <= options.port <= 65535:
+        parser.error(f"--port {options.port} is not between 0 and 65535")
     logging.basicConfig(level=options.log_level.upper(), format="%(asctime)s %(levelname)s %(message)s")
-    service = calculator.service(unavailable_rate=options.unavailable_rate)
+
+
+def run(service, options, what):
+    """Serve `service` as the options say until Ctrl-C; return the exit status."""
     try:
         server = Server(service, options.host, options.port, options.path, options.max_body)
     except OSError as error:
         print(f"error: cannot listen on {options.host}:{options.port}: {error.strerror}", file=sys.stderr)
         return 1
-    print(f"Serving the calculator at {server.url} (Ctrl-C to stop)", flush=True)
+    print(f"Serving {what} at {server.url} (Ctrl-C to stop)", flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:
@@ -159,6 +161,20 @@ def main(argv=None):
     finally:
         server.server_close()
     return 0
+
+
+def main(argv=None):
+    """Serve the calculator over HTTP until interrupted."""
+    parser = argparse.ArgumentParser(
+        prog="python -m reference.server",
+        description="Serve the demo calculator over HTTP (POST [headers, body] messages).")
+    add_options(parser, port=8000)
+    parser.add_argument("--unavailable-rate", type=_rate, default=0.0, metavar="RATE",
+                        help="answer ErrorUnavailable to this fraction of calls, to test "
+                             "clients (default 0)")
+    options = parser.parse_args(argv)
+    check_options(parser, options)
+    return run(calculator.service(unavailable_rate=options.unavailable_rate), options, "the calculator")
 
 
 def _rate(text):

@@ -156,13 +156,9 @@ def check_tags(value, union, path):
 def check_call(value, type_, path):
     """An `_ext.Call_`: {"fn.X": arguments}, where missing required arguments are allowed."""
     name = yield from _one_function(value, path)
-    if name is None:
-        return
-    function = type_.of.get(name)
-    if function is None:
-        yield case(path + (name,), "FunctionUnknown")
-        return
-    yield from _partial(check_fields(value[name], function.arguments, path + (name,)))
+    function = yield from _mockable(type_.of, name, path)
+    if function is not None:
+        yield from _partial(check_fields(value[name], function.arguments, path + (name,)))
 
 
 def check_stub(value, type_, path):
@@ -175,9 +171,8 @@ def check_stub(value, type_, path):
     for key in value:
         if key not in (name, "->"):
             yield case(path + (key,), "ObjectKeyDisallowed")
-    function = type_.of.get(name)
+    function = yield from _mockable(type_.of, name, path)
     if function is None:
-        yield case(path + (name,), "FunctionUnknown")
         return
     yield from _partial(check_fields(value[name], function.arguments, path + (name,)))
     if "->" in value:
@@ -195,6 +190,19 @@ def _one_function(value, path):
             "regex": "^fn\\..*$", "actual": len(names), "expected": 1, "keys": sorted(value)})
         return None
     return names[0]
+
+
+def _mockable(functions, name, path):
+    """Yield the case of a function a mock never answers for; return the function otherwise."""
+    if name is None:
+        return None
+    if name not in functions:
+        yield case(path + (name,), "FunctionUnknown")
+    elif functions[name].internal:  # fn.ping_ and friends are never stubbed or recorded
+        yield case(path + (name,), "ObjectKeyDisallowed")
+    else:
+        return functions[name]
+    return None
 
 
 def _partial(cases):

@@ -86,3 +86,10 @@ def peer_demo(peer_bin):
     """The URL of the independent implementation's demo calculator."""
     with peer.running(peer_bin, "demo-server", port=peer.free_port()) as url:
         yield url
+
+
+@pytest.fixture(scope="session")
+def peer_mock(peer_bin, calculator_url):
+    """The URL of the independent implementation's mock, built from our calculator's URL."""
+    with peer.running(peer_bin, "mock", "--http-url", calculator_url, port=peer.free_port()) as url:
+        yield url

@@ -1,0 +1,256 @@
+"""The mock server: any live server's schema, answered with stubs or generated values.
+
+How this works
+--------------
+A mock is an ordinary `Service`: the public schema of a live server (fetched
+with `fn.api_`, or read from a saved copy) plus the mock's control functions
+from `schemas/mock.json`, which `fn.api_` shows only with `includeInternal!`.
+It validates requests exactly like the live server, because it is the same
+core. Every function of the schema gets the same handler, `Mock.answer`:
+
+1. record the call, `{"fn.name": arguments}`;
+2. answer with the result of the newest stub that matches and has uses left,
+   its missing required fields generated;
+3. otherwise generate a result (or, with generation off and no `@gen_: true`
+   header, answer `ErrorNoMatchingStub_`).
+
+A stub matches a call partially by default: every argument it names must be
+in the call with the same value, where objects match if they hold the stub's
+keys with matching values, and arrays if every element of the stub's array
+matches some element of the call's. `strictMatch!` asks for equal arguments.
+`fn.verify_` counts the recorded calls that match in the same way and marks
+them verified, which is what `fn.verifyNoMoreInteractions_` looks at.
+
+Values come from the seeded generator of `generate.py`: a mock answers the
+same calls with the same values every time it starts, or after
+`fn.setRandomSeed_`.
+"""
+
+import argparse
+import functools
+import json
+import os
+import sys
+import threading
+import time
+import urllib.parse
+from pathlib import Path
+
+from . import server
+from .client import Client, NotAMessage, TransportError, Unreachable
+from .generate import Context, Random, fill, generate_fields
+from .schema import SchemaError, Type, bundled, load
+from .service import Service
+
+NO_MATCHING_STUB = {"ErrorNoMatchingStub_": {}}
+
+
+class Mock:
+    """The stubs, recorded calls and random values of one mock server."""
+
+    def __init__(self, schema, seed=0, optional="random", length=(0, 3), generation=True,
+                 max_stubs=10_000, max_calls=100_000):
+        self.schema, self.generation = schema, generation
+        self.random, self.optional, self.length = Random(seed), optional, length
+        self.max_stubs, self.max_calls = max_stubs, max_calls
+        self.lock = threading.Lock()
+        self.stubs = []  # newest first: [call, result, strict, uses left (negative: unlimited)]
+        self.calls = []  # in arrival order: [call, verified]
+
+    def handlers(self):
+        """A handler for every function: the service's own get `answer`, the mock's own theirs."""
+        own = {name: functools.partial(self.answer, name)
+               for name, function in self.schema.functions.items() if not function.internal}
+        return {**own, "fn.createStub_": self.create_stub, "fn.verify_": self.verify,
+                "fn.verifyNoMoreInteractions_": self.verify_no_more_interactions,
+                "fn.clearStubs_": self.clear_stubs, "fn.clearCalls_": self.clear_calls,
+                "fn.setRandomSeed_": self.set_random_seed}
+
+    def context(self):
+        return Context(self.random, self.optional, self.length)
+
+    def answer(self, name, arguments, headers):
+        """Answer a call of the mocked service."""
+        function = self.schema.functions[name]
+        with self.lock:
+            self.calls.append([{name: arguments}, False])
+            del self.calls[:-self.max_calls]
+            for stub in self.stubs:
+                call, result, strict, uses = stub
+                if name in call and uses != 0 and matches(call[name], arguments, strict):
+                    if uses > 0:
+                        stub[3] -= 1
+                    return fill(result, Type("union", False, function.result), self.context())
+            if not self.generation and headers.get("@gen_") is not True:
+                return NO_MATCHING_STUB
+            return {"Ok_": generate_fields(function.result.tags["Ok_"], self.context())}
+
+    def create_stub(self, arguments, headers):
+        stub = arguments["stub"]
+        [name] = [key for key in stub if key.startswith("fn.")]
+        with self.lock:
+            self.stubs.insert(0, [{name: stub[name]}, stub["->"], arguments.get("strictMatch!", False),
+                                  arguments.get("count!", -1)])
+            del self.stubs[self.max_stubs:]
+        return {"Ok_": {}}
+
+    def verify(self, arguments, headers):
+        [(name, wanted)] = arguments["call"].items()
+        strict = arguments.get("strictMatch!", False)
+        criteria = arguments.get("count!", {"AtLeast": {"times": 1}})
+        [(kind, times)] = [(kind, fields["times"]) for kind, fields in criteria.items()]
+        with self.lock:
+            found = 0
+            for record in self.calls:
+                call = record[0]
+                if name in call and matches(wanted, call[name], strict):
+                    found += 1
+                    record[1] = True  # verified, whether or not this verification passes
+            too_many = kind in ("Exact", "AtMost") and found > times
+            too_few = kind in ("Exact", "AtLeast") and found < times
+            if not (too_many or too_few):
+                return {"Ok_": {}}
+            reason = "TooManyMatchingCalls" if too_many else "TooFewMatchingCalls"
+            return {"ErrorVerificationFailure": {"reason": {reason: {
+                "wanted": criteria, "found": found, "allCalls": [call for call, _ in self.calls]}}}}
+
+    def verify_no_more_interactions(self, arguments, headers):
+        with self.lock:
+            unverified = [call for call, verified in self.calls if not verified]
+        if unverified:
+            return {"ErrorVerificationFailure": {"additionalUnverifiedCalls": unverified}}
+        return {"Ok_": {}}
+
+    def clear_stubs(self, arguments, headers):
+        with self.lock:
+            self.stubs.clear()
+        return {"Ok_": {}}
+
+    def clear_calls(self, arguments, headers):
+        with self.lock:
+            self.calls.clear()
+        return {"Ok_": {}}
+
+    def set_random_seed(self, arguments, headers):
+        with self.lock:
+            self.random.seed(arguments["seed"])
+        return {"Ok_": {}}
+
+
+def matches(wanted, actual, strict):
+    """Whether `actual` arguments match `wanted` ones, partially unless `strict`."""
+    if strict:
+        return equal(wanted, actual)
+    if type(wanted) is dict:
+        return type(actual) is dict and all(
+            key in actual and matches(value, actual[key], False) for key, value in wanted.items())
+    if type(wanted) is list:
+        return type(actual) is list and all(
+            any(matches(element, candidate, False) for candidate in actual) for element in wanted)
+    return equal(wanted, actual)
+
+
+def equal(a, b):
+    """JSON equality: 1 equals 1.0, but true is not 1."""
+    if type(a) is bool or type(b) is bool:
+        return type(a) is type(b) and a == b
+    if type(a) is dict:
+        return type(b) is dict and a.keys() == b.keys() and all(equal(a[k], b[k]) for k in a)
+    if type(a) is list:
+        return type(b) is list and len(a) == len(b) and all(map(equal, a, b))
+    return a == b
+
+
+def service(source, **options):
+    """A mock Service for the schema at `source` (entries, a file or a directory)."""
+    schema = load(source, internal=[bundled("mock")])
+    return Service(schema, Mock(schema, **options).handlers())
+
+
+def fetch(url, attempts=10, pause=0.5):
+    """The public schema of the live server at `url`, asked for with `fn.api_`.
+
+    Retries for a while, so that a mock can start beside a server that is starting too."""
+    with Client(url, timeout=5) as client:
+        for attempt in range(attempts):
+            try:
+                _, body = client.call("fn.api_")
+                break
+            except Unreachable as error:
+                if attempt == attempts - 1:
+                    raise Unreachable(f"{error} (tried {attempts} times in {attempts * pause:g} s)") from None
+                time.sleep(pause)
+    api = body.get("Ok_", {}).get("api")
+    if not isinstance(api, list):
+        raise NotAMessage(f"{url} answered fn.api_ with {json.dumps(body)[:200]}, not a schema")
+    return api
+
+
+def default_cache(url):
+    """Where the schema fetched from `url` is saved unless --cache says otherwise."""
+    parts = urllib.parse.urlsplit(url)
+    name = f"{parts.hostname}-{parts.port or 80}{parts.path}".replace("/", "_")
+    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return root / "sdms-reference" / f"{name}.json"
+
+
+def main(argv=None):
+    """Serve a mock of a live server's schema until interrupted."""
+    parser = argparse.ArgumentParser(
+        prog="python -m reference.mock",
+        description="Serve a mock built from a live server's schema (or a saved copy): it "
+                    "validates like the server and answers with stubs or generated values.")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--schema-url", metavar="URL", help="fetch the schema from this live server "
+                        "(fn.api_) and save a copy in the cache file")
+    source.add_argument("--schema-file", metavar="FILE", help="read the schema from a saved JSON file")
+    source.add_argument("--schema-dir", metavar="DIR", help="read the schema from a directory of JSON files")
+    parser.add_argument("--cache", metavar="FILE", help="where --schema-url saves the schema "
+                        "(default ~/.cache/sdms-reference/HOST-PORT_PATH.json)")
+    server.add_options(parser, port=8080)
+    parser.add_argument("--seed", type=int, default=0, help="seed of the generated values (default 0)")
+    parser.add_argument("--collection-length", type=int, nargs=2, default=(0, 3), metavar=("MIN", "MAX"),
+                        help="generated arrays and maps have MIN to MAX-1 elements (default 0 3)")
+    optional = parser.add_mutually_exclusive_group()
+    optional.add_argument("--no-optional-fields", dest="optional", action="store_const", const="none",
+                          default="random", help="never generate optional fields")
+    optional.add_argument("--all-optional-fields", dest="optional", action="store_const", const="all",
+                          help="always generate optional fields (default: a coin decides each)")
+    parser.add_argument("--no-generation", action="store_true",
+                        help="answer unstubbed calls with ErrorNoMatchingStub_ instead of generated values")
+    options = parser.parse_args(argv)
+    low, high = options.collection_length
+    if not 0 <= low <= high:
+        parser.error("--collection-length needs 0 <= MIN <= MAX")
+    server.check_options(parser, options)
+    try:
+        source = _source(options)
+        mock = service(source, seed=options.seed, optional=options.optional, length=(low, max(high, low)),
+                       generation=not options.no_generation)
+    except (TransportError, OSError, SchemaError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    return server.run(mock, options, f"a mock of {options.schema_url or source}")
+
+
+def _source(options):
+    """The schema to mock: fetched (and saved), or the path of a saved copy."""
+    if options.schema_file or options.schema_dir:
+        path = Path(options.schema_file or options.schema_dir)
+        if not path.exists():
+            raise OSError(f"cannot read the schema: {path} does not exist")
+        return path
+    api = fetch(options.schema_url)
+    cache = Path(options.cache) if options.cache else default_cache(options.schema_url)
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        cache.write_text(json.dumps(api, indent=2) + "\n", encoding="utf-8")
+    except OSError as error:
+        raise OSError(f"cannot save the schema to {cache}: {error.strerror}") from None
+    print(f"Saved the schema of {options.schema_url} to {cache}; without the server, "
+          f"start with --schema-file {cache}", flush=True)
+    return api
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,304 @@
+"""The mock server over real sockets: start-up, stubs, verification, generated values."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from conftest import Connection, serving
+from reference import calculator, mock
+from reference.client import Client
+from reference.schema import bundled
+
+ADD = {"fn.add": {"x": 1, "y": 2}}
+OK = {"Ok_": {}}
+
+
+@pytest.fixture
+def mocked():
+    """A connection to a fresh mock of the calculator; `.call(body, headers)` returns the body."""
+    with serving(mock.service(bundled("calculator"))) as server:
+        connection = Connection(server.url)
+        connection.body = lambda body, headers=None: connection.call([headers or {}, body])[1]
+        yield connection
+
+
+def stub(call, result, **options):
+    return {"fn.createStub_": {"stub": {**call, "->": result}, **options}}
+
+
+def test_a_mock_fetched_from_a_live_server_serves_the_same_public_schema(calculator_url):
+    """fn.api_ is the live server's; the mock's own functions show only with includeInternal!."""
+    live = Connection(calculator_url).call([{}, {"fn.api_": {}}])
+    with serving(mock.service(mock.fetch(calculator_url))) as server:
+        connection = Connection(server.url)
+        assert connection.call([{}, {"fn.api_": {}}]) == live
+        everything = connection.call([{}, {"fn.api_": {"includeInternal!": True}}])[1]["Ok_"]["api"]
+        keys = {next(k for k in e if k[0] not in "/-$") for e in everything}
+        assert len(everything) == 46 and {"fn.createStub_", "fn.verify_", "fn.verifyNoMoreInteractions_",
+                                          "fn.clearStubs_", "fn.clearCalls_", "fn.setRandomSeed_",
+                                          "_ext.Stub_", "_ext.Call_", "union.CallCountCriteria_",
+                                          "union.VerificationFailure_", "errors.Mock_"} <= keys
+        for bad in ([{}, {"fn.add": {"x": "1", "y": 2}}], [{}, {"fn.logout": {"username": "a"}}], [{}, {}]):
+            assert connection.call(bad) == Connection(calculator_url).call(bad)
+
+
+def test_the_mock_checksum_is_the_one_of_the_other_implementation():
+    service = mock.service(bundled("calculator"))
+    assert service.encoding.checksum == -959690647 and len(service.encoding.ids) == 59
+
+
+@pytest.mark.parametrize("steps", [
+    # partial matching, newest stub first, falling back to older ones, then to generated values
+    [(stub({"fn.add": {"x": 1}}, {"Ok_": {"result": 100}}), OK),
+     (ADD, {"Ok_": {"result": 100}}),
+     ({"fn.add": {"x": 2, "y": 50}}, {"Ok_": {"result": 0.001007557381413671}}),
+     (stub({"fn.add": {"x": 1, "y": 2}}, {"Ok_": {"result": 3}}, **{"strictMatch!": True}), OK),
+     (ADD, {"Ok_": {"result": 3}}),
+     ({"fn.add": {"x": 1, "y": 3}}, {"Ok_": {"result": 100}})],
+    # count!, and an error tag as the stubbed result
+    [(stub({"fn.evaluate": {"expression": {"Variable": {"name": "q"}}}},
+           {"ErrorUnknownVariables": {"unknownVariables": ["q"]}}, **{"count!": 2}), OK),
+     ({"fn.evaluate": {"expression": {"Variable": {"name": "q"}}}}, {"ErrorUnknownVariables": {"unknownVariables": ["q"]}}),
+     ({"fn.evaluate": {"expression": {"Variable": {"name": "q"}}}}, {"ErrorUnknownVariables": {"unknownVariables": ["q"]}}),
+     ({"fn.evaluate": {"expression": {"Variable": {"name": "q"}}}}, {"Ok_": {
+         "result": 0.001007557381413671, "saveResult": {"fn.saveVariable": {
+             "name": "kappa", "value": 0.007592086218107532}}}})],
+    [(stub({"fn.add": {}}, {"Ok_": {"result": 1}}, **{"count!": 0}), OK),
+     (ADD, {"Ok_": {"result": 0.001007557381413671}})],
+    # missing required result fields are generated; given ones are kept
+    [(stub({"fn.getVariable": {}}, {"Ok_": {"variable!": {"name": "n"}}}), OK),
+     ({"fn.getVariable": {"name": "zz"}}, {"Ok_": {"variable!": {"name": "n", "value": 0.001007557381413671}}})],
+    # partial matching inside arrays: every stubbed element equals some element of the call
+    [(stub({"fn.deleteVariables": {"names": ["r", "p"]}}, OK), OK),
+     ({"fn.deleteVariables": {"names": ["p", "q", "r"]}}, OK),
+     ({"fn.deleteVariables": {"names": ["p", "q"]}}, {"Ok_": {}})],
+    # bytes in a JSON stub, in the matcher and in the result
+    [(stub({"fn.import": {"blob": "AQI="}}, {"ErrorInvalidBlob": {"reason": "stubbed"}}), OK),
+     ({"fn.import": {"blob": "AQI="}}, {"ErrorInvalidBlob": {"reason": "stubbed"}}),
+     (stub({"fn.export": {}}, {"Ok_": {"blob": "/w=="}}), OK),
+     ({"fn.export": {}}, {"Ok_": {"blob": "/w=="}})],
+    # true is not 1, although 1 is 1.0
+    [(stub({"fn.add": {"x": 1.0}}, {"Ok_": {"result": 7}}), OK), (ADD, {"Ok_": {"result": 7}})],
+])
+def test_stubs(mocked, steps):
+    """Each step's request gets exactly the expected answer."""
+    for request, expected in steps:
+        assert mocked.body(request) == expected, request
+
+
+def test_stub_results_are_completed_inside_arrays_and_unions(mocked):
+    """Given values stay (null included); missing required fields anywhere are generated."""
+    mocked.body(stub({"fn.getPaperTape": {}}, {"Ok_": {"tape": [
+        {"result": None, "expression": {"Add": {"left": {"Constant": {"value": 5}}}}}, {"successful": True}]}}))
+    first, second = mocked.body({"fn.getPaperTape": {}})["Ok_"]["tape"]
+    assert list(first) == ["expression", "result", "successful", "timestamp"] == list(second)
+    assert first["result"] is None and first["expression"]["Add"]["left"] == {"Constant": {"value": 5}}
+    assert list(first["expression"]["Add"]) == ["left", "right"] and second["successful"] is True
+    assert type(first["timestamp"]) is int and type(first["successful"]) is bool
+
+
+def cases(*pairs):
+    return {"ErrorInvalidRequestBody_": {"cases": [{"path": path, "reason": reason} for path, reason in pairs]}}
+
+
+@pytest.mark.parametrize("request_, expected", [
+    (stub({"fn.add": {"x": "bad"}}, {"Ok_": {"result": "bad"}}), cases(
+        (["fn.createStub_", "stub", "fn.add", "x"],
+         {"TypeUnexpected": {"actual": {"String": {}}, "expected": {"Number": {}}}}),
+        (["fn.createStub_", "stub", "->", "Ok_", "result"],
+         {"TypeUnexpected": {"actual": {"String": {}}, "expected": {"Number": {}}}}))),
+    (stub({"fn.add": {}}, {"Nope": {}}), cases((["fn.createStub_", "stub", "->", "Nope"], {"ObjectKeyDisallowed": {}}))),
+    (stub({"fn.getPaperTape": {}}, {"Ok_": {"tape": [{"timestamp": 2**63}]}}),
+     cases((["fn.createStub_", "stub", "->", "Ok_", "tape", 0, "timestamp"], {"NumberOutOfRange": {}}))),
+    ({"fn.createStub_": {"stub": {"fn.add": {}}}},
+     cases((["fn.createStub_", "stub"], {"RequiredObjectKeyMissing": {"key": "->"}}))),
+    ({"fn.createStub_": {"stub": {"fn.add": {}, "fn.evaluate": {}, "->": OK}}}, cases(
+        (["fn.createStub_", "stub"], {"ObjectKeyRegexMatchCountUnexpected": {
+            "regex": "^fn\\..*$", "actual": 2, "expected": 1, "keys": ["->", "fn.add", "fn.evaluate"]}}))),
+    ({"fn.createStub_": {"stub": {"fn.add": {}, "->": OK, "extra": 1}}},
+     cases((["fn.createStub_", "stub", "extra"], {"ObjectKeyDisallowed": {}}))),
+    (stub({"fn.nope": {}}, OK), cases((["fn.createStub_", "stub", "fn.nope"], {"FunctionUnknown": {}}))),
+    (stub({"fn.ping_": {}}, OK), cases((["fn.createStub_", "stub", "fn.ping_"], {"ObjectKeyDisallowed": {}}))),
+    (stub({"fn.import": {"blob": "AQI"}}, OK), cases((["fn.createStub_", "stub", "fn.import", "blob"], {
+        "TypeUnexpected": {"actual": {"String": {}}, "expected": {"Base64String": {}}}}))),
+    ({"fn.verify_": {"call": {"fn.add": {}}, "count!": {"Exact": {}}}},
+     cases((["fn.verify_", "count!", "Exact"], {"RequiredObjectKeyMissing": {"key": "times"}}))),
+    ({"fn.verify_": {"call": {"fn.nope": {}}}}, cases((["fn.verify_", "call", "fn.nope"], {"FunctionUnknown": {}}))),
+    ({"fn.verify_": {"call": {}}}, cases((["fn.verify_", "call"], {"ObjectKeyRegexMatchCountUnexpected": {
+        "regex": "^fn\\..*$", "actual": 0, "expected": 1, "keys": []}}))),
+])
+def test_invalid_stubs_and_verifications_are_request_errors(mocked, request_, expected):
+    """What no call could match is refused when it is sent, with paths into the stub."""
+    assert mocked.body(request_) == expected
+
+
+def failure(kind, wanted, found, calls):
+    return {"ErrorVerificationFailure": {"reason": {kind: {"wanted": wanted, "found": found, "allCalls": calls}}}}
+
+
+def test_verification(mocked):
+    """fn.verify_ counts matching calls (default at least one) and marks them verified."""
+    calls = [ADD, {"fn.add": {"x": 1, "y": 5}}, {"fn.saveVariables": {"variables": {"a": 1, "b": 2}}},
+             {"fn.deleteVariables": {"names": ["p", "q", "r"]}}]
+    assert mocked.body({"fn.verify_": {"call": {"fn.add": {}}}}) == failure(
+        "TooFewMatchingCalls", {"AtLeast": {"times": 1}}, 0, [])
+    for call in calls:
+        mocked.body(call)
+    mocked.body({"fn.ping_": {}})
+    verify = lambda call, **options: mocked.body({"fn.verify_": {"call": call, **options}})
+    assert verify({"fn.add": {"x": 1}}) == OK
+    assert verify({"fn.add": {"x": 1}}, **{"count!": {"Exact": {"times": 1}}}) == failure(
+        "TooManyMatchingCalls", {"Exact": {"times": 1}}, 2, calls)
+    assert verify({"fn.add": {"x": 9}}, **{"count!": {"Exact": {"times": 1}}}) == failure(
+        "TooFewMatchingCalls", {"Exact": {"times": 1}}, 0, calls)
+    assert verify({"fn.add": {"x": 1}}, **{"count!": {"AtMost": {"times": 1}}}) == failure(
+        "TooManyMatchingCalls", {"AtMost": {"times": 1}}, 2, calls)
+    assert verify({"fn.add": {"x": 1}}, **{"count!": {"AtMost": {"times": 2}}}) == OK
+    assert verify({"fn.add": {"x": 1}}, **{"count!": {"AtLeast": {"times": 3}}}) == failure(
+        "TooFewMatchingCalls", {"AtLeast": {"times": 3}}, 2, calls)
+    assert verify({"fn.add": {"x": 1}}, **{"strictMatch!": True}) == failure(
+        "TooFewMatchingCalls", {"AtLeast": {"times": 1}}, 0, calls)
+    assert verify(ADD, **{"strictMatch!": True}) == OK
+    assert verify({"fn.deleteVariables": {"names": ["r", "p"]}}) == OK
+    assert verify({"fn.getVariables": {}}, **{"count!": {"Exact": {"times": 0}}}) == OK
+    assert mocked.body({"fn.verifyNoMoreInteractions_": {}}) == {"ErrorVerificationFailure": {
+        "additionalUnverifiedCalls": [calls[2]]}}
+    assert verify({"fn.saveVariables": {}}) == OK
+    assert mocked.body({"fn.verifyNoMoreInteractions_": {}}) == OK
+    assert mocked.body({"fn.clearCalls_": {}}) == OK
+    assert verify({"fn.add": {}}) == failure("TooFewMatchingCalls", {"AtLeast": {"times": 1}}, 0, [])
+
+
+def test_clearing_stubs_and_seeding(mocked):
+    """clearStubs_ forgets stubs; setRandomSeed_ makes generated values repeat."""
+    mocked.body(stub({"fn.add": {}}, {"Ok_": {"result": 5}}))
+    assert mocked.body(ADD) == {"Ok_": {"result": 5}}
+    assert mocked.body({"fn.clearStubs_": {}}) == OK
+    mocked.body({"fn.setRandomSeed_": {"seed": 42}})
+    first = [mocked.body(ADD) for _ in range(3)]
+    mocked.body({"fn.setRandomSeed_": {"seed": 42}})
+    assert [mocked.body(ADD) for _ in range(3)] == first
+    assert first[0] == {"Ok_": {"result": 0.042317410019374176}}
+    assert first[1] == {"Ok_": {"result": 0.031891807462969705}}
+
+
+def test_protected_functions_still_need_auth(mocked):
+    assert mocked.body({"fn.logout": {"username": "a"}}) == {
+        "ErrorUnauthenticated_": {"message!": "Valid authentication is required."}}
+    assert mocked.body({"fn.logout": {"username": "a"}}, {"@auth_": {"Session": {"token": "any"}}}) == OK
+
+
+def test_without_generation_unstubbed_calls_get_no_matching_stub():
+    with serving(mock.service(bundled("calculator"), generation=False)) as server:
+        connection = Connection(server.url)
+        assert connection.call([{}, ADD])[1] == {"ErrorNoMatchingStub_": {}}
+        assert list(connection.call([{"@gen_": True}, ADD])[1]) == ["Ok_"]
+        connection.call([{}, stub({"fn.add": {}}, {"Ok_": {"result": 1}})])
+        assert connection.call([{}, ADD])[1] == {"Ok_": {"result": 1}}
+
+
+EVERY_TYPE = [
+    {"fn.all": {}, "->": [{"Ok_": {
+        "b": "boolean", "i": "integer", "n": "number", "s": "string", "y": "bytes", "a": "any",
+        "ni": "integer?", "ny": "bytes?", "arr": ["integer?"], "ybs": ["bytes"], "ymap": {"string": "bytes"},
+        "st": "struct.Pair", "un": "union.Shape", "call": "fn.ping2", "tree": "union.Expr",
+        "opt!": "string?", "nested": [{"string": ["struct.Pair?"]}]}}]},
+    {"fn.ping2": {"note!": "string"}, "->": [{"Ok_": {}}]},
+    {"struct.Pair": {"left": "integer", "right": "string?"}},
+    {"union.Shape": [{"Circle": {"r": "number"}}, {"Empty": {}}]},
+    {"union.Expr": [{"Leaf": {"n": "number"}}, {"Add": {"l": "union.Expr", "r": "union.Expr"}},
+                    {"Mul": {"l": "union.Expr", "r": "union.Expr"}}]},
+]
+
+
+@pytest.mark.parametrize("options", [{}, {"binary": True}, {"binary": True, "packed": True}])
+def test_generated_answers_are_valid_for_every_type(options):
+    """The mock validates its own answers, so none is ever ErrorInvalidResponseBody_."""
+    with serving(mock.service(EVERY_TYPE, length=(0, 4))) as server, Client(server.url, **options) as client:
+        for seed in range(40):
+            client.call("fn.setRandomSeed_", {"seed": seed})
+            headers, body = client.call("fn.all")
+            assert list(body) == ["Ok_"], body
+            assert isinstance(body["Ok_"]["y"], bytes) and len(json.dumps(body, default=repr)) < 200_000
+
+
+def run(*args):
+    return subprocess.run([sys.executable, "-m", "reference.mock", *args], capture_output=True, text=True,
+                          timeout=60)
+
+
+@pytest.mark.parametrize("args, message", [
+    ([], "one of the arguments --schema-url --schema-file --schema-dir is required"),
+    (["--schema-file", "a", "--schema-dir", "b"], "argument --schema-dir: not allowed with argument --schema-file"),
+    (["--schema-file", "a", "--collection-length", "3", "1"], "--collection-length needs 0 <= MIN <= MAX"),
+    (["--schema-file", "a", "--no-optional-fields", "--all-optional-fields"], "not allowed with argument"),
+    (["--schema-file", "a", "--seed", "x"], "argument --seed: invalid int value: 'x'"),
+])
+def test_bad_command_lines_get_usage_and_exit_2(args, message):
+    result = run(*args)
+    assert result.returncode == 2 and result.stderr.startswith("usage: python -m reference.mock")
+    assert message in result.stderr
+
+
+def test_start_up_problems_are_one_line_errors(tmp_path, calculator_url):
+    missing = run("--schema-file", str(tmp_path / "none.json"))
+    assert (missing.returncode, missing.stderr) == (
+        1, f"error: cannot read the schema: {tmp_path / 'none.json'} does not exist\n")
+    (tmp_path / "bad.json").write_text('[{"fn.f": {}}]')
+    bad = run("--schema-file", str(tmp_path / "bad.json"))
+    assert bad.returncode == 1 and bad.stderr.startswith("error: invalid schema, 1 problem:\n  bad.json, entry 0")
+    with serving(calculator.service()) as server:
+        url = server.url
+    unreachable = run("--schema-url", url)
+    assert unreachable.returncode == 1 and unreachable.stderr.startswith(f"error: cannot reach {url}: ")
+    assert "tried 10 times" in unreachable.stderr and unreachable.stderr.count("\n") == 1
+    elsewhere = run("--schema-url", calculator_url.replace("/api", "/other"))
+    assert elsewhere.returncode == 1 and "answered HTTP 404" in elsewhere.stderr
+
+
+def test_start_from_a_live_server_then_from_the_saved_copy(tmp_path):
+    """Start the calculator, mock it from its URL, stop it, and mock it again from the cache."""
+    cache = tmp_path / "calculator.json"
+    with serving(calculator.service()) as live:
+        url = live.url
+        expected = [Connection(url).call(m) for m in ([{}, {"fn.api_": {}}], [{}, {"fn.add": {"x": "1", "y": 2}}])]
+        mocked = start_mock("--schema-url", url, "--cache", str(cache))
+    try:
+        assert mocked.banner[0] == (f"Saved the schema of {url} to {cache}; without the server, "
+                                    f"start with --schema-file {cache}\n")
+        assert [mocked.connection.call(m) for m in ([{}, {"fn.api_": {}}], [{}, {"fn.add": {"x": "1", "y": 2}}])] == expected
+    finally:
+        mocked.stop()
+    cached = start_mock("--schema-file", str(cache))
+    try:
+        assert cached.banner[0].startswith("Serving a mock of ")
+        assert [cached.connection.call(m) for m in ([{}, {"fn.api_": {}}], [{}, {"fn.add": {"x": "1", "y": 2}}])] == expected
+        assert cached.connection.call([{}, stub({"fn.add": {}}, {"Ok_": {"result": 9}})])[1] == OK
+        assert cached.connection.call([{}, ADD])[1] == {"Ok_": {"result": 9}}
+        assert cached.connection.call([{}, {"fn.verify_": {"call": {"fn.add": {"x": 1}}}}])[1] == OK
+        assert list(cached.connection.call([{}, {"fn.verify_": {"call": {"fn.add": {"x": 5}}}}])[1]) == [
+            "ErrorVerificationFailure"]
+    finally:
+        cached.stop()
+
+
+class start_mock:
+    """`python -m reference.mock ARGS` on a free port, until stop()."""
+
+    def __init__(self, *args):
+        import peer
+        port = peer.free_port()
+        self.process = subprocess.Popen([sys.executable, "-m", "reference.mock", *args, "--port", str(port)],
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.banner = []
+        while not (line := self.process.stdout.readline()).startswith("Serving"):
+            assert line, self.process.stderr.read()
+            self.banner.append(line)
+        self.banner.append(line)
+        self.connection = Connection(f"http://127.0.0.1:{port}/api")
+
+    def stop(self):
+        self.process.terminate()
+        self.process.communicate(timeout=10)
