@@ -52,14 +52,14 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self):
         started = time.perf_counter()
         if self.path.split("?")[0] != self.server.path:
-            return self.refuse(404, f"Not found: the API is at {self.server.path}")
+            return self.refuse(404, f"Not found: the API is at {self.server.path}", close=True)
         length = self.headers.get("Content-Length")
         if length is None:
-            return self.refuse(411, "A Content-Length header is required")
+            return self.refuse(411, "A Content-Length header is required", close=True)
         if not length.isdigit():
-            return self.refuse(400, "The Content-Length header is not a number")
+            return self.refuse(400, "The Content-Length header is not a number", close=True)
         if int(length) > self.server.max_body:
-            return self.refuse(413, f"The body is over the limit of {self.server.max_body} bytes")
+            return self.refuse(413, f"The body is over the limit of {self.server.max_body} bytes", close=True)
         try:
             data = self.rfile.read(int(length))
         except OSError:  # the client stalled past the timeout, or went away
@@ -78,13 +78,15 @@ class Handler(BaseHTTPRequestHandler):
                  reply.function or "-", reply.result, len(reply.data),
                  (time.perf_counter() - started) * 1000)
 
-    def refuse(self, status, message, headers=()):
-        """Answer an HTTP-level problem with a plain-text explanation."""
+    def refuse(self, status, message, headers=(), close=False):
+        """Answer an HTTP-level problem with a plain-text explanation.
+
+        `close` when a body may follow that was not read: the connection is unusable."""
         body = (message + "\n").encode()
         self.send_response(status)
         for name, value in headers:
             self.send_header(name, value)
-        if status in (400, 411, 413):  # the body was not read: the connection is unusable
+        if close or self.headers.get("Content-Length", "0") != "0" or "Transfer-Encoding" in self.headers:
             self.send_header("Connection", "close")
             self.close_connection = True
         self.send_header("Content-Type", "text/plain; charset=utf-8")
@@ -95,6 +97,7 @@ class Handler(BaseHTTPRequestHandler):
         log.info("%s %s %s -> HTTP %d", self.client_address[0], self.command, self.path, status)
 
     def not_allowed(self):
+        """Any method but POST: 404 off the API path, 405 on it."""
         if self.path.split("?")[0] != self.server.path:
             return self.refuse(404, f"Not found: the API is at {self.server.path}")
         self.refuse(405, "Only POST is allowed", [("Allow", "POST")])

@@ -82,6 +82,19 @@ def test_other_paths_get_404(server, method):
     assert response.status == 404 and b"the API is at /api" in response.read()
 
 
+def test_a_refused_body_is_never_read_as_the_next_request(server):
+    """A POST refused before its body is read closes the connection, so the body cannot be
+    mistaken for another request on a kept-alive connection."""
+    with socket.create_connection(server.server_address[:2], timeout=5) as sock:
+        sock.sendall(b"POST /other HTTP/1.1\r\nContent-Length: 22\r\n\r\n" + PING
+                     + b"GET /api HTTP/1.1\r\n\r\n")
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    assert answer.startswith(b"HTTP/1.1 404") and answer.count(b"HTTP/1.1") == 1
+    assert b"Connection: close" in answer
+
+
 @pytest.mark.parametrize("request_, status", [
     (b"POST /api HTTP/1.1\r\nHost: x\r\n\r\n", b"411"),
     (b"POST /api HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n", b"411"),
