@@ -1,0 +1,222 @@
+"""The fixtures: loading and selecting cases, and the checks the suite runs on itself.
+
+Each file of `cases/` holds `{"description": ..., "cases": [...]}`; the shape of
+a file is `fixture.schema.json`. A case has an `id` (a path such as
+`envelope/parse/garbage`, never reused, never renamed), the ids of the spec
+`requirements` it checks, a `level` (MUST, SHOULD or MAY), the `features` a
+target needs for it to apply, and `steps` of request and expected response.
+
+`check()` lints the suite: every file matches the fixture schema, ids are
+unique and not retired, every requirement named exists, and every request the
+suite expects to succeed, and every expected result, fits the calculator
+schema that the `api/public/calculator-schema` case pins.
+"""
+
+import json
+import re
+from pathlib import Path
+
+from .match import is_matcher
+
+HERE = Path(__file__).parent
+CASES = HERE / "cases"
+FEATURES = ("core", "calculator", "auth", "binary", "mock", "http")
+FAILURES = ("ErrorParseFailure_", "ErrorInvalidRequestHeaders_", "ErrorInvalidRequestBody_",
+            "ErrorUnauthenticated_", "ErrorUnknown_")
+
+
+def load_json(name):
+    return json.loads((HERE / name).read_text(encoding="utf-8"))
+
+
+def load(directory=CASES):
+    """Every case of every fixture file, each with the name of its file."""
+    cases = []
+    for path in sorted(Path(directory).glob("*.json")):
+        for case in json.loads(path.read_text(encoding="utf-8"))["cases"]:
+            cases.append({**case, "file": path.name})
+    return cases
+
+
+def pattern(glob):
+    """A regular expression for an id glob: * within one segment, ** across segments."""
+    parts = re.split(r"(\*\*|\*)", glob)
+    return re.compile("".join({"**": ".*", "*": "[^/]*"}.get(p, re.escape(p)) for p in parts) + "$")
+
+
+def select(cases, ids=(), features=None, level=None):
+    """The cases whose id matches one of the globs (all if none) and whose features are offered."""
+    patterns = [pattern(glob) for glob in ids]
+    levels = {"MUST": {"MUST"}, "SHOULD": {"MUST", "SHOULD"}}.get(level, {"MUST", "SHOULD", "MAY"})
+    return [case for case in cases
+            if (not patterns or any(p.match(case["id"]) for p in patterns))
+            and case["level"] in levels
+            and (features is None or set(case["features"]) <= set(features))]
+
+
+# The suite's checks on itself
+
+def check(directory=CASES):
+    """Every problem with the suite, as readable lines (none when it is sound)."""
+    problems, seen = [], {}
+    fixture_schema, requirements = load_json("fixture.schema.json"), load_json("requirements.json")
+    retired = set(load_json("retired.json"))
+    known_requirements = {r["id"] for r in requirements}
+    for path in sorted(Path(directory).glob("*.json")):
+        try:
+            document = json.loads(path.read_text(encoding="utf-8"))
+        except ValueError as error:
+            problems.append(f"{path.name}: not valid JSON: {error}")
+            continue
+        problems += [f"{path.name}: {problem}" for problem in conforms(document, fixture_schema, fixture_schema)]
+    if problems:
+        return problems
+    cases = load(directory)
+    for case in cases:
+        where = f"{case['file']}: {case['id']}"
+        if case["id"] in seen:
+            problems.append(f"{where}: the id is also used in {seen[case['id']]}")
+        if case["id"] in retired:
+            problems.append(f"{where}: the id is retired and may not be used again")
+        seen[case["id"]] = case["file"]
+        problems += [f"{where}: unknown requirement {r}" for r in case["requirements"]
+                     if r not in known_requirements]
+    schema = calculator_schema(cases)
+    for case in cases:
+        if {"core", "calculator", "auth"} & set(case["features"]):
+            problems += [f"{case['file']}: {case['id']}: {p}" for p in consistent(case, schema)]
+    return problems
+
+
+def conforms(value, rule, root, path="$"):
+    """Yield how `value` breaks a JSON Schema (the small subset the fixture schema uses)."""
+    if "$ref" in rule:
+        rule = root["$defs"][rule["$ref"].split("/")[-1]]
+    kinds = {"object": dict, "array": list, "string": str, "integer": int, "boolean": bool}
+    if "type" in rule and type(value) is not kinds[rule["type"]]:
+        yield f"{path}: expected {rule['type']}, got {json.dumps(value)[:60]}"
+        return
+    if "enum" in rule and value not in rule["enum"]:
+        yield f"{path}: {json.dumps(value)} is not one of {rule['enum']}"
+    if "pattern" in rule and not re.fullmatch(rule["pattern"], value):
+        yield f"{path}: {value!r} does not match {rule['pattern']}"
+    if "minItems" in rule and len(value) < rule["minItems"]:
+        yield f"{path}: needs at least {rule['minItems']} items"
+    for key in rule.get("required", ()):
+        if key not in value:
+            yield f"{path}: {key} is missing"
+    if "oneOf" in rule and sum(not list(conforms(value, r, root)) for r in rule["oneOf"]) != 1:
+        yield f"{path}: matches {'none' if not value else 'more than one'} of the allowed forms"
+    if type(value) is dict:
+        properties = rule.get("properties", {})
+        for key, item in value.items():
+            if key in properties:
+                yield from conforms(item, properties[key], root, f"{path}.{key}")
+            elif rule.get("additionalProperties") is False:
+                yield f"{path}: unknown key {key!r}"
+    if type(value) is list and "items" in rule:
+        for index, item in enumerate(value):
+            yield from conforms(item, rule["items"], root, f"{path}[{index}]")
+
+
+def calculator_schema(cases):
+    """The calculator's public schema, as the fn.api_ case expects it: definition key -> entry."""
+    [case] = [c for c in cases if c["id"] == "api/public/calculator-schema"]
+    entries = case["steps"][0]["response"]["message"][1]["Ok_"]["api"]["$unordered"]
+    internal = [c for c in cases if c["id"] == "api/internal/stock-definitions"][0]
+    entries += internal["steps"][0]["response"]["message"][1]["Ok_"]["api"]["$includes"]
+    schema = {}
+    for entry in map(_unwrapped, entries):
+        [key] = [k for k in entry if k not in ("///", "->") and not k.startswith("$")]
+        schema[key] = entry
+    return schema
+
+
+def _unwrapped(value):
+    """An expected value with its $partial, $includes and $unordered wrappers taken off."""
+    if is_matcher(value):
+        for word in ("$partial", "$includes", "$unordered"):
+            if word in value:
+                return _unwrapped(value[word])
+        return value
+    if type(value) is dict:
+        return {k: _unwrapped(v) for k, v in value.items()}
+    if type(value) is list:
+        return [_unwrapped(v) for v in value]
+    return value
+
+
+def consistent(case, schema):
+    """Yield what in a case does not fit the calculator schema."""
+    for number, step in enumerate(case["steps"], 1):
+        request, response = step["request"].get("message"), step["response"].get("message")
+        if type(request) is not list or len(request) != 2 or type(request[1]) is not dict or len(request[1]) != 1:
+            continue
+        [(function, arguments)] = request[1].items()
+        reshaped = "@select_" in request[0] or request[0].get("@pac_") is True  # trimmed or packed results
+        results = _results(function, schema)
+        if results is None or is_matcher(response) or type(response) is not list:
+            continue
+        body = response[1]
+        tags = [body] if not is_matcher(body) else body.get("$oneOf", [])
+        for result in tags:
+            if type(result) is not dict or len(result) != 1:
+                continue
+            [(tag, fields)] = result.items()
+            if tag not in results:
+                yield f"step {number}: {function} has no result {tag}"
+            elif not reshaped and not fits(fields, results[tag], schema):
+                yield f"step {number}: the expected {tag} does not fit its fields {results[tag]}"
+            if tag not in FAILURES + ("ErrorUnavailable",) and not fits(arguments, schema[function][function], schema):
+                yield f"step {number}: the request does not fit {function}, yet a {tag} is expected"
+
+
+def _results(function, schema):
+    """The result tags of a calculator function (with every errors.* group), or None if unknown."""
+    if function not in schema:
+        return None
+    results = {}
+    for tag in schema[function]["->"]:
+        results.update({k: v for k, v in tag.items() if k != "///"})
+    for key, entry in schema.items():
+        if key.startswith("errors."):
+            for tag in entry[key]:
+                results.update({k: v for k, v in tag.items() if k != "///"})
+    return results
+
+
+def fits(value, expression, schema):
+    """Whether a value (matchers allowed anywhere) has the type a schema expression names."""
+    if is_matcher(value) or (type(value) is dict and list(value) == ["$bin"]):
+        return True
+    if type(expression) is list:
+        return type(value) is list and all(fits(v, expression[0], schema) for v in value)
+    if type(expression) is dict and "string" in expression and len(expression) == 1:
+        return type(value) is dict and all(fits(v, expression["string"], schema) for v in value.values())
+    if type(expression) is dict:  # the fields of a struct or of a tag
+        required = {k for k in expression if not k.endswith("!")}
+        return type(value) is dict and required <= value.keys() and all(
+            k in expression and fits(v, expression[k], schema) for k, v in value.items())
+    name = expression.removesuffix("?")
+    if value is None:
+        return name != expression or name == "any?"
+    scalar = {"boolean": lambda: type(value) is bool, "integer": lambda: type(value) is int,
+              "number": lambda: type(value) in (int, float) and type(value) is not bool,
+              "string": lambda: type(value) is str, "bytes": lambda: type(value) is str, "any": lambda: True}
+    if name in scalar:
+        return scalar[name]()
+    if name.startswith("struct."):
+        return fits(value, schema[name][name], schema)
+    tags = {name: schema[name][name]} if name.startswith("fn.") else {
+        k: v for t in schema.get(name, {}).get(name, []) for k, v in t.items() if k != "///"}
+    return type(value) is dict and len(value) == 1 and all(
+        k in tags and fits(v, tags[k], schema) for k, v in value.items())
+
+
+def coverage(cases):
+    """Each requirement with the ids of the cases that check it."""
+    checked = {}
+    for case in cases:
+        for requirement in case["requirements"]:
+            checked.setdefault(requirement, []).append(case["id"])
+    return [(r, checked.get(r["id"], [])) for r in load_json("requirements.json")]

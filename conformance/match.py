@@ -1,0 +1,226 @@
+"""The matching language: how an expected value in a fixture is compared with an answer.
+
+By default values are compared exactly: objects have the same keys, arrays the
+same elements in the same order, numbers the same value (`3` equals `3.0`,
+but `true` is not `1`), strings the same text.
+
+An object whose keys are all matcher words is a matcher instead:
+
+    {"$type": "string"}         any value of that JSON type: string, integer, number,
+                                boolean, array, object, null, bytes, or "any" (present)
+    {"$capture": "token"}       anything; remembered as `token` (combine with $type)
+    {"$var": "token"}           equal to what was remembered as `token`
+    {"$unordered": [...]}       these elements, in any order
+    {"$includes": [...]}        at least these elements, in any order
+    {"$partial": {...}}         at least these keys, with matching values
+    {"$oneOf": [a, b]}          matches a or b
+    {"$not": x}                 anything x does not match (with $var: a value that changed)
+    {"$absent": true}           as an object value: the key must not be there
+    {"$literal": value}         exactly this value, even if it looks like a matcher
+
+Requests use `{"$var": name}` too, and the string "$user" (anywhere inside a
+string) stands for a username unique to the case, so that cases never share
+calculator state.
+
+MessagePack values are written in JSON as: `{"$bin": "<base64>"}` for bytes,
+`{"$ext": [type, "<base64>"]}` for extension types, and `"#12"` for the map key
+integer 12.
+"""
+
+import base64
+
+import msgpack
+
+WORDS = {"$type", "$capture", "$var", "$unordered", "$includes", "$partial", "$oneOf", "$not", "$absent",
+         "$literal"}
+TYPES = {
+    "string": lambda v: type(v) is str,
+    "integer": lambda v: type(v) is int or (type(v) is float and v.is_integer()),
+    "number": lambda v: type(v) in (int, float),
+    "boolean": lambda v: type(v) is bool,
+    "array": lambda v: type(v) is list,
+    "object": lambda v: type(v) is dict,
+    "null": lambda v: v is None,
+    "bytes": lambda v: type(v) is dict and list(v) == ["$bin"],
+    "any": lambda v: True,
+}
+
+
+def is_matcher(value):
+    """Whether a fixture value is a matcher object rather than a literal."""
+    return type(value) is dict and bool(value) and all(key in WORDS for key in value)
+
+
+def compare(expected, actual, captured, path=()):
+    """Yield a (path, explanation) pair for every way `actual` differs from `expected`.
+
+    Values captured with $capture are added to `captured`."""
+    if is_matcher(expected):
+        yield from _matcher(expected, actual, captured, path)
+    elif type(expected) is dict:
+        if type(actual) is not dict:
+            yield path, f"expected an object, got {_show(actual)}"
+            return
+        for key in expected.keys() - actual.keys():
+            if expected[key] != {"$absent": True}:
+                yield path + (key,), "missing"
+        for key in actual.keys() - expected.keys():
+            yield path + (key,), f"unexpected key, holding {_show(actual[key])}"
+        for key in expected.keys() & actual.keys():
+            yield from compare(expected[key], actual[key], captured, path + (key,))
+    elif type(expected) is list:
+        if type(actual) is not list:
+            yield path, f"expected an array, got {_show(actual)}"
+        elif len(actual) != len(expected):
+            yield path, f"expected {len(expected)} elements, got {len(actual)}: {_show(actual)}"
+        else:
+            for index, (want, got) in enumerate(zip(expected, actual)):
+                yield from compare(want, got, captured, path + (index,))
+    elif not _equal(expected, actual):
+        yield path, f"expected {_show(expected)}, got {_show(actual)}"
+
+
+def _matcher(expected, actual, captured, path):
+    if "$literal" in expected:
+        if not _equal(expected["$literal"], actual):
+            yield path, f"expected {_show(expected['$literal'])}, got {_show(actual)}"
+        return
+    if "$absent" in expected:
+        yield path, f"expected no value, got {_show(actual)}"
+        return
+    if "$type" in expected and not TYPES[expected["$type"]](actual):
+        yield path, f"expected any {expected['$type']}, got {_show(actual)}"
+        return
+    if "$var" in expected:
+        yield from compare(expected_value(expected["$var"], captured), actual, captured, path)
+    if "$not" in expected and not list(compare(expected["$not"], actual, dict(captured), path)):
+        yield path, f"expected anything but {_show(expected['$not'])}, got {_show(actual)}"
+    if "$oneOf" in expected:
+        tries = [list(compare(option, actual, dict(captured), path)) for option in expected["$oneOf"]]
+        if all(tries):
+            yield path, f"matches none of {len(tries)} alternatives: " + " | ".join(
+                f"{_where(p)} {why}" for p, why in (t[0] for t in tries))
+    if "$partial" in expected:
+        if type(actual) is not dict:
+            yield path, f"expected an object, got {_show(actual)}"
+        else:
+            for key, want in expected["$partial"].items():
+                if key in actual:
+                    yield from compare(want, actual[key], captured, path + (key,))
+                elif want != {"$absent": True}:
+                    yield path + (key,), "missing"
+    for word, exact in (("$unordered", True), ("$includes", False)):
+        if word in expected:
+            yield from _elements(expected[word], actual, captured, path, exact)
+    if "$capture" in expected:
+        captured[expected["$capture"]] = actual
+
+
+def _elements(expected, actual, captured, path, exact):
+    """Match expected elements to distinct actual elements, in any order."""
+    if type(actual) is not list:
+        yield path, f"expected an array, got {_show(actual)}"
+        return
+    if exact and len(actual) != len(expected):
+        yield path, f"expected {len(expected)} elements in any order, got {len(actual)}: {_show(actual)}"
+        return
+    if _assign(expected, actual, captured, set()) is None:
+        unmatched = [e for e in expected if not any(not list(compare(e, a, {}, ())) for a in actual)]
+        if not unmatched:
+            yield path, f"each expected element matches, but not all at once: {_show(actual)}"
+            return
+        tries = [list(compare(unmatched[0], candidate, {}, path + (i,))) for i, candidate in enumerate(actual)]
+        closest = min(tries, key=len, default=[])
+        yield path, f"no element matches {_show(unmatched[0], 100)}" + (
+            "; the closest differs at " + "; ".join(f"{_where(p)} {why}" for p, why in closest[:3]) if closest else "")
+
+
+def _assign(expected, actual, captured, used):
+    """Give each expected element its own matching actual element (backtracking); None if impossible."""
+    if not expected:
+        return used
+    first, rest = expected[0], expected[1:]
+    for index, candidate in enumerate(actual):
+        if index not in used and not list(compare(first, candidate, scratch := dict(captured), ())):
+            found = _assign(rest, actual, scratch, used | {index})
+            if found is not None:
+                captured.update(scratch)
+                return found
+    return None
+
+
+def _equal(expected, actual):
+    if type(expected) is bool or type(actual) is bool:
+        return type(expected) is type(actual) and expected == actual
+    if type(expected) in (int, float) and type(actual) in (int, float):
+        return expected == actual
+    return type(expected) is type(actual) and expected == actual
+
+
+def expected_value(name, captured):
+    if name not in captured:
+        raise KeyError(f"nothing was captured as {name!r} before it was used")
+    return captured[name]
+
+
+def substitute(value, captured, user):
+    """A value with "$user" replaced, and (unless `captured` is None) $var references too."""
+    if type(value) is str:
+        return value.replace("$user", user)
+    if captured is not None and is_matcher(value) and "$var" in value:
+        return expected_value(value["$var"], captured)
+    if type(value) is dict:
+        return {substitute(k, captured, user): substitute(v, captured, user) for k, v in value.items()}
+    if type(value) is list:
+        return [substitute(v, captured, user) for v in value]
+    return value
+
+
+def to_msgpack(value):
+    """A JSON-written MessagePack value as Python data msgpack can pack."""
+    if type(value) is dict:
+        if list(value) == ["$bin"]:
+            return base64.b64decode(value["$bin"])
+        if list(value) == ["$ext"]:
+            return msgpack.ExtType(value["$ext"][0], base64.b64decode(value["$ext"][1]))
+        return {_key(k): to_msgpack(v) for k, v in value.items()}
+    if type(value) is list:
+        return [to_msgpack(v) for v in value]
+    return value
+
+
+def _key(key):
+    return int(key[1:]) if key[:1] == "#" and key[1:].lstrip("-").isdigit() else key
+
+
+def from_msgpack(value, names=None):
+    """Unpacked MessagePack as JSON notation; integer keys become names when `names` knows them."""
+    if type(value) is dict:
+        return {_name(k, names): from_msgpack(v, names) for k, v in value.items()}
+    if type(value) is list:
+        return [from_msgpack(v, names) for v in value]
+    if type(value) is bytes:
+        return {"$bin": base64.b64encode(value).decode()}
+    if type(value) is msgpack.ExtType:
+        return {"$ext": [value.code, base64.b64encode(value.data).decode()]}
+    return value
+
+
+def _name(key, names):
+    if type(key) is int:
+        return names.get(key, f"#{key}") if names else f"#{key}"
+    return key if type(key) is str else repr(key)
+
+
+def _where(path):
+    return "".join(f"[{p}]" if type(p) is int else f".{p}" for p in path) or "(top)"
+
+
+def _show(value, limit=160):
+    text = repr(value) if type(value) is not str else '"' + value + '"'
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def explain(mismatches):
+    """Readable lines for a list of (path, explanation) pairs."""
+    return [f"{_where(path)}: {why}" for path, why in mismatches]
