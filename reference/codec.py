@@ -113,7 +113,7 @@ def read_json(data):
     if data.count(b"[") + data.count(b"{") > MAX_DEPTH and _json_depth(data) > MAX_DEPTH:
         raise ParseFailure("NestingTooDeep", {"limit": MAX_DEPTH})
     try:
-        message = json.loads(data, parse_constant=_reject_constant)
+        message = DECODER.decode(data.decode())
     except (ValueError, RecursionError):  # includes UnicodeDecodeError
         raise ParseFailure("ExpectedJsonArrayOfTwoObjects") from None
     return _two_objects(message)
@@ -127,6 +127,18 @@ def _json_depth(data):
 
 def _reject_constant(name):
     raise ValueError(f"{name} is not JSON")
+
+
+def _base64_text(value):
+    """Bytes where `@base64_` cannot mark them (in headers) still travel, as base64."""
+    if type(value) is bytes:
+        return base64.b64encode(value).decode()
+    raise TypeError(f"{type(value).__name__} is not a JSON value")
+
+
+# Made once: json.loads and json.dumps build new ones for every call given options.
+DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+ENCODER = json.JSONEncoder(allow_nan=False, default=_base64_text)
 
 
 def _two_objects(message):
@@ -184,17 +196,10 @@ def from_binary(value, names, unpack):
 def encode(message, encoding=None, packed=False):
     """Serialize a message: MessagePack when an encoding is given, JSON otherwise."""
     if encoding is None:
-        return json.dumps(message, allow_nan=False, default=_base64_text).encode()
+        return ENCODER.encode(message).encode()
     headers, body = message
     body = _substitute(body, encoding.ids)
     return msgpack.packb([headers, pack(body) if packed else body])
-
-
-def _base64_text(value):
-    """Bytes where `@base64_` cannot mark them (in headers) still travel, as base64."""
-    if type(value) is bytes:
-        return base64.b64encode(value).decode()
-    raise TypeError(f"{type(value).__name__} is not a JSON value")
 
 
 def _substitute(value, ids):

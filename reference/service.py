@@ -66,7 +66,10 @@ class Service:
         # Which functions take or give bytes: the others skip the base64 steps.
         self.takes_bytes = {name: validate.fields_may_hold_bytes(f.arguments)
                             for name, f in schema.functions.items()}
-        self.gives_bytes = {name: any(map(validate.fields_may_hold_bytes, f.result.tags.values()))
+        # The validation errors are built here, with no bytes in them, whatever `any` allows.
+        stock = schema.definition("errors.Validation_").tags
+        self.gives_bytes = {name: {tag for tag, fields in f.result.tags.items()
+                                   if tag not in stock and validate.fields_may_hold_bytes(fields)}
                             for name, f in schema.functions.items()}
         self.results = {name: Type("union", False, f.result) for name, f in schema.functions.items()}
         self.examples = {}
@@ -103,11 +106,11 @@ class Service:
             if cases:
                 return response_headers, {"ErrorInvalidRequestHeaders_": {"cases": cases}}
         if function is None:
-            reply = validate.case([name], "FunctionUnknown")
+            reply = validate.case(validate.at(name), "FunctionUnknown")
             return response_headers, {"ErrorInvalidRequestBody_": {"cases": [reply]}}
         if function.authenticated and "@auth_" not in headers:
             return response_headers, UNAUTHENTICATED
-        cases = list(validate.check_fields(arguments, function.arguments, (name,)))
+        cases = list(validate.check_fields(arguments, function.arguments, validate.at(name)))
         if cases:
             return response_headers, {"ErrorInvalidRequestBody_": {"cases": cases}}
         if self.takes_bytes[name]:
@@ -124,32 +127,34 @@ class Service:
         """Yield the cases of request or response headers against the `declared` ones."""
         for header, value in headers.items():
             if not header.startswith("@"):
-                yield validate.case([header], "RequiredObjectKeyPrefixMissing", {"prefix": "@"})
+                yield validate.case(validate.at(header), "RequiredObjectKeyPrefixMissing", {"prefix": "@"})
             elif header == "@select_" and function:  # what may be selected depends on the function
                 yield from select.check(value, function)
             elif header in declared:
-                yield from validate.check(value, declared[header], (header,))
+                yield from validate.check(value, declared[header], validate.at(header))
 
     def _check_result(self, headers, function, response_headers, result):
         """Steps 8 to 10: validate what the handler returned, then trim it."""
-        added = {}
+        added = None
         if type(result) is tuple and len(result) == 2 and type(result[0]) is dict:
             added, result = result
         selection = headers.get("@select_")
-        well_formed = type(result) is dict and len(result) == 1 and type(*result.values()) is dict
-        if headers.get("@unsafe_") is not True or not well_formed:
+        unsafe = headers.get("@unsafe_") is True
+        if not unsafe or type(result) is not dict or len(result) != 1 or type(*result.values()) is not dict:
             cases = [c for c in validate.check_tags(result, function.result, ())
-                     if not _excused(c, selection, function)]
+                     if not (selection and _excused(c, selection, function))]
             if cases:
                 log.error("%s returned an invalid result: %s", function.name, cases)
                 return response_headers, {"ErrorInvalidResponseBody_": {"cases": cases}}
-        cases = list(self._check_headers(added, self.schema.response_headers))
-        if cases:
-            log.error("%s returned invalid response headers: %s", function.name, cases)
-            return response_headers, {"ErrorInvalidResponseHeaders_": {"cases": cases}}
+        if added:
+            cases = list(self._check_headers(added, self.schema.response_headers))
+            if cases:
+                log.error("%s returned invalid response headers: %s", function.name, cases)
+                return response_headers, {"ErrorInvalidResponseHeaders_": {"cases": cases}}
+            response_headers = {**response_headers, **added}
         if selection:
             result = select.apply(selection, result, function)
-        return {**response_headers, **added}, result
+        return response_headers, result
 
     def encode(self, name, headers, response_headers, result):
         """Step 11: the response bytes and media type, negotiating MessagePack if asked."""
@@ -166,7 +171,7 @@ class Service:
                     return codec.encode([binary_headers, result], self.encoding, packed), MSGPACK
                 except (ValueError, OverflowError, TypeError):
                     pass  # too deep, an integer too big, or a value MessagePack lacks: try JSON
-        if self.gives_bytes.get(name, False):
+        if not result.keys().isdisjoint(self.gives_bytes.get(name, ())):
             result, marks = codec.to_base64(result, self.results[name])
             if marks:
                 response_headers["@base64_"] = marks
@@ -182,5 +187,4 @@ class Service:
 def _excused(case, selection, function):
     """Whether a failure is a missing field that `@select_` would remove anyway."""
     missing = case["reason"].get("RequiredObjectKeyMissing")
-    return bool(missing and selection) and select.removes(selection, function, case["path"],
-                                                          missing["key"])
+    return bool(missing) and select.removes(selection, function, case["path"], missing["key"])
