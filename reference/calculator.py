@@ -23,7 +23,7 @@ import msgpack
 
 from .schema import Type, bundled, load
 from .service import UNAUTHENTICATED, Service
-from .validate import MAX_INT64, MIN_INT64, check
+from .validate import MAX_INT64, MIN_INT64, at, check
 
 SHARED = None  # the namespace of calls without @auth_
 
@@ -182,7 +182,7 @@ class Calculator:
         if type(evaluations) is not list:
             raise ValueError("evaluations is not an array")
         for index, evaluation in enumerate(evaluations):
-            for case in check(evaluation, self.evaluation, ("evaluations", index)):
+            for case in check(evaluation, self.evaluation, at("evaluations", index)):
                 [(reason, details)] = case["reason"].items()
                 raise ValueError(f"{'.'.join(map(str, case['path']))}: {reason} {details}".rstrip())
         return {name: float(value) for name, value in variables.items()}, evaluations

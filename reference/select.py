@@ -20,7 +20,7 @@ results are always returned whole.
 
 import functools
 
-from .validate import case, type_unexpected
+from .validate import at, case, type_unexpected
 
 
 @functools.cache
@@ -50,7 +50,7 @@ def options(function):
     return {name: option for name, option in found.items() if option is not None}
 
 
-def check(select, function, path=("@select_",)):
+def check(select, function, path=at("@select_")):
     """Yield a case for every way `select` is not a selection `function` allows."""
     allowed = options(function)
     if type(select) is not dict:
@@ -59,17 +59,17 @@ def check(select, function, path=("@select_",)):
     for key, value in select.items():
         option = allowed.get(key)
         if option is None:
-            yield case(path + (key,), "ObjectKeyDisallowed")
+            yield case((path, key), "ObjectKeyDisallowed")
         elif type(option) is list:  # a struct: an array of its field names
-            yield from _check_names(value, option, path + (key,))
+            yield from _check_names(value, option, (path, key))
         elif type(value) is not dict:  # the result or a union: tag -> field names
-            yield type_unexpected(value, "Object", path + (key,))
+            yield type_unexpected(value, "Object", (path, key))
         else:
             for tag, names in value.items():
                 if tag in option:
-                    yield from _check_names(names, option[tag], path + (key, tag))
+                    yield from _check_names(names, option[tag], ((path, key), tag))
                 else:
-                    yield case(path + (key, tag), "ObjectKeyDisallowed")
+                    yield case(((path, key), tag), "ObjectKeyDisallowed")
 
 
 def _check_names(names, allowed, path):
@@ -78,7 +78,7 @@ def _check_names(names, allowed, path):
         return
     for index, name in enumerate(names):
         if name not in allowed:
-            yield case(path + (index,), "ArrayElementDisallowed")
+            yield case((path, index), "ArrayElementDisallowed")
 
 
 def apply(select, result, function):

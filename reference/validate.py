@@ -7,7 +7,9 @@ shape: `{"path": [...], "reason": {"TypeUnexpected": {...}}}`. It handles
 `null` itself (allowed only by a nullable `T?`) and otherwise dispatches on the
 type's kind through the `CHECKS` table. Each check is a generator: it yields
 the failures it sees, and recurses with `yield from check(child, child_type,
-path + (key_or_index,))`, so every case is born knowing its full path.
+(path, key_or_index))`, so every case is born knowing its full path. (A path
+is a chain of (parent, key) pairs, so that going deeper costs the same at any
+depth; `at()` builds one.)
 
 Path format and case order are the ones implementations share on the wire:
 
@@ -40,9 +42,24 @@ ACTUAL = {  # the type name a failure reports as "actual", by Python type
 }
 
 
+def at(*keys):
+    """The path of `keys`, in the form checks pass down: nested (parent, key) pairs.
+
+    Going one level deeper then costs the same at any depth; a case turns its
+    path into the list the wire shows only when it is created."""
+    path = ()
+    for key in keys:
+        path = (path, key)
+    return path
+
+
 def case(path, reason, data=None):
     """A validation case in its wire shape."""
-    return {"path": list(path), "reason": {reason: {} if data is None else data}}
+    keys = []
+    while path:
+        path, key = path
+        keys.append(key)
+    return {"path": keys[::-1], "reason": {reason: {} if data is None else data}}
 
 
 def type_unexpected(value, expected, path):
@@ -104,7 +121,7 @@ def check_array(value, type_, path):
         yield type_unexpected(value, "Array", path)
         return
     for index, element in enumerate(value):
-        yield from check(element, type_.of, path + (index,))
+        yield from check(element, type_.of, (path, index))
 
 
 def check_map(value, type_, path):
@@ -112,7 +129,7 @@ def check_map(value, type_, path):
         yield type_unexpected(value, "Object", path)
         return
     for key, element in value.items():
-        yield from check(element, type_.of, path + (key,))
+        yield from check(element, type_.of, (path, key))
 
 
 def check_struct(value, type_, path):
@@ -134,9 +151,9 @@ def check_fields(value, struct, path):
     fields = struct.fields
     for name, field in value.items():
         if name in fields:
-            yield from check(field, fields[name], path + (name,))
+            yield from check(field, fields[name], (path, name))
         else:
-            yield case(path + (name,), "ObjectKeyDisallowed")
+            yield case((path, name), "ObjectKeyDisallowed")
 
 
 def check_tags(value, union, path):
@@ -148,9 +165,9 @@ def check_tags(value, union, path):
     else:
         [(tag, fields)] = value.items()
         if tag in union.tags:
-            yield from check_fields(fields, union.tags[tag], path + (tag,))
+            yield from check_fields(fields, union.tags[tag], (path, tag))
         else:
-            yield case(path + (tag,), "ObjectKeyDisallowed")
+            yield case((path, tag), "ObjectKeyDisallowed")
 
 
 def check_call(value, type_, path):
@@ -158,7 +175,7 @@ def check_call(value, type_, path):
     name = yield from _one_function(value, path)
     function = yield from _mockable(type_.of, name, path)
     if function is not None:
-        yield from _partial(check_fields(value[name], function.arguments, path + (name,)))
+        yield from _partial(check_fields(value[name], function.arguments, (path, name)))
 
 
 def check_stub(value, type_, path):
@@ -170,13 +187,13 @@ def check_stub(value, type_, path):
         yield case(path, "RequiredObjectKeyMissing", {"key": "->"})
     for key in value:
         if key not in (name, "->"):
-            yield case(path + (key,), "ObjectKeyDisallowed")
+            yield case((path, key), "ObjectKeyDisallowed")
     function = yield from _mockable(type_.of, name, path)
     if function is None:
         return
-    yield from _partial(check_fields(value[name], function.arguments, path + (name,)))
+    yield from _partial(check_fields(value[name], function.arguments, (path, name)))
     if "->" in value:
-        yield from _partial(check_tags(value["->"], function.result, path + ("->",)))
+        yield from _partial(check_tags(value["->"], function.result, (path, "->")))
 
 
 def _one_function(value, path):
@@ -197,9 +214,9 @@ def _mockable(functions, name, path):
     if name is None:
         return None
     if name not in functions:
-        yield case(path + (name,), "FunctionUnknown")
+        yield case((path, name), "FunctionUnknown")
     elif functions[name].internal:  # fn.ping_ and friends are never stubbed or recorded
-        yield case(path + (name,), "ObjectKeyDisallowed")
+        yield case((path, name), "ObjectKeyDisallowed")
     else:
         return functions[name]
     return None

@@ -3,7 +3,7 @@
 import pytest
 
 from reference import load
-from reference.validate import check_fields, decode_fields
+from reference.validate import at, check_fields, decode_fields
 
 SCHEMA = load([
     {"fn.test": {"v!": "any?"}, "->": [{"Ok_": {}}]},
@@ -18,7 +18,7 @@ def cases(expression, value):
     """The cases of `{"v": value}` checked against a struct whose field v has type `expression`."""
     struct = load([{"struct.T": {"v": expression}}] + [e for e in SCHEMA.api() if "fn.test" not in e])
     return [(c["path"][1:], c["reason"]) for c in
-            check_fields({"v": value}, struct.definition("struct.T"), ("T",))]
+            check_fields({"v": value}, struct.definition("struct.T"), at("T"))]
 
 
 def unexpected(actual, expected, path=()):
@@ -126,16 +126,16 @@ def test_optional_fields_may_be_absent_but_not_null():
     struct = load([{"struct.T": {"limit!": "integer", "note!": "string?"}}]).definition("struct.T")
     assert list(check_fields({}, struct, ())) == []
     assert list(check_fields({"note!": None}, struct, ())) == []
-    assert list(check_fields({"limit!": None}, struct, ("f",))) == [{"path": ["f", "limit!"], "reason": {
+    assert list(check_fields({"limit!": None}, struct, at("f"))) == [{"path": ["f", "limit!"], "reason": {
         "TypeUnexpected": {"actual": {"Null": {}}, "expected": {"Integer": {}}}}}]
-    assert list(check_fields({"limit": 3}, struct, ("f",))) == [
+    assert list(check_fields({"limit": 3}, struct, at("f"))) == [
         {"path": ["f", "limit"], "reason": {"ObjectKeyDisallowed": {}}}]
 
 
 def test_missing_fields_come_first_in_schema_order_then_sent_keys_in_sent_order():
     """Case order inside one object is fixed, so an error compares equal across servers."""
     struct = load([{"struct.T": {"a": "integer", "b": "integer", "c": "integer"}}]).definition("struct.T")
-    reasons = [(c["path"], c["reason"]) for c in check_fields({"z": 1, "b": "x", "y": 2}, struct, ("f",))]
+    reasons = [(c["path"], c["reason"]) for c in check_fields({"z": 1, "b": "x", "y": 2}, struct, at("f"))]
     assert reasons == [
         (["f"], {"RequiredObjectKeyMissing": {"key": "a"}}),
         (["f"], {"RequiredObjectKeyMissing": {"key": "c"}}),
