@@ -18,6 +18,7 @@ import random
 import secrets
 import threading
 import time
+from collections import OrderedDict
 
 import msgpack
 
@@ -47,14 +48,21 @@ def service(**options):
 
 
 class Calculator:
-    """The calculator's state and its handlers."""
+    """The calculator's state and its handlers.
 
-    def __init__(self, schema, unavailable_rate=0.0, tape_limit=10_000):
+    State is bounded: at most `max_namespaces` namespaces (the least recently
+    used one is forgotten to make room), `max_sessions` sessions (the oldest
+    ends), `max_variables` variables in a namespace (more are refused) and
+    `tape_length` evaluations on its tape (the oldest are dropped)."""
+
+    def __init__(self, schema, unavailable_rate=0.0, max_namespaces=1000, max_sessions=1000,
+                 max_variables=1000, tape_length=1000):
         self.lock = threading.Lock()
-        self.namespaces = {}  # username (or SHARED) -> Namespace
-        self.sessions = {}  # token -> username
+        self.namespaces = OrderedDict()  # username (or SHARED) -> Namespace, least recently used first
+        self.sessions = OrderedDict()  # token -> username, oldest first
         self.unavailable_rate = unavailable_rate
-        self.tape_limit = tape_limit
+        self.max_namespaces, self.max_sessions = max_namespaces, max_sessions
+        self.max_variables, self.tape_length = max_variables, tape_length
         self.evaluation = Type("struct", False, schema.definition("struct.Evaluation"))
 
     def handlers(self):
@@ -92,17 +100,25 @@ class Calculator:
             name = self.sessions[auth["Session"]["token"]]
         else:
             raise Unauthenticated()
-        return self.namespaces.setdefault(name, Namespace())
+        if name in self.namespaces:
+            self.namespaces.move_to_end(name)
+        else:
+            self.namespaces[name] = Namespace()
+            if len(self.namespaces) > self.max_namespaces:
+                self.namespaces.popitem(last=False)
+        return self.namespaces[name]
 
     def add(self, arguments, headers):
         return {"Ok_": {"result": arguments["x"] + arguments["y"]}}
 
     def save_variable(self, arguments, headers):
-        self._namespace(headers).variables[arguments["name"]] = arguments["value"]
-        return {"Ok_": {}}
+        return self.save_variables({"variables": {arguments["name"]: arguments["value"]}}, headers)
 
     def save_variables(self, arguments, headers):
-        self._namespace(headers).variables.update(arguments["variables"])
+        variables = self._namespace(headers).variables
+        if len(variables.keys() | arguments["variables"].keys()) > self.max_variables:
+            return {"ErrorTooManyVariables": {"limit": self.max_variables}}
+        variables.update(arguments["variables"])
         return {"Ok_": {}}
 
     def get_variable(self, arguments, headers):
@@ -143,7 +159,7 @@ class Calculator:
         namespace.tape.append({"expression": expression,
                                "result": result["Ok_"]["result"] if ok else 0.0,
                                "timestamp": int(time.time()), "successful": ok})
-        del namespace.tape[:-self.tape_limit]
+        del namespace.tape[:-self.tape_length]
         return result
 
     def get_paper_tape(self, arguments, headers):
@@ -163,7 +179,7 @@ class Calculator:
             variables, tape = self._read_blob(arguments["blob"])
         except ValueError as problem:
             return {"ErrorInvalidBlob": {"reason": str(problem)}}
-        namespace.variables, namespace.tape = variables, tape[-self.tape_limit:]
+        namespace.variables, namespace.tape = variables, tape[-self.tape_length:]
         return {"Ok_": {}}
 
     def _read_blob(self, blob):
@@ -179,6 +195,9 @@ class Calculator:
                 type(name) is str and type(value) in (int, float) and representable(value)
                 for name, value in variables.items()):
             raise ValueError("variables is not a map of names to numbers")
+        if len(variables) > self.max_variables:
+            raise ValueError(f"the blob holds {len(variables)} variables; a namespace holds at most "
+                             f"{self.max_variables}")
         if type(evaluations) is not list:
             raise ValueError("evaluations is not an array")
         for index, evaluation in enumerate(evaluations):
@@ -193,6 +212,8 @@ class Calculator:
             return {"ErrorUsernameAlreadyInUse": {}}
         token = secrets.token_urlsafe(16)  # 128 random bits
         self.sessions[token] = username
+        if len(self.sessions) > self.max_sessions:
+            self.sessions.popitem(last=False)
         return {"Ok_": {"token": token}}
 
     def logout(self, arguments, headers):

@@ -49,7 +49,7 @@ class Mock:
     """The stubs, recorded calls and random values of one mock server."""
 
     def __init__(self, schema, seed=0, optional="random", length=(0, 3), generation=True,
-                 max_stubs=10_000, max_calls=100_000):
+                 max_stubs=1000, max_calls=10_000):
         self.schema, self.generation = schema, generation
         self.random, self.optional, self.length = Random(seed), optional, length
         self.max_stubs, self.max_calls = max_stubs, max_calls
@@ -218,6 +218,10 @@ def main(argv=None):
                           help="always generate optional fields (default: a coin decides each)")
     parser.add_argument("--no-generation", action="store_true",
                         help="answer unstubbed calls with ErrorNoMatchingStub_ instead of generated values")
+    parser.add_argument("--max-stubs", type=server.positive, default=1000, metavar="N",
+                        help="stubs kept; the oldest is dropped (default %(default)s)")
+    parser.add_argument("--max-calls", type=server.positive, default=10_000, metavar="N",
+                        help="calls recorded; the oldest is forgotten (default %(default)s)")
     options = parser.parse_args(argv)
     low, high = options.collection_length
     if not 0 <= low <= high:
@@ -226,7 +230,8 @@ def main(argv=None):
     try:
         source = _source(options)
         mock = service(source, seed=options.seed, optional=options.optional, length=(low, max(high, low)),
-                       generation=not options.no_generation)
+                       generation=not options.no_generation, max_stubs=options.max_stubs,
+                       max_calls=options.max_calls)
     except (TransportError, OSError, SchemaError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1

@@ -217,3 +217,51 @@ def test_unavailable_rate_injects_service_wide_errors():
     reply = lambda function: json.loads(service.handle(json.dumps([{}, {function: {}}]).encode()).data)[1]
     assert reply("fn.getVariables") == {"ErrorUnavailable": {}}
     assert reply("fn.ping_") == {"Ok_": {}}
+
+
+def limited(**limits):
+    """Call, in-process, a calculator with small limits; `user` names an Ephemeral namespace."""
+    service = calculator.service(**limits)
+
+    def call(function, arguments, user=None, headers=None):
+        headers = headers or ({"@auth_": {"Ephemeral": {"username": user}}} if user else {})
+        return json.loads(service.handle(json.dumps([headers, {function: arguments}]).encode()).data)[1]
+    return call
+
+
+def test_the_least_recently_used_namespace_is_forgotten_to_make_room():
+    call = limited(max_namespaces=3)
+    for user in ("a", "b", "c"):
+        call("fn.saveVariable", {"name": "v", "value": 1}, user)
+    call("fn.getVariables", {}, "a")  # a is used again, so b is now the least recently used
+    call("fn.saveVariable", {"name": "v", "value": 1}, "d")
+    assert call("fn.getVariables", {}, "a") == {"Ok_": {"variables": [{"name": "v", "value": 1}]}}
+    assert call("fn.getVariables", {}, "b") == {"Ok_": {"variables": []}}
+
+
+def test_a_namespace_holds_at_most_max_variables():
+    call = limited(max_variables=2)
+    assert call("fn.saveVariables", {"variables": {"a": 1, "b": 2}}, "u") == {"Ok_": {}}
+    assert call("fn.saveVariable", {"name": "a", "value": 5}, "u") == {"Ok_": {}}
+    assert call("fn.saveVariable", {"name": "c", "value": 3}, "u") == {"ErrorTooManyVariables": {"limit": 2}}
+    assert call("fn.saveVariables", {"variables": {"a": 0, "c": 3}}, "u") == {"ErrorTooManyVariables": {"limit": 2}}
+    assert call("fn.getVariables", {}, "u") == {"Ok_": {"variables": [{"name": "a", "value": 5}, {"name": "b", "value": 2}]}}
+    blob = pack({"variables": {"x": 1, "y": 2, "z": 3}, "evaluations": []})
+    assert call("fn.import", {"blob": blob}, "u") == {"ErrorInvalidBlob": {
+        "reason": "the blob holds 3 variables; a namespace holds at most 2"}}
+
+
+def test_the_tape_keeps_the_newest_evaluations():
+    call = limited(tape_length=3)
+    for value in range(5):
+        call("fn.evaluate", {"expression": const(value)}, "u")
+    assert [e["result"] for e in call("fn.getPaperTape", {}, "u")["Ok_"]["tape"]] == [4, 3, 2]
+
+
+def test_the_oldest_session_ends_to_make_room():
+    call = limited(max_sessions=2)
+    tokens = {name: call("fn.login", {"username": name})["Ok_"]["token"] for name in ("a", "b", "c")}
+    session = lambda name: {"@auth_": {"Session": {"token": tokens[name]}}}
+    assert call("fn.getVariables", {}, headers=session("a")) == UNAUTHENTICATED
+    assert call("fn.getVariables", {}, headers=session("c")) == {"Ok_": {"variables": []}}
+    assert "Ok_" in call("fn.login", {"username": "a"})

@@ -260,7 +260,7 @@ def test_messagepack_notation_round_trips():
 
 def test_service_wide_unavailability_is_retried_then_reported(capsys):
     """ErrorUnavailable may come from any function: the runner retries a few times, then says so."""
-    with serving(calculator.service(unavailable_rate=0.3)) as server:
+    with serving(calculator.service(unavailable_rate=0.1)) as server:
         status, lines = run(capsys, "run", "--target", server.url, "--id", "calculator/**")
     assert status == 0, "\n".join(lines)
     with serving(calculator.service(unavailable_rate=1.0)) as server:

@@ -117,8 +117,8 @@ DIFFERENCES = {
         ("NaN is not JSON", [{}, {"ErrorParseFailure_": {"reasons": [{"ExpectedJsonArrayOfTwoObjects": {}}]}}]),
 }
 # fn.api_ answers differ in comments, and in what our calculator schema adds to fn.import
-# and to union.ParseFailure_ (DECISIONS: a specific fn.import error; our documented depth limit).
-API_ADDITIONS = {"ErrorInvalidBlob", "NestingTooDeep"}
+# fn.saveVariable(s) and union.ParseFailure_ (DECISIONS: a specific fn.import error; our documented limits).
+API_ADDITIONS = {"ErrorInvalidBlob", "ErrorTooManyVariables", "NestingTooDeep"}
 
 
 def normalize(data):

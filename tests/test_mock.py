@@ -302,3 +302,19 @@ class start_mock:
     def stop(self):
         self.process.terminate()
         self.process.communicate(timeout=10)
+
+
+def test_stubs_and_recorded_calls_are_bounded():
+    """The oldest stubs and calls are dropped beyond the limits."""
+    with serving(mock.service(bundled("calculator"), max_stubs=2, max_calls=3)) as server:
+        connection = Connection(server.url)
+        body = lambda request: connection.call([{}, request])[1]
+        for result in (1, 2, 3):
+            body(stub({"fn.add": {"x": result}}, {"Ok_": {"result": result}}))
+        assert body({"fn.add": {"x": 1, "y": 0}})["Ok_"]["result"] != 1  # the oldest stub is gone
+        assert body({"fn.add": {"x": 3, "y": 0}}) == {"Ok_": {"result": 3}}
+        for x in (10, 11, 12):
+            body({"fn.add": {"x": x, "y": 0}})
+        failure = body({"fn.verify_": {"call": {"fn.add": {}}, "count!": {"Exact": {"times": 0}}}})
+        assert failure["ErrorVerificationFailure"]["reason"]["TooManyMatchingCalls"]["allCalls"] == [
+            {"fn.add": {"x": x, "y": 0}} for x in (10, 11, 12)]
