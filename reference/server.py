@@ -23,6 +23,7 @@ import argparse
 import logging
 import socket
 import sys
+import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -32,6 +33,10 @@ log = logging.getLogger("reference")
 
 MAX_BODY = 1024 * 1024  # bytes
 TIMEOUT = 30  # seconds a connection may stall mid-request
+MAX_CONNECTIONS = 100
+BUSY = (b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nConnection: close\r\n"
+        b"Content-Type: text/plain; charset=utf-8\r\nContent-Length: 38\r\n\r\n"
+        b"Too many connections; try again soon.\n")
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -51,15 +56,10 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_POST(self):
         started = time.perf_counter()
-        if self.path.split("?")[0] != self.server.path:
-            return self.refuse(404, f"Not found: the API is at {self.server.path}", close=True)
         length = self.headers.get("Content-Length")
-        if length is None:
-            return self.refuse(411, "A Content-Length header is required", close=True)
-        if not length.isdigit():
-            return self.refuse(400, "The Content-Length header is not a number", close=True)
-        if int(length) > self.server.max_body:
-            return self.refuse(413, f"The body is over the limit of {self.server.max_body} bytes", close=True)
+        problem = refusal(self.command, self.path, length, self.server.path, self.server.max_body)
+        if problem:
+            return self.refuse(*problem)
         try:
             data = self.rfile.read(int(length))
         except OSError:  # the client stalled past the timeout, or went away
@@ -78,15 +78,16 @@ class Handler(BaseHTTPRequestHandler):
                  reply.function or "-", reply.result, len(reply.data),
                  (time.perf_counter() - started) * 1000)
 
-    def refuse(self, status, message, headers=(), close=False):
-        """Answer an HTTP-level problem with a plain-text explanation.
+    do_GET = do_HEAD = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_TRACE = do_POST
 
-        `close` when a body may follow that was not read: the connection is unusable."""
+    def refuse(self, status, message, headers):
+        """Answer an HTTP-level problem with a plain-text explanation, and close the
+        connection if a body may follow that was not read."""
         body = (message + "\n").encode()
         self.send_response(status)
         for name, value in headers:
             self.send_header(name, value)
-        if close or self.headers.get("Content-Length", "0") != "0" or "Transfer-Encoding" in self.headers:
+        if self.headers.get("Content-Length", "0") != "0" or "Transfer-Encoding" in self.headers:
             self.send_header("Connection", "close")
             self.close_connection = True
         self.send_header("Content-Type", "text/plain; charset=utf-8")
@@ -96,14 +97,6 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(body)
         log.info("%s %s %s -> HTTP %d", self.client_address[0], self.command, self.path, status)
 
-    def not_allowed(self):
-        """Any method but POST: 404 off the API path, 405 on it."""
-        if self.path.split("?")[0] != self.server.path:
-            return self.refuse(404, f"Not found: the API is at {self.server.path}")
-        self.refuse(405, "Only POST is allowed", [("Allow", "POST")])
-
-    do_GET = do_HEAD = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_TRACE = not_allowed
-
     def log_request(self, code="-", size="-"):
         pass  # do_POST and refuse() log one line per request, with more to say
 
@@ -111,17 +104,56 @@ class Handler(BaseHTTPRequestHandler):
         log.warning("%s %s", self.client_address[0], format % args)
 
 
+def refusal(method, path, length, api_path, max_body):
+    """Why an HTTP request cannot carry a message, as (status, explanation, headers), or None.
+
+    Shared by every transport, so they all refuse the same requests the same way."""
+    if path.split("?")[0] != api_path:
+        return 404, f"Not found: the API is at {api_path}", []
+    if method != "POST":
+        return 405, "Only POST is allowed", [("Allow", "POST")]
+    if not length:
+        return 411, "A Content-Length header is required", []
+    if not length.isdigit():
+        return 400, "The Content-Length header is not a number", []
+    if int(length) > max_body:
+        return 413, f"The body is over the limit of {max_body} bytes", []
+    return None
+
+
 class Server(ThreadingHTTPServer):
-    """An HTTP server for one Service at one path."""
+    """An HTTP server for one Service at one path, with a thread per connection.
+
+    At most `max_connections` connections are served at once; one more is
+    answered 503 with Retry-After and closed, so no crowd can exhaust threads."""
 
     daemon_threads = True
     block_on_close = False
 
     def __init__(self, service, host="127.0.0.1", port=8000, path="/api",
-                 max_body=MAX_BODY, timeout=TIMEOUT):
+                 max_body=MAX_BODY, timeout=TIMEOUT, max_connections=MAX_CONNECTIONS):
         self.service, self.path, self.max_body = service, path, max_body
+        self.slots = threading.BoundedSemaphore(max_connections)
         super().__init__((host, port), Handler)
         self.timeout = timeout
+
+    def process_request(self, request, client_address):
+        if not self.slots.acquire(blocking=False):
+            try:
+                request.settimeout(1)
+                request.sendall(BUSY)
+            except OSError:
+                pass
+            log.warning("%s refused: already serving the most connections allowed", client_address[0])
+            self.shutdown_request(request)
+            return
+        super().process_request(request, client_address)
+
+    def process_request_thread(self, request, client_address):
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.slots.release()
 
     @property
     def url(self):
@@ -138,6 +170,10 @@ def add_options(parser, port):
                         help="logging detail (default %(default)s)")
     parser.add_argument("--max-body", type=int, default=MAX_BODY, metavar="BYTES",
                         help="largest request body accepted (default %(default)s)")
+    parser.add_argument("--max-connections", type=int, default=MAX_CONNECTIONS, metavar="N",
+                        help="connections served at once; more get HTTP 503 (default %(default)s)")
+    parser.add_argument("--timeout", type=float, default=TIMEOUT, metavar="SECONDS",
+                        help="how long a connection may stall mid-request (default %(default)s)")
 
 
 def check_options(parser, options):
@@ -146,13 +182,17 @@ def check_options(parser, options):
         parser.error("--path must start with /")
     if not 0 <= options.port <= 65535:
         parser.error(f"--port {options.port} is not between 0 and 65535")
+    for name in ("max_body", "max_connections", "timeout"):
+        if getattr(options, name) <= 0:
+            parser.error(f"--{name.replace('_', '-')} must be positive")
     logging.basicConfig(level=options.log_level.upper(), format="%(asctime)s %(levelname)s %(message)s")
 
 
 def run(service, options, what):
     """Serve `service` as the options say until Ctrl-C; return the exit status."""
     try:
-        server = Server(service, options.host, options.port, options.path, options.max_body)
+        server = Server(service, options.host, options.port, options.path, options.max_body,
+                        options.timeout, options.max_connections)
     except OSError as error:
         print(f"error: cannot listen on {options.host}:{options.port}: {error.strerror}", file=sys.stderr)
         return 1
@@ -175,9 +215,23 @@ def main(argv=None):
     parser.add_argument("--unavailable-rate", type=_rate, default=0.0, metavar="RATE",
                         help="answer ErrorUnavailable to this fraction of calls, to test "
                              "clients (default 0)")
+    limits = {"max_namespaces": "namespaces kept; the least recently used is forgotten",
+              "max_sessions": "sessions kept; the oldest ends", "max_variables": "variables in a namespace",
+              "tape_length": "evaluations on a tape; the oldest are dropped"}
+    for name, meaning in limits.items():
+        parser.add_argument(f"--{name.replace('_', '-')}", type=positive, default=1000, metavar="N",
+                            help=f"{meaning} (default %(default)s)")
     options = parser.parse_args(argv)
     check_options(parser, options)
-    return run(calculator.service(unavailable_rate=options.unavailable_rate), options, "the calculator")
+    service = calculator.service(unavailable_rate=options.unavailable_rate,
+                                 **{name: getattr(options, name) for name in limits})
+    return run(service, options, "the calculator")
+
+
+def positive(text):
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive integer")
+    return int(text)
 
 
 def _rate(text):

@@ -188,3 +188,25 @@ def test_the_server_prints_its_url_logs_requests_and_stops_on_ctrl_c():
         process.kill()
     assert process.returncode == 0 and out == "Stopped.\n"
     assert "POST fn.add -> Ok_ 28B" in err and "Traceback" not in err
+
+
+def test_connections_beyond_the_limit_get_503_and_others_are_still_served():
+    """Holding every connection slot makes one more connection get 503, then slots free up."""
+    with serving(calculator.service(), max_connections=3, timeout=5) as server:
+        held = [socket.create_connection(server.server_address[:2], timeout=5) for _ in range(3)]
+        time.sleep(0.2)
+        refused = raw(server, b"POST /api HTTP/1.1\r\nContent-Length: 22\r\n\r\n" + PING)
+        assert refused.startswith(b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\n")
+        for sock in held:
+            sock.close()
+        time.sleep(0.2)
+        assert Connection(server.url).post(PING)[0] == 200
+
+
+def test_every_limit_has_a_command_line_option():
+    result = run_cli("--help")
+    for option in ("--max-connections", "--timeout", "--max-namespaces", "--max-sessions", "--max-variables",
+                   "--tape-length"):
+        assert option in result.stdout
+    assert run_cli("--max-connections", "0").returncode == 2
+    assert "--tape-length: '0' is not a positive integer" in run_cli("--tape-length", "0").stderr

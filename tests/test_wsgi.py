@@ -1,0 +1,68 @@
+"""The WSGI application, served by wsgiref over real sockets."""
+
+import http.client
+import json
+import socket
+import threading
+from wsgiref.simple_server import WSGIRequestHandler, make_server
+
+import pytest
+
+from reference import calculator
+from reference.client import Client
+from reference.wsgi import make_application
+
+
+class QuietHandler(WSGIRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def address():
+    server = make_server("127.0.0.1", 0, make_application(calculator.service(), max_body=1000),
+                         handler_class=QuietHandler)
+    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
+    yield server.server_address
+    server.shutdown()
+    server.server_close()
+
+
+def request(address, method, path="/api", body=None, headers=None):
+    connection = http.client.HTTPConnection(*address, timeout=5)
+    connection.request(method, path, body, headers or {})
+    response = connection.getresponse()
+    return response.status, response.headers, response.read()
+
+
+def test_messages_get_answers(address):
+    status, headers, data = request(address, "POST", body=b'[{}, {"fn.add": {"x": 1, "y": 2}}]')
+    assert (status, headers["Content-Type"], json.loads(data)) == (200, "application/json", [{}, {"Ok_": {"result": 3}}])
+
+
+def test_the_client_works_through_wsgi_in_every_mode(address):
+    url = f"http://{address[0]}:{address[1]}/api"
+    headers = {"@auth_": {"Ephemeral": {"username": "wsgi"}}}
+    for options in ({}, {"binary": True}, {"binary": True, "binary_requests": True, "packed": True}):
+        with Client(url, **options) as client:
+            client.call("fn.saveVariable", {"name": "w", "value": 2}, headers)
+            assert client.call("fn.getVariables", {}, headers)[1] == {"Ok_": {"variables": [{"name": "w", "value": 2}]}}
+            assert client.call("fn.add", {"x": "1"})[1]["ErrorInvalidRequestBody_"]
+
+
+@pytest.mark.parametrize("method, path, body, headers, status", [
+    ("GET", "/api", None, {}, 405),
+    ("POST", "/other", b"[]", {}, 404),
+    ("POST", "/api", b"x" * 1001, {}, 413),
+])
+def test_http_problems_get_the_same_statuses_as_the_builtin_server(address, method, path, body, headers, status):
+    answer = request(address, method, path, body, headers)
+    assert answer[0] == status and answer[1]["Content-Type"] == "text/plain; charset=utf-8"
+    if status == 405:
+        assert answer[1]["Allow"] == "POST"
+
+
+def test_a_request_without_content_length_gets_411(address):
+    with socket.create_connection(address, timeout=5) as sock:
+        sock.sendall(b"POST /api HTTP/1.0\r\nHost: x\r\n\r\n")
+        assert sock.recv(100).startswith(b"HTTP/1.0 411 Length Required")
