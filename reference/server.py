@@ -129,6 +129,7 @@ class Server(ThreadingHTTPServer):
 
     daemon_threads = True
     block_on_close = False
+    request_queue_size = 128  # connections the kernel may hold before accept (socketserver says 5)
 
     def __init__(self, service, host="127.0.0.1", port=8000, path="/api",
                  max_body=MAX_BODY, timeout=TIMEOUT, max_connections=MAX_CONNECTIONS):
