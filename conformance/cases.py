@@ -165,9 +165,9 @@ def consistent(case, schema):
             [(tag, fields)] = result.items()
             if tag not in results:
                 yield f"step {number}: {function} has no result {tag}"
-            elif not reshaped and not fits(fields, results[tag], schema):
+            elif not reshaped and not fits_fields(fields, results[tag], schema):
                 yield f"step {number}: the expected {tag} does not fit its fields {results[tag]}"
-            if tag not in FAILURES + ("ErrorUnavailable",) and not fits(arguments, schema[function][function], schema):
+            if tag not in FAILURES + ("ErrorUnavailable",) and not fits_fields(arguments, schema[function][function], schema):
                 yield f"step {number}: the request does not fit {function}, yet a {tag} is expected"
 
 
@@ -185,32 +185,39 @@ def _results(function, schema):
     return results
 
 
+SCALARS = {"boolean": lambda v: type(v) is bool, "integer": lambda v: type(v) is int,
+           "number": lambda v: type(v) in (int, float), "string": lambda v: type(v) is str,
+           "bytes": lambda v: type(v) is str, "any": lambda v: True}
+
+
 def fits(value, expression, schema):
-    """Whether a value (matchers allowed anywhere) has the type a schema expression names."""
+    """Whether a value (matchers allowed anywhere) has the type a schema type expression names."""
     if is_matcher(value) or (type(value) is dict and list(value) == ["$bin"]):
         return True
-    if type(expression) is list:
+    if type(expression) is list:  # [T]
         return type(value) is list and all(fits(v, expression[0], schema) for v in value)
-    if type(expression) is dict and "string" in expression and len(expression) == 1:
+    if type(expression) is dict:  # {"string": T}
         return type(value) is dict and all(fits(v, expression["string"], schema) for v in value.values())
-    if type(expression) is dict:  # the fields of a struct or of a tag
-        required = {k for k in expression if not k.endswith("!")}
-        return type(value) is dict and required <= value.keys() and all(
-            k in expression and fits(v, expression[k], schema) for k, v in value.items())
     name = expression.removesuffix("?")
     if value is None:
-        return name != expression or name == "any?"
-    scalar = {"boolean": lambda: type(value) is bool, "integer": lambda: type(value) is int,
-              "number": lambda: type(value) in (int, float) and type(value) is not bool,
-              "string": lambda: type(value) is str, "bytes": lambda: type(value) is str, "any": lambda: True}
-    if name in scalar:
-        return scalar[name]()
+        return name != expression
+    if name in SCALARS:
+        return SCALARS[name](value)
     if name.startswith("struct."):
-        return fits(value, schema[name][name], schema)
+        return fits_fields(value, schema[name][name], schema)
     tags = {name: schema[name][name]} if name.startswith("fn.") else {
         k: v for t in schema.get(name, {}).get(name, []) for k, v in t.items() if k != "///"}
     return type(value) is dict and len(value) == 1 and all(
-        k in tags and fits(v, tags[k], schema) for k, v in value.items())
+        k in tags and fits_fields(v, tags[k], schema) for k, v in value.items())
+
+
+def fits_fields(value, fields, schema):
+    """Whether a value (matchers allowed) is an object with the fields of a struct, tag or call."""
+    if is_matcher(value):
+        return True
+    required = {k for k in fields if not k.endswith("!")}
+    return type(value) is dict and required <= value.keys() and all(
+        k in fields and fits(v, fields[k], schema) for k, v in value.items())
 
 
 def coverage(cases):

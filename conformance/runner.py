@@ -126,12 +126,12 @@ def run_case(case, target, known=frozenset()):
     connection = target.connect()
     try:
         for number, step in enumerate(case["steps"], 1):
-            problems = _step(step, number, connection, target, user, captured, state, transcript)
+            problems = _step(step, connection, target, user, captured, state, transcript)
             if problems:
                 problems = [f"step {number} of {len(case['steps'])}: {p}" for p in problems]
                 break
     except (OSError, http.client.HTTPException) as error:
-        problems = [f"step {len(transcript) or 1}: no answer from {target.url}: {error}"]
+        problems = [f"step {len(transcript) + 1}: no answer from {target.url}: {error}"]
     except (KeyError, ValueError) as error:
         problems = [f"the case could not run: {error}"]
     finally:
@@ -142,7 +142,9 @@ def run_case(case, target, known=frozenset()):
     return Result(case, status, problems, transcript, time.monotonic() - started)
 
 
-def _step(step, number, connection, target, user, captured, state, transcript):
+def _step(step, connection, target, user, captured, state, transcript):
+    """Send one step's request (again while the answer is an unexpected ErrorUnavailable)
+    and return what differs from the expected response."""
     request, expected = step["request"], step["response"]
     data, media_type = _request_bytes(request, captured, user, state)
     method, path = request.get("method", "POST"), request.get("path", target.path)
@@ -154,8 +156,8 @@ def _step(step, number, connection, target, user, captured, state, transcript):
         if response.getheader("Connection", "").lower() == "close":
             connection.close()
         actual = _decode(answer, state)
-        unavailable = type(actual) is list and len(actual) == 2 and isinstance(actual[1], dict) \
-            and "ErrorUnavailable" in actual[1] and "ErrorUnavailable" not in json.dumps(expected)
+        unavailable = (type(actual) is list and len(actual) == 2 and isinstance(actual[1], dict)
+                       and "ErrorUnavailable" in actual[1] and "ErrorUnavailable" not in json.dumps(expected))
         if not unavailable:
             break
         time.sleep(0.05 * (attempt + 1))
