@@ -22,7 +22,8 @@ from collections import OrderedDict
 
 import msgpack
 
-from .schema import Type, bundled, load
+from .schema import bundled, load
+from .types import Type
 from .service import UNAUTHENTICATED, Service
 from .validate import MAX_INT64, MIN_INT64, at, check
 

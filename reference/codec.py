@@ -35,7 +35,7 @@ from typing import NamedTuple
 
 import msgpack
 
-from .schema import Type
+from .types import Type, Union, reachable
 
 MAX_DEPTH = 1024  # levels of arrays and objects in one message
 # Parsing, validating and encoding recurse once or twice per level (json's C code
@@ -65,27 +65,12 @@ class Encoding(NamedTuple):
 
 def encoding(schema):
     """The binary encoding of `schema`'s function names and reachable field and tag names."""
-    keys, seen = set(), set()
-
-    def visit(struct):
-        if id(struct) in seen:
-            return
-        seen.add(id(struct))
-        for name, type_ in struct.fields.items():
-            keys.add(name)
-            while type_.kind in ("array", "map"):
-                type_ = type_.of
-            if type_.kind == "struct":
-                visit(type_.of)
-            elif type_.kind in ("union", "fn"):
-                keys.update(type_.of.tags)
-                for tag_struct in type_.of.tags.values():
-                    visit(tag_struct)
-
+    keys = set()
     for name, function in schema.functions.items():
         keys.update((name, "Ok_"))
-        visit(function.arguments)
-        visit(function.result.tags["Ok_"])
+        for struct in (function.arguments, function.result.tags["Ok_"]):
+            for node in reachable(struct):
+                keys.update(node.tags if isinstance(node, Union) else node.fields)
     names = sorted(keys)
     crc = zlib.crc32("\n".join(names).encode())
     return Encoding({name: i for i, name in enumerate(names)}, names,

@@ -25,7 +25,7 @@ collections of two elements.
 """
 
 from .codec import to_base64
-from .schema import Type
+from .types import Type
 
 WORDS = ("alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa",
          "lambda", "mu", "nu", "xi", "omicron", "pi", "rho", "sigma", "tau", "upsilon", "phi",

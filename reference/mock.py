@@ -39,7 +39,8 @@ from pathlib import Path
 from . import server
 from .client import Client, NotAMessage, TransportError, Unreachable
 from .generate import Context, Random, fill, generate_fields
-from .schema import SchemaError, Type, bundled, load
+from .schema import SchemaError, bundled, load
+from .types import Type
 from .service import Service
 
 NO_MATCHING_STUB = {"ErrorNoMatchingStub_": {}}

@@ -18,8 +18,9 @@ first:
 1. index: check each entry's shape and name, and create an empty `Struct` or
    `Union` for every named definition, so that definitions may refer to one
    another in any order, and to themselves (`union.Expression` does);
-2. resolve: turn every type expression into a `Type`, fill those structs and
-   unions in, and append each `errors.*` group's tags to function results.
+2. resolve: turn every type expression into a `Type` (see types.py), fill
+   those structs and unions in, and append each `errors.*` group's tags to
+   function results.
 
 If anything is wrong, `SchemaError` lists every problem and where it is.
 """
@@ -27,7 +28,9 @@ If anything is wrong, `SchemaError` lists every problem and where it is.
 import json
 import re
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
+
+from .types import Function, Struct, Type, Union
 
 BUNDLED = Path(__file__).parent / "schemas"
 SCALARS = {"boolean", "integer", "number", "string", "bytes", "any"}
@@ -37,51 +40,6 @@ DEFINITION = re.compile(r"(info|struct|union|fn|headers|errors|_ext)\.[A-Za-z_]\
 FIELD = re.compile(r"[a-z]\w*!?")
 TAG = re.compile(r"[A-Z]\w*")
 HEADER = re.compile(r"@[a-z]\w*")
-
-
-class Type(NamedTuple):
-    """A resolved type expression."""
-
-    kind: str  # a scalar name, "array", "map", "struct", "union", "fn" or an _ext name
-    nullable: bool = False
-    of: Any = None  # element Type of an array or map; Struct or Union of a named type
-
-
-class Struct:
-    """Named fields: of a struct, a union tag, a function's arguments or a result."""
-
-    def __init__(self, name):
-        self.name = name
-        self.fields = {}  # field name -> Type, in schema order
-        self.required = ()  # the names without a trailing "!", in schema order
-
-    def __repr__(self):
-        return f"Struct({self.name!r})"
-
-
-class Union:
-    """Tags, each holding a Struct: a union, a function result, or a call (`fn.X`)."""
-
-    def __init__(self, name):
-        self.name = name
-        self.tags = {}  # tag -> Struct
-
-    def __repr__(self):
-        return f"Union({self.name!r})"
-
-
-class Function(NamedTuple):
-    """A function: its call (one tag, its own name), its result union, its flags."""
-
-    name: str
-    call: Union
-    result: Union
-    authenticated: bool  # a call without @auth_ is refused
-    internal: bool
-
-    @property
-    def arguments(self):
-        return self.call.tags[self.name]
 
 
 class Problem(NamedTuple):

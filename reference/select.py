@@ -20,6 +20,7 @@ results are always returned whole.
 
 import functools
 
+from .types import reachable
 from .validate import at, case, type_unexpected
 
 
@@ -28,26 +29,12 @@ def options(function):
     """What `@select_` may name for `function`: {"->": {"Ok_": [...]}, "struct.X": [...], ...}."""
     ok = function.result.tags["Ok_"]
     found = {"->": {"Ok_": sorted(ok.fields)}}
-
-    def visit(type_):
-        kind, target = type_.kind, type_.of
-        if kind in ("array", "map"):
-            visit(target)
-        elif kind in ("struct", "union", "fn") and target.name not in found:
-            structs = [target] if kind == "struct" else list(target.tags.values())
-            if kind == "struct" and target.fields:
-                found[target.name] = sorted(target.fields)
-            elif kind == "union":
-                found[target.name] = {t: sorted(s.fields) for t, s in target.tags.items() if s.fields}
-            else:
-                found[target.name] = None  # a placeholder that stops the walk from looping
-            for struct in structs:
-                for field in struct.fields.values():
-                    visit(field)
-
-    for field in ok.fields.values():
-        visit(field)
-    return {name: option for name, option in found.items() if option is not None}
+    for node in reachable(ok):
+        if node.name.startswith("struct.") and node.fields:
+            found[node.name] = sorted(node.fields)
+        elif node.name.startswith("union."):
+            found[node.name] = {tag: sorted(s.fields) for tag, s in node.tags.items() if s.fields}
+    return found
 
 
 def check(select, function, path=at("@select_")):

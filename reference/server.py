@@ -186,11 +186,11 @@ def check_options(parser, options):
     for name in ("max_body", "max_connections", "timeout"):
         if getattr(options, name) <= 0:
             parser.error(f"--{name.replace('_', '-')} must be positive")
-    logging.basicConfig(level=options.log_level.upper(), format="%(asctime)s %(levelname)s %(message)s")
 
 
 def run(service, options, what):
     """Serve `service` as the options say until Ctrl-C; return the exit status."""
+    logging.basicConfig(level=options.log_level.upper(), format="%(asctime)s %(levelname)s %(message)s")
     try:
         server = Server(service, options.host, options.port, options.path, options.max_body,
                         options.timeout, options.max_connections)

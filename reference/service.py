@@ -33,7 +33,7 @@ from typing import NamedTuple
 
 from . import codec, select, validate
 from .generate import examples
-from .schema import Type
+from .types import Type
 
 log = logging.getLogger("reference")
 
@@ -64,12 +64,12 @@ class Service:
                          "fn.api_": self.api, **handlers}
         self.encoding = codec.encoding(schema)
         # Which functions take or give bytes: the others skip the base64 steps.
-        self.takes_bytes = {name: validate.fields_may_hold_bytes(f.arguments)
+        self.takes_bytes = {name: validate.may_hold_bytes(f.arguments)
                             for name, f in schema.functions.items()}
         # The validation errors are built here, with no bytes in them, whatever `any` allows.
         stock = schema.definition("errors.Validation_").tags
         self.gives_bytes = {name: {tag for tag, fields in f.result.tags.items()
-                                   if tag not in stock and validate.fields_may_hold_bytes(fields)}
+                                   if tag not in stock and validate.may_hold_bytes(fields)}
                             for name, f in schema.functions.items()}
         self.results = {name: Type("union", False, f.result) for name, f in schema.functions.items()}
         self.examples = {}

@@ -29,6 +29,8 @@ import base64
 import binascii
 import math
 
+from .types import Struct, reachable
+
 MIN_INT64, MAX_INT64 = -(2**63), 2**63 - 1
 
 EXPECTED = {  # the type name a failure reports as "expected", by kind
@@ -286,25 +288,12 @@ def decode_fields(value, struct):
     return {name: decode_bytes(field, struct.fields[name]) for name, field in value.items()}
 
 
-def may_hold_bytes(type_, seen=None):
-    """Whether a value of `type_` can hold bytes anywhere inside it (an `any` can)."""
-    seen = set() if seen is None else seen
-    kind = type_.kind
-    if kind in ("bytes", "any", "_ext.Call_", "_ext.Stub_"):
-        return True
-    if kind in ("array", "map"):
-        return may_hold_bytes(type_.of, seen)
-    if kind == "struct":
-        return fields_may_hold_bytes(type_.of, seen)
-    if kind in ("union", "fn"):
-        return any(fields_may_hold_bytes(s, seen) for s in type_.of.tags.values())
+def may_hold_bytes(struct):
+    """Whether a value with the fields of `struct` can hold bytes anywhere (an `any` can)."""
+    for node in reachable(struct):
+        for type_ in node.fields.values() if isinstance(node, Struct) else ():
+            while type_.kind in ("array", "map"):
+                type_ = type_.of
+            if type_.kind in ("bytes", "any", "_ext.Call_", "_ext.Stub_"):
+                return True
     return False
-
-
-def fields_may_hold_bytes(struct, seen=None):
-    """Whether any field of `struct` can hold bytes (recursive types are visited once)."""
-    seen = set() if seen is None else seen
-    if id(struct) in seen:
-        return False
-    seen.add(id(struct))
-    return any(may_hold_bytes(field, seen) for field in struct.fields.values())

@@ -1,0 +1,76 @@
+"""Types: the tree a schema's type expressions resolve into, and a walk through it.
+
+A `Type` is one resolved expression: its kind ("integer", "array",
+"struct", ...), whether null is allowed, and what it holds (the element type
+of an array or map, the `Struct` of a struct, the `Union` of a union or of an
+`fn.X` call). Named structs and unions are shared objects, so a recursive
+type such as `union.Expression` is a tree that refers back to itself, and
+`reachable()` is the one way through it that visits each node once.
+"""
+
+from typing import Any, NamedTuple
+
+
+class Type(NamedTuple):
+    """A resolved type expression."""
+
+    kind: str  # a scalar name, "array", "map", "struct", "union", "fn" or an _ext name
+    nullable: bool = False
+    of: Any = None  # element Type of an array or map; Struct or Union of a named type
+
+
+class Struct:
+    """Named fields: of a struct, a union tag, a function's arguments or a result."""
+
+    def __init__(self, name):
+        self.name = name
+        self.fields = {}  # field name -> Type, in schema order
+        self.required = ()  # the names without a trailing "!", in schema order
+
+    def __repr__(self):
+        return f"Struct({self.name!r})"
+
+
+class Union:
+    """Tags, each holding a Struct: a union, a function result, or a call (`fn.X`)."""
+
+    def __init__(self, name):
+        self.name = name
+        self.tags = {}  # tag -> Struct
+
+    def __repr__(self):
+        return f"Union({self.name!r})"
+
+
+class Function(NamedTuple):
+    """A function: its call (one tag, its own name), its result union, its flags."""
+
+    name: str
+    call: Union
+    result: Union
+    authenticated: bool  # a call without @auth_ is refused
+    internal: bool
+
+    @property
+    def arguments(self):
+        return self.call.tags[self.name]
+
+
+def reachable(struct):
+    """Yield `struct` and every Struct and Union its fields lead to (through arrays,
+    maps, struct fields, union tags and fn.X calls), each once."""
+    seen, waiting = set(), [struct]
+    while waiting:
+        node = waiting.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        yield node
+        if isinstance(node, Union):
+            waiting.extend(node.tags.values())
+            continue
+        for type_ in node.fields.values():
+            while type_.kind in ("array", "map"):
+                type_ = type_.of
+            if type_.kind in ("struct", "union", "fn"):
+                waiting.append(type_.of)
