@@ -11,13 +11,18 @@ order of draws is fixed, so a seed always gives the same values (and the same
 values as the other implementation of the protocol, draw for draw):
 
 - struct fields in name order; an optional field is left out when a coin says
-  so (or always, or never, by option);
+  so (or always, or never, by option); inside a generated mock call or stub
+  (`_ext.Call_`, `_ext.Stub_`) a coin decides on required fields too;
 - `T?` is null when a coin says so, before anything else is drawn;
 - integer: a non-negative 31-bit number; number: a fraction in [0, 1];
   string: one of 24 Greek letter names; bytes: four bytes; any: a boolean, an
   integer or a string;
 - an array or map draws its length, then its elements (map keys are strings);
-- a union, or an `fn.X` call, draws one of its tags in name order.
+- a union, or an `fn.X` call, draws one of its tags in name order;
+- a selection (`_ext.Select_`) tosses a coin for each thing the function of
+  the call being answered offers to select, in name order;
+- a mock call or stub draws one of the service's functions in name order (a
+  stub's result is always `Ok_`).
 
 `examples()` uses the same machinery for `fn.api_ {includeExamples!: true}`:
 each entry gets a generator seeded with 1, every optional field, and
@@ -25,6 +30,7 @@ collections of two elements.
 """
 
 from .codec import to_base64
+from .select import options
 from .types import Type
 
 WORDS = ("alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa",
@@ -73,18 +79,22 @@ class Random:
 class Context:
     """Where values come from and how they are shaped, with a budget that keeps them finite.
 
-    A recursive type can describe values of any size (a union.Expression whose
-    tags mostly hold two more expressions has a fair chance of never ending).
-    Once `budget` values have been made, or the nesting reaches `MAX_DEPTH`,
-    everything left is made as small as it can be: null where allowed, empty
-    collections, no optional fields, and the union tag with the fewest nested
-    required fields. Values that fit the budget are not affected at all."""
+    `function` is the function being answered: what a selection may name
+    depends on it. A recursive type can describe values of any size (a
+    union.Expression whose tags mostly hold two more expressions has a fair
+    chance of never ending). Once `budget` values have been made, or the
+    nesting reaches `MAX_DEPTH` (deeper than the other implementation can go
+    before its stack overflows), everything left is made as small as it can
+    be: null where allowed, empty collections, no optional fields, and the
+    union tag with the shallowest smallest value (see `Struct.height`). Values
+    that fit the budget are not affected at all."""
 
-    MAX_DEPTH = 64
+    MAX_DEPTH = 250
 
-    def __init__(self, random, optional="random", length=(0, 3), budget=1000):
-        self.random, self.optional, self.length = random, optional, length
+    def __init__(self, random, optional="random", length=(0, 3), function=None, budget=10_000):
+        self.random, self.optional, self.length, self.function = random, optional, length, function
         self.left, self.depth = budget, 0
+        self.every_required = True  # False inside mock calls and stubs, which may leave some out
 
     @property
     def exhausted(self):
@@ -125,8 +135,11 @@ def generate_fields(struct, context):
     """A random object holding the fields of `struct`."""
     value = {}
     for name in sorted(struct.fields):
-        if name.endswith("!") and (context.optional == "none" or context.exhausted or (
-                context.optional == "random" and context.random.boolean())):
+        if name.endswith("!"):
+            if context.optional == "none" or context.exhausted or (
+                    context.optional == "random" and context.random.boolean()):
+                continue
+        elif not context.every_required and (context.exhausted or context.random.boolean()):
             continue
         value[name] = generate(struct.fields[name], context)
     return value
@@ -136,28 +149,52 @@ def generate_tags(union, context):
     """A random value of `union`: one of its tags, with its fields."""
     tags = sorted(union.tags)
     if context.exhausted:
-        tag = min(tags, key=lambda t: sum(union.tags[t].fields[n].kind in NESTED
-                                          for n in union.tags[t].required))
+        tag = min(tags, key=lambda t: (union.tags[t].height is None, union.tags[t].height or 0))
     else:
         tag = tags[context.random.below(len(tags))]
     return {tag: generate_fields(union.tags[tag], context)}
 
 
+def generate_select(type_, context):
+    """An `_ext.Select_`: some of what the function being answered offers to select."""
+    return _sub_select(options(context.function), context)
+
+
+def _sub_select(option, context):
+    if type(option) is list:  # field names
+        return sorted(name for name in option if context.random.boolean())
+    chosen = {}
+    for key in sorted(option):
+        if context.random.boolean():
+            inner = _sub_select(option[key], context)
+            if inner != {}:
+                chosen[key] = inner
+    return chosen
+
+
 def generate_call(type_, context):
-    """An `_ext.Call_`: a call of one of the service's own functions."""
-    functions = sorted(name for name, f in type_.of.items() if not f.internal)
-    name = functions[context.random.below(len(functions))]
-    return {name: generate_fields(type_.of[name].arguments, context)}
+    """An `_ext.Call_`: a call of one of the service's own functions, some fields left out."""
+    function = _drawn_function(type_.of, context)
+    every_required, context.every_required = context.every_required, False
+    call = generate_tags(function.call, context)
+    context.every_required = every_required
+    return call
 
 
 def generate_stub(type_, context):
-    """An `_ext.Stub_`: a call and the result it answers."""
-    call = generate_call(type_, context)
-    [name] = call
-    return {**call, "->": generate_tags(type_.of[name].result, context)}
+    """An `_ext.Stub_`: a call and the Ok_ result it answers, some fields left out."""
+    function = _drawn_function(type_.of, context)
+    every_required, context.every_required = context.every_required, False
+    stub = {function.name: generate_fields(function.arguments, context),
+            "->": {"Ok_": generate_fields(function.result.tags["Ok_"], context)}}
+    context.every_required = every_required
+    return stub
 
 
-NESTED = ("struct", "union", "fn", "_ext.Call_", "_ext.Stub_")
+def _drawn_function(functions, context):
+    """One of the functions a mock answers (its name does not end with _), drawn by name."""
+    names = sorted(name for name in functions if not name.endswith("_"))
+    return functions[names[context.random.below(len(names))]]
 
 
 def fill(value, type_, context):
@@ -198,7 +235,7 @@ GENERATORS = {
     "struct": lambda type_, context: generate_fields(type_.of, context),
     "union": lambda type_, context: generate_tags(type_.of, context),
     "fn": lambda type_, context: generate_tags(type_.of, context),
-    "_ext.Select_": lambda type_, context: {},
+    "_ext.Select_": generate_select,
     "_ext.Call_": generate_call,
     "_ext.Stub_": generate_stub,
 }
@@ -206,13 +243,15 @@ GENERATORS = {
 
 def examples(schema, include_internal):
     """The `fn.api_` entries, each with example values added (bytes as base64 text)."""
-    return [{**entry, **to_base64(_example(schema, key))[0]}
+    names = sorted(schema.functions, key=lambda name: (name.endswith("_"), name))
+    scope = schema.functions[names[0]]  # what selections in examples select from
+    return [{**entry, **to_base64(_example(schema, key, scope))[0]}
             for key, entry, internal in schema.entries if include_internal or not internal]
 
 
-def _example(schema, key):
-    context = Context(Random(1), optional="all", length=(2, 2))
+def _example(schema, key, scope):
     kind, target = key.split(".")[0], schema.definition(key)
+    context = Context(Random(1), "all", (2, 2), target if kind == "fn" else scope)
     if kind == "fn":
         return {"inputExample": generate_tags(target.call, context),
                 "outputExample": generate_tags(target.result, context)}

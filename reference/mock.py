@@ -61,14 +61,11 @@ class Mock:
     def handlers(self):
         """A handler for every function: the service's own get `answer`, the mock's own theirs."""
         own = {name: functools.partial(self.answer, name)
-               for name, function in self.schema.functions.items() if not function.internal}
+               for name in self.schema.functions if not name.endswith("_")}
         return {**own, "fn.createStub_": self.create_stub, "fn.verify_": self.verify,
                 "fn.verifyNoMoreInteractions_": self.verify_no_more_interactions,
                 "fn.clearStubs_": self.clear_stubs, "fn.clearCalls_": self.clear_calls,
                 "fn.setRandomSeed_": self.set_random_seed}
-
-    def context(self):
-        return Context(self.random, self.optional, self.length)
 
     def answer(self, name, arguments, headers):
         """Answer a call of the mocked service."""
@@ -81,10 +78,13 @@ class Mock:
                 if name in call and uses != 0 and matches(call[name], arguments, strict):
                     if uses > 0:
                         stub[3] -= 1
-                    return fill(result, Type("union", False, function.result), self.context())
+                    # A stub's missing required fields are made without optional fields.
+                    context = Context(self.random, "none", self.length, function)
+                    return fill(result, Type("union", False, function.result), context)
             if not self.generation and headers.get("@gen_") is not True:
                 return NO_MATCHING_STUB
-            return {"Ok_": generate_fields(function.result.tags["Ok_"], self.context())}
+            context = Context(self.random, self.optional, self.length, function)
+            return {"Ok_": generate_fields(function.result.tags["Ok_"], context)}
 
     def create_stub(self, arguments, headers):
         stub = arguments["stub"]
@@ -163,7 +163,7 @@ def equal(a, b):
 
 
 def service(source, **options):
-    """A mock Service for the schema at `source` (entries, a file or a directory)."""
+    """A mock Service for the schema `source`: anything `load()` takes, a loaded Schema too."""
     schema = load(source, internal=[bundled("mock")])
     return Service(schema, Mock(schema, **options).handlers())
 

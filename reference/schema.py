@@ -9,22 +9,26 @@ key (`fn.add`, `struct.Variable`, `union.Expression`, `headers.Auth_`,
 headers, and optionally a `///` comment and `$` annotations such as
 `"$authenticated": false`.
 
-`load()` gathers the documents: a JSON file, a directory of JSON files, or
-entries already in memory. `Schema()` adds the bundled stock documents
-(`internal.json` always, `auth.json` when the service defines `union.Auth_`)
-and works in two passes, collecting every problem instead of stopping at the
-first:
+`load()` gathers the documents: a JSON file, a directory of JSON files, JSON
+text, or entries already in memory. `Schema()` adds the bundled stock
+documents (`internal.json` always, `auth.json` when the service defines
+`union.Auth_`; neither when the service's own documents already hold all of
+its entries) and works in passes, collecting every problem instead of
+stopping at the first:
 
 1. index: check each entry's shape and name, and create an empty `Struct` or
    `Union` for every named definition, so that definitions may refer to one
    another in any order, and to themselves (`union.Expression` does);
 2. resolve: turn every type expression into a `Type` (see types.py), fill
    those structs and unions in, and append each `errors.*` group's tags to
-   function results.
+   the results of the functions it applies to;
+3. terminate: refuse types that have no finite value, such as a struct whose
+   required field is that struct again.
 
 If anything is wrong, `SchemaError` lists every problem and where it is.
 """
 
+import functools
 import json
 import re
 from pathlib import Path
@@ -34,12 +38,17 @@ from .types import Function, Struct, Type, Union
 
 BUNDLED = Path(__file__).parent / "schemas"
 SCALARS = {"boolean", "integer", "number", "string", "bytes", "any"}
+KINDS = ("info.", "struct.", "union.", "fn.", "headers.", "errors.", "_ext.")
+NAME = re.compile(r"[A-Za-z_]\w*")  # a definition's name, after its kind
 EXTENSIONS = {"_ext.Select_", "_ext.Call_", "_ext.Stub_"}
-
-DEFINITION = re.compile(r"(info|struct|union|fn|headers|errors|_ext)\.[A-Za-z_]\w*")
-FIELD = re.compile(r"[a-z]\w*!?")
-TAG = re.compile(r"[A-Z]\w*")
-HEADER = re.compile(r"@[a-z]\w*")
+FIELD = re.compile(r"[a-z][A-Za-z0-9_]*!?")
+TAG = re.compile(r"[A-Z][A-Za-z0-9_]*")
+HEADER = re.compile(r"@[a-z][A-Za-z0-9_]*")
+# What an entry may hold beside its definition key, a `///` comment and, where
+# `$` is listed, annotations. `_errors` chooses the errors.* groups of an
+# internal function; `_ignoreIfDuplicate` is accepted and means nothing.
+BESIDE = {"info": {"$"}, "struct": {"$", "_ignoreIfDuplicate"}, "union": set(), "errors": set(),
+          "fn": {"$", "->", "_errors", "_ignoreIfDuplicate"}, "headers": {"$", "->"}, "_ext": {"$"}}
 
 
 class Problem(NamedTuple):
@@ -69,27 +78,34 @@ class SchemaError(Exception):
         super().__init__(f"invalid schema, {count}:\n" + "\n".join(f"  {p}" for p in problems))
 
 
+@functools.cache
 def bundled(name):
     """The entries of a schema document shipped in this package, such as "calculator"."""
     return json.loads((BUNDLED / f"{name}.json").read_text(encoding="utf-8"))
 
 
 def load(source, internal=()):
-    """Load a schema from a JSON file, a directory of JSON files, or a list of entries.
+    """Load a schema from a JSON file, a directory of JSON files, JSON text, a list of
+    entries, or the documents of a schema already loaded.
 
     `internal` adds more stock documents whose entries `fn.api_` only shows on
     request; the mock server adds its control functions this way."""
-    if isinstance(source, (str, Path)):
+    problems = []
+    if isinstance(source, Schema):
+        documents = source.documents
+    elif isinstance(source, str) and source.lstrip().startswith("["):
+        documents, problems = parse("<schema>", source)
+    elif isinstance(source, (str, Path)):
         documents, problems = read(Path(source))
-        if problems:
-            raise SchemaError(problems)
     else:
         documents = [("<schema>", source)]
-    return Schema(documents, internal)
+    return Schema(documents, internal, problems)
 
 
 def read(path):
-    """Parse the JSON documents at `path`: one file, or every *.json file of a directory."""
+    """Parse the JSON documents at `path`: one file, or every *.json file of a directory.
+
+    Return the documents that could be read and the problems of those that could not."""
     if path.is_dir():
         files = sorted(p for p in path.iterdir() if p.suffix == ".json" and p.is_file())
         if not files:
@@ -99,36 +115,50 @@ def read(path):
     documents, problems = [], []
     for file in files:
         try:
-            documents.append((file.name, json.loads(file.read_text(encoding="utf-8"))))
+            text = file.read_text(encoding="utf-8")
         except OSError as error:
             problems.append(Problem(str(file), None, "", [], error.strerror or str(error)))
-        except (UnicodeDecodeError, ValueError) as error:
+        except UnicodeDecodeError as error:
             problems.append(Problem(file.name, None, "", [], f"not valid JSON: {error}"))
+        else:
+            found, trouble = parse(file.name, text)
+            documents += found
+            problems += trouble
     return documents, problems
+
+
+def parse(name, text):
+    """The document in JSON `text`, as ([(name, entries)], problems)."""
+    try:
+        return [(name, json.loads(text))], []
+    except ValueError as error:
+        return [], [Problem(name, None, "", [], f"not valid JSON: {error}")]
 
 
 class Schema:
     """A checked schema: its functions, headers, and the entries `fn.api_` returns."""
 
-    def __init__(self, documents, internal=()):
-        self.problems = []
+    def __init__(self, documents, internal=(), problems=()):
+        self.documents = documents  # the service's own, from which a mock can be made
+        self.problems = list(problems)
         self.named = {}  # definition name -> (kind, Struct | Union | None)
         self.entries = []  # (definition key, entry, is internal)
         # Stock documents come first, so a clash is reported on the service's own entry.
-        stock = [("internal.json", bundled("internal"), True)]
-        stock += [(f"internal document {i}", doc, True) for i, doc in enumerate(internal)]
         defined = {key for _, entries in documents for key in _keys(entries)}
-        if "union.Auth_" in defined and "headers.Auth_" not in defined:
+        stock = [("internal.json", bundled("internal"), True)] if not _holds(defined, "internal") else []
+        stock += [(f"internal document {i}", doc, True) for i, doc in enumerate(internal)]
+        if "union.Auth_" in defined and not _holds(defined, "auth"):
             stock.append(("auth.json", bundled("auth"), False))
         documents = stock + [(name, entries, False) for name, entries in documents]
 
         indexed = [item for document in documents for item in self._index(*document)]
         self.internal = {key for key, _, internal in self.entries if internal}
-        self.functions, self.errors = {}, []
-        self.request_headers, self.response_headers = {}, {}
+        self.functions, self.errors, self.chosen = {}, [], {}
+        self.request_headers, self.response_headers, self.owners = {}, {}, {}
         for where, key, entry in indexed:
             self._resolve(where, key, entry)
         self._attach_errors()
+        self._check_termination(indexed)
         if self.problems:
             raise SchemaError(self.problems)
         self.entries.sort(key=lambda e: (not e[0].startswith("info."), e[0]))
@@ -155,22 +185,25 @@ class Schema:
             if not isinstance(entry, dict):
                 self._problem(where, [], "an entry is a JSON object")
                 continue
-            keys = [k for k in entry if k not in ("///", "->") and not k.startswith("$")]
+            keys = [k for k in entry if k.startswith(KINDS)]
             if len(keys) != 1:
                 found = ", ".join(map(json.dumps, keys)) or "none"
-                self._problem(where, [], f"an entry has exactly one definition key; found {found}")
+                self._problem(where, [], "an entry has exactly one definition key (info., struct., "
+                              f"union., fn., headers. or errors. and a name); found {found}")
                 continue
-            key = keys[0]
+            key, kind = keys[0], keys[0].split(".")[0]
             where = (document, index, key)
-            if not DEFINITION.fullmatch(key) or (key.startswith("_ext.") and not internal):
-                self._problem(where, [key], "a definition key is info., struct., union., fn., "
-                              "headers. or errors. followed by a letter or _, then word characters")
+            if not NAME.fullmatch(key.split(".", 1)[1]) or (kind == "_ext" and key not in EXTENSIONS):
+                self._problem(where, [key], "a definition name starts with a letter or _, then word "
+                              "characters (and _ext. names are the stock _ext.Select_, _ext.Call_ "
+                              "and _ext.Stub_)")
                 continue
-            if key in self.named:
-                self._problem(where, [key], f"{key} is defined more than once")
+            info = next((k for k in self.named if k.startswith("info.")), None) if kind == "info" else None
+            if key in self.named or info:
+                self._problem(where, [key], f"{key} is defined already" if key in self.named
+                              else f"a schema has one info entry, and {info} is one")
                 continue
-            self._check_outline(where, key, entry)
-            kind = key.split(".")[0]
+            self._check_outline(where, key, kind, entry)
             self.named[key] = (kind, {
                 "union": Union, "fn": Union, "errors": Union, "struct": Struct,
                 "headers": lambda name: (Struct(name), Struct(name + " ->")),
@@ -178,19 +211,22 @@ class Schema:
             self.entries.append((key, entry, internal))
             yield where, key, entry
 
-    def _check_outline(self, where, key, entry):
+    def _check_outline(self, where, key, kind, entry):
         """Check the keys around the definition: the comment, `->` and annotations."""
-        comment = entry.get("///", "")
-        if not isinstance(comment, str) and not (
-            isinstance(comment, list) and all(isinstance(line, str) for line in comment)
-        ):
-            self._problem(where, ["///"], "a comment is a string or an array of strings")
-        kind = key.split(".")[0]
-        if "->" in entry and kind not in ("fn", "headers"):
-            self._problem(where, ["->"], "only fn. and headers. entries have a -> key")
+        for name in entry:
+            allowed = BESIDE[kind] | {key, "///"}
+            if name not in allowed and not (name.startswith("$") and "$" in allowed):
+                self._problem(where, [name], f"a {kind}. entry holds no {name} key")
+        self._check_comment(where, [], entry)
         for name in ("$authenticated", "$internal"):
             if name in entry and not isinstance(entry[name], bool):
                 self._problem(where, [name], f"{name} is true or false")
+
+    def _check_comment(self, where, path, holder):
+        comment = holder.get("///", "")
+        if not isinstance(comment, str) and not (
+                isinstance(comment, list) and all(isinstance(line, str) for line in comment)):
+            self._problem(where, path + ["///"], "a comment is a string or an array of strings")
 
     # Pass 2: types
 
@@ -207,13 +243,14 @@ class Schema:
             self._tags(where, [key], body, target)
         elif kind == "errors":
             self._tags(where, [key], body, target)
+            self._claim_error_tags(where, key, body, target)
             self.errors.append((where, target))
         elif kind == "headers":
-            self._headers(where, [key], body, target[0], self.request_headers)
+            self._headers(where, [key], body, target[0], self.request_headers, "request")
             if "->" not in entry:
                 self._problem(where, [], "a headers entry has a -> key holding the response headers")
             else:
-                self._headers(where, ["->"], entry["->"], target[1], self.response_headers)
+                self._headers(where, ["->"], entry["->"], target[1], self.response_headers, "response")
         elif kind == "fn":
             self._function(where, key, entry, target)
 
@@ -229,14 +266,20 @@ class Schema:
         else:
             self._tags(where, ["->"], results, result)
         internal = name.endswith("_") or entry.get("$internal") is True
+        if "_errors" in entry and not internal:
+            self._problem(where, ["_errors"], "only internal functions choose their errors.* groups")
+        try:
+            self.chosen[name] = re.compile(entry.get("_errors", r"errors\.Validation_$" if internal else r"errors\."))
+        except (TypeError, re.error):
+            self._problem(where, ["_errors"], "_errors is a regular expression, as a string")
         authenticated = ("union.Auth_" in self.named and not internal
                          and entry.get("$authenticated", True) is not False)
         self.functions[name] = Function(name, call, result, authenticated, internal)
 
     def _tags(self, where, path, body, union):
         """Resolve an array of tag objects (union, errors or result) into `union`."""
-        if not isinstance(body, list):
-            return self._problem(where, path, "this holds an array of tag objects")
+        if not isinstance(body, list) or not body:
+            return self._problem(where, path, "this holds a non-empty array of tag objects")
         for i, tag_entry in enumerate(body):
             tags = [k for k in tag_entry if k != "///"] if isinstance(tag_entry, dict) else []
             if len(tags) != 1:
@@ -244,9 +287,10 @@ class Schema:
                               'like {"Circle": {"radius": "number"}}')
                 continue
             tag = tags[0]
+            self._check_comment(where, path + [i], tag_entry)
             if not TAG.fullmatch(tag):
                 self._problem(where, path + [i, tag], "a tag name starts with an uppercase "
-                              "letter, then word characters")
+                              "letter, then letters, digits or _")
             elif tag in union.tags:
                 self._problem(where, path + [i, tag], f"the tag {tag} appears twice")
             union.tags[tag] = self._fields(where, path + [i, tag], tag_entry[tag], Struct(tag))
@@ -259,23 +303,26 @@ class Schema:
         for name, expression in body.items():
             if not FIELD.fullmatch(name):
                 self._problem(where, path + [name], "a field name starts with a lowercase "
-                              "letter, then word characters, and may end with !")
+                              "letter, then letters, digits or _, and may end with !")
+            elif name.rstrip("!") in {other.rstrip("!") for other in struct.fields}:
+                self._problem(where, path + [name], f"{name.rstrip('!')} is a field once, either "
+                              "required or optional (!)")
             struct.fields[name] = self._type(where, path + [name], expression)
         struct.required = tuple(n for n in struct.fields if not n.endswith("!"))
         return struct
 
-    def _headers(self, where, path, body, struct, headers):
+    def _headers(self, where, path, body, struct, headers, side):
         """Resolve an object of header names to types into `struct`, and add them to `headers`."""
         if not isinstance(body, dict):
             return self._problem(where, path, "this holds an object of header names to types")
         for name, expression in body.items():
             if not HEADER.fullmatch(name):
                 self._problem(where, path + [name], "a header name is @, a lowercase letter, "
-                              "then word characters (headers are always optional: no !)")
-            declared = struct.fields[name] = self._type(where, path + [name], expression)
-            if headers.get(name, declared) != declared:
-                self._problem(where, path + [name], f"{name} is declared twice, with two types")
-            headers[name] = declared
+                              "then letters, digits or _ (headers are always optional: no !)")
+            owner = self.owners.setdefault((side, name), where[2])
+            if owner != where[2]:
+                self._problem(where, path + [name], f"{name} is declared by {owner} already")
+            headers[name] = struct.fields[name] = self._type(where, path + [name], expression)
 
     def _type(self, where, path, expression):
         """Resolve one type expression, such as "number?", ["string"] or {"string": "any"}."""
@@ -298,10 +345,10 @@ class Schema:
         nullable = name != expression
         if name in SCALARS:
             return Type(name, nullable)
-        if name in EXTENSIONS and where[2] in self.internal:  # checked against the functions
+        kind, target = self.named.get(name, (None, None))
+        if kind == "_ext":  # checked against the functions: selections, mock calls and stubs
             return Type(name, nullable, self.functions)
-        if name in self.named and name.split(".")[0] in ("struct", "union", "fn"):
-            kind, target = self.named[name]
+        if kind in ("struct", "union", "fn"):
             return Type(kind, nullable, target)
         if name.startswith(("[", "{")) or name in ("array", "object", "map", "list"):
             self._problem(where, path, f"unknown type {json.dumps(expression)}: arrays are written "
@@ -310,14 +357,22 @@ class Schema:
             self._problem(where, path, f"unknown type {json.dumps(expression)}")
         return Type("any")
 
-    def _attach_errors(self):
-        """Add every errors.* group's tags to function results, as rule 4 of the spec says.
+    def _claim_error_tags(self, where, key, body, group):
+        """Refuse a tag that another errors.* group has too: it would have two meanings."""
+        for i, tag in enumerate(group.tags):
+            owner = self.owners.setdefault(("errors", tag), key)
+            if owner != key:
+                self._problem(where, [key, i, tag], f"the tag {tag} is in {owner} too; "
+                              "a tag belongs to one errors.* group")
 
-        Every function can answer with the stock validation errors; only the
-        service's own functions answer with the other groups."""
+    def _attach_errors(self):
+        """Add each errors.* group's tags to the results of the functions whose `_errors`
+        pattern matches its name: every group for the service's own functions, only the
+        stock validation errors for internal ones (rule 4 of the spec)."""
         for function in self.functions.values():
+            pattern = self.chosen.get(function.name)
             for where, group in self.errors:
-                if function.internal and group.name != "errors.Validation_":
+                if pattern is None or not pattern.match(group.name):
                     continue
                 for tag, struct in group.tags.items():
                     if tag in function.result.tags:
@@ -325,14 +380,60 @@ class Schema:
                                       f"of {function.name}; a result tag has one meaning")
                     function.result.tags[tag] = struct
 
+    # Pass 3: termination
+
+    def _check_termination(self, indexed):
+        """Work out the height of every struct, union and call, and refuse those that have
+        none: no finite value has their type.
+
+        A struct's smallest value nests the smallest values of its required,
+        non-nullable struct, union and call fields (collections may be empty);
+        a union's is its shallowest tag's. Starting from the structs that nest
+        nothing, heights are found (and lowered) until nothing changes; what is
+        left without one leads back to itself whichever way it goes."""
+        named = [(where, key, self.named[key][1]) for where, key, _ in indexed
+                 if key.split(".")[0] in ("struct", "union", "fn")]
+        nodes = [node for _, _, node in named]
+        nodes += [tag for node in nodes if isinstance(node, Union) for tag in node.tags.values()]
+        for function in self.functions.values():
+            nodes += [function.result, *function.result.tags.values()]
+        changed = True
+        while changed:
+            changed = False
+            for node in nodes:
+                height = _height(node)
+                if height is not None and (node.height is None or height < node.height):
+                    node.height, changed = height, True
+        for where, key, node in named:
+            if node.height is None and not (isinstance(node, Union) and not node.tags):
+                self._problem(where, [key], "no finite value has this type: every way through its "
+                              "required fields leads back to it (make one optional or nullable)")
+
     def _problem(self, where, path, message):
         self.problems.append(Problem(*where, path, message))
 
 
+def _height(node):
+    """The height of a Struct's or Union's smallest value, from those known so far, or None."""
+    if isinstance(node, Union):
+        return min((tag.height for tag in node.tags.values() if tag.height is not None), default=None)
+    height = 0
+    for name, type_ in node.fields.items():
+        if not name.endswith("!") and not type_.nullable and type_.kind in ("struct", "union", "fn"):
+            if type_.of.height is None:
+                return None
+            height = max(height, type_.of.height + 1)
+    return height
+
+
 def _keys(entries):
     """The definition keys of a document's entries, ignoring malformed ones."""
-    if not isinstance(entries, list):
-        return
-    for entry in entries:
-        if isinstance(entry, dict):
-            yield from (k for k in entry if k not in ("///", "->") and not k.startswith("$"))
+    if isinstance(entries, list):
+        for entry in entries:
+            if isinstance(entry, dict):
+                yield from (k for k in entry if k.startswith(KINDS))
+
+
+def _holds(defined, name):
+    """Whether the service's own documents already hold every entry of a stock document."""
+    return set(_keys(bundled(name))) <= defined

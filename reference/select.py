@@ -12,16 +12,16 @@ keep. Anything not named keeps every field, and `{}` selects nothing away:
 What a call may select depends on its function: `options(function)` walks the
 types reachable from the `Ok_` fields (through arrays, maps, struct fields,
 union tags and the arguments of `fn.X` links) and lists what each reachable
-struct and union could keep. `check()` validates a header against that list,
-so a selection naming an unknown or unreachable struct, or a field it does not
-have, is a request header error. `apply()` trims a valid `Ok_` result; error
-results are always returned whole.
+struct and union could keep. A selection is a value of the stock type
+`_ext.Select_`, and the validator (`validate.check_select`) checks it against
+those options, so a selection naming an unknown or unreachable struct, or a
+field it does not have, is a request header error. `apply()` trims a valid
+`Ok_` result; error results are always returned whole.
 """
 
 import functools
 
 from .types import reachable
-from .validate import at, case, type_unexpected
 
 
 @functools.cache
@@ -35,37 +35,6 @@ def options(function):
         elif node.name.startswith("union."):
             found[node.name] = {tag: sorted(s.fields) for tag, s in node.tags.items() if s.fields}
     return found
-
-
-def check(select, function, path=at("@select_")):
-    """Yield a case for every way `select` is not a selection `function` allows."""
-    allowed = options(function)
-    if type(select) is not dict:
-        yield type_unexpected(select, "Object", path)
-        return
-    for key, value in select.items():
-        option = allowed.get(key)
-        if option is None:
-            yield case((path, key), "ObjectKeyDisallowed")
-        elif type(option) is list:  # a struct: an array of its field names
-            yield from _check_names(value, option, (path, key))
-        elif type(value) is not dict:  # the result or a union: tag -> field names
-            yield type_unexpected(value, "Object", (path, key))
-        else:
-            for tag, names in value.items():
-                if tag in option:
-                    yield from _check_names(names, option[tag], ((path, key), tag))
-                else:
-                    yield case(((path, key), tag), "ObjectKeyDisallowed")
-
-
-def _check_names(names, allowed, path):
-    if type(names) is not list:
-        yield type_unexpected(names, "Array", path)
-        return
-    for index, name in enumerate(names):
-        if name not in allowed:
-            yield case((path, index), "ArrayElementDisallowed")
 
 
 def apply(select, result, function):

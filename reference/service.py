@@ -54,7 +54,7 @@ class Service:
     """A schema and its handlers; `handle()` answers one request."""
 
     def __init__(self, schema, handlers):
-        missing = [n for n, f in schema.functions.items() if n not in handlers and not f.internal]
+        missing = [n for n in schema.functions if n not in handlers and n not in ("fn.ping_", "fn.api_")]
         unknown = [name for name in handlers if name not in schema.functions]
         if missing or unknown:
             raise ValueError(f"handlers do not match the schema: missing {missing or 'none'}, "
@@ -110,7 +110,7 @@ class Service:
             return response_headers, {"ErrorInvalidRequestBody_": {"cases": [reply]}}
         if function.authenticated and "@auth_" not in headers:
             return response_headers, UNAUTHENTICATED
-        cases = list(validate.check_fields(arguments, function.arguments, validate.at(name)))
+        cases = list(validate.check_fields(arguments, function.arguments, validate.at(name), function))
         if cases:
             return response_headers, {"ErrorInvalidRequestBody_": {"cases": cases}}
         if self.takes_bytes[name]:
@@ -123,15 +123,13 @@ class Service:
             return response_headers, {"ErrorUnknown_": {"caseId": case_id}}
         return self._check_result(headers, function, response_headers, result)
 
-    def _check_headers(self, headers, declared, function=None):
+    def _check_headers(self, headers, declared, function):
         """Yield the cases of request or response headers against the `declared` ones."""
         for header, value in headers.items():
             if not header.startswith("@"):
                 yield validate.case(validate.at(header), "RequiredObjectKeyPrefixMissing", {"prefix": "@"})
-            elif header == "@select_" and function:  # what may be selected depends on the function
-                yield from select.check(value, function)
             elif header in declared:
-                yield from validate.check(value, declared[header], validate.at(header))
+                yield from validate.check(value, declared[header], validate.at(header), function)
 
     def _check_result(self, headers, function, response_headers, result):
         """Steps 8 to 10: validate what the handler returned, then trim it."""
@@ -141,13 +139,15 @@ class Service:
         selection = headers.get("@select_")
         unsafe = headers.get("@unsafe_") is True
         if not unsafe or type(result) is not dict or len(result) != 1 or type(*result.values()) is not dict:
-            cases = [c for c in validate.check_tags(result, function.result, ())
+            cases = [c for c in validate.check_tags(result, function.result, (), function)
                      if not (selection and _excused(c, selection, function))]
             if cases:
                 log.error("%s returned an invalid result: %s", function.name, cases)
                 return response_headers, {"ErrorInvalidResponseBody_": {"cases": cases}}
+            if not result.keys().isdisjoint(self.gives_bytes[function.name]):
+                result = validate.decode_bytes(result, self.results[function.name])
         if added:
-            cases = list(self._check_headers(added, self.schema.response_headers))
+            cases = list(self._check_headers(added, self.schema.response_headers, function))
             if cases:
                 log.error("%s returned invalid response headers: %s", function.name, cases)
                 return response_headers, {"ErrorInvalidResponseHeaders_": {"cases": cases}}

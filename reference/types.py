@@ -6,6 +6,11 @@ of an array or map, the `Struct` of a struct, the `Union` of a union or of an
 `fn.X` call). Named structs and unions are shared objects, so a recursive
 type such as `union.Expression` is a tree that refers back to itself, and
 `reachable()` is the one way through it that visits each node once.
+
+Every struct and union also knows the `height` of its smallest value: how
+deeply its required, non-null fields must nest structs, unions and calls. The
+schema works it out to refuse types that have no finite value (no height),
+and the generator uses it to finish a value quickly when its budget is spent.
 """
 
 from typing import Any, NamedTuple
@@ -26,6 +31,7 @@ class Struct:
         self.name = name
         self.fields = {}  # field name -> Type, in schema order
         self.required = ()  # the names without a trailing "!", in schema order
+        self.height = None  # nesting of its smallest value; None if it has no finite value
 
     def __repr__(self):
         return f"Struct({self.name!r})"
@@ -37,6 +43,7 @@ class Union:
     def __init__(self, name):
         self.name = name
         self.tags = {}  # tag -> Struct
+        self.height = None  # that of its shallowest tag
 
     def __repr__(self):
         return f"Union({self.name!r})"

@@ -2,14 +2,16 @@
 
 How this works
 --------------
-`check(value, type, path)` yields one *case* per violation, already in its wire
-shape: `{"path": [...], "reason": {"TypeUnexpected": {...}}}`. It handles
-`null` itself (allowed only by a nullable `T?`) and otherwise dispatches on the
-type's kind through the `CHECKS` table. Each check is a generator: it yields
-the failures it sees, and recurses with `yield from check(child, child_type,
-(path, key_or_index))`, so every case is born knowing its full path. (A path
-is a chain of (parent, key) pairs, so that going deeper costs the same at any
-depth; `at()` builds one.)
+`check(value, type, path, function)` yields one *case* per violation, already
+in its wire shape: `{"path": [...], "reason": {"TypeUnexpected": {...}}}`. It
+handles `null` itself (allowed only by a nullable `T?`) and otherwise
+dispatches on the type's kind through the `CHECKS` table. Each check is a
+generator: it yields the failures it sees, and recurses with `yield from
+check(child, child_type, (path, key_or_index), function)`, so every case is
+born knowing its full path. (A path is a chain of (parent, key) pairs, so that
+going deeper costs the same at any depth; `at()` builds one.) `function` is
+the function whose message is checked: what a selection (`_ext.Select_`, the
+type of the `@select_` header) may name depends on it.
 
 Path format and case order are the ones implementations share on the wire:
 
@@ -29,6 +31,7 @@ import base64
 import binascii
 import math
 
+from .select import options
 from .types import Struct, reachable
 
 MIN_INT64, MAX_INT64 = -(2**63), 2**63 - 1
@@ -36,7 +39,8 @@ MIN_INT64, MAX_INT64 = -(2**63), 2**63 - 1
 EXPECTED = {  # the type name a failure reports as "expected", by kind
     "boolean": "Boolean", "integer": "Integer", "number": "Number", "string": "String",
     "bytes": "Bytes", "any": "Any", "array": "Array", "map": "Object", "struct": "Object",
-    "union": "Object", "fn": "Object", "_ext.Call_": "Object", "_ext.Stub_": "Object",
+    "union": "Object", "fn": "Object", "_ext.Select_": "Object", "_ext.Call_": "Object",
+    "_ext.Stub_": "Object",
 }
 ACTUAL = {  # the type name a failure reports as "actual", by Python type
     type(None): "Null", bool: "Boolean", int: "Number", float: "Number", str: "String",
@@ -70,26 +74,26 @@ def type_unexpected(value, expected, path):
     return case(path, "TypeUnexpected", {"actual": {actual: {}}, "expected": {expected: {}}})
 
 
-def check(value, type_, path=()):
-    """Yield a case for every way `value` fails to be a `type_`."""
+def check(value, type_, path=(), function=None):
+    """Yield a case for every way `value` fails to be a `type_` in a message of `function`."""
     if value is None:
         return () if type_.nullable else (type_unexpected(None, EXPECTED[type_.kind], path),)
-    return CHECKS[type_.kind](value, type_, path)
+    return CHECKS[type_.kind](value, type_, path, function)
 
 
-def check_boolean(value, type_, path):
+def check_boolean(value, type_, path, function):
     if type(value) is not bool:
         yield type_unexpected(value, "Boolean", path)
 
 
-def check_integer(value, type_, path):
+def check_integer(value, type_, path, function):
     if type(value) is not int:
         yield type_unexpected(value, "Integer", path)
     elif not MIN_INT64 <= value <= MAX_INT64:
         yield case(path, "NumberOutOfRange")
 
 
-def check_number(value, type_, path):
+def check_number(value, type_, path, function):
     if type(value) is int:
         if not MIN_INT64 <= value <= MAX_INT64:
             yield case(path, "NumberOutOfRange")
@@ -100,12 +104,12 @@ def check_number(value, type_, path):
         yield type_unexpected(value, "Number", path)
 
 
-def check_string(value, type_, path):
+def check_string(value, type_, path, function):
     if type(value) is not str:
         yield type_unexpected(value, "String", path)
 
 
-def check_bytes(value, type_, path):
+def check_bytes(value, type_, path, function):
     # On the JSON wire bytes travel as base64 strings; MessagePack has a bin type.
     if type(value) is str:
         if decode_base64(value) is None:
@@ -114,35 +118,59 @@ def check_bytes(value, type_, path):
         yield type_unexpected(value, "Bytes", path)
 
 
-def check_any(value, type_, path):
+def check_any(value, type_, path, function):
     return ()
 
 
-def check_array(value, type_, path):
+def check_array(value, type_, path, function):
     if type(value) is not list:
         yield type_unexpected(value, "Array", path)
         return
     for index, element in enumerate(value):
-        yield from check(element, type_.of, (path, index))
+        yield from check(element, type_.of, (path, index), function)
 
 
-def check_map(value, type_, path):
+def check_map(value, type_, path, function):
     if type(value) is not dict:
         yield type_unexpected(value, "Object", path)
         return
     for key, element in value.items():
-        yield from check(element, type_.of, (path, key))
+        yield from check(element, type_.of, (path, key), function)
 
 
-def check_struct(value, type_, path):
-    return check_fields(value, type_.of, path)
+def check_struct(value, type_, path, function):
+    return check_fields(value, type_.of, path, function)
 
 
-def check_union(value, type_, path):  # also an fn.X value: a union whose one tag is fn.X
-    return check_tags(value, type_.of, path)
+def check_union(value, type_, path, function):  # also an fn.X value: a union whose one tag is fn.X
+    return check_tags(value, type_.of, path, function)
 
 
-def check_fields(value, struct, path):
+def check_select(value, type_, path, function):
+    """A selection of result fields, like the `@select_` header: each key it names, and
+    each field name in its arrays, must be one that `function` offers."""
+    return _check_option(value, options(function), path)
+
+
+def _check_option(value, option, path):
+    if type(option) is list:  # field names
+        if type(value) is not list:
+            yield type_unexpected(value, "Array", path)
+            return
+        for index, name in enumerate(value):
+            if name not in option:
+                yield case((path, index), "ArrayElementDisallowed")
+    elif type(value) is not dict:  # the result, a union's tags, or the whole selection
+        yield type_unexpected(value, "Object", path)
+    else:
+        for key, inner in value.items():
+            if key in option:
+                yield from _check_option(inner, option[key], (path, key))
+            else:
+                yield case((path, key), "ObjectKeyDisallowed")
+
+
+def check_fields(value, struct, path, function=None):
     """Yield the cases of an object that should hold the fields of `struct`."""
     if type(value) is not dict:
         yield type_unexpected(value, "Object", path)
@@ -153,12 +181,12 @@ def check_fields(value, struct, path):
     fields = struct.fields
     for name, field in value.items():
         if name in fields:
-            yield from check(field, fields[name], (path, name))
+            yield from check(field, fields[name], (path, name), function)
         else:
             yield case((path, name), "ObjectKeyDisallowed")
 
 
-def check_tags(value, union, path):
+def check_tags(value, union, path, function=None):
     """Yield the cases of an object that should hold exactly one tag of `union`."""
     if type(value) is not dict:
         yield type_unexpected(value, "Object", path)
@@ -167,20 +195,20 @@ def check_tags(value, union, path):
     else:
         [(tag, fields)] = value.items()
         if tag in union.tags:
-            yield from check_fields(fields, union.tags[tag], (path, tag))
+            yield from check_fields(fields, union.tags[tag], (path, tag), function)
         else:
             yield case((path, tag), "ObjectKeyDisallowed")
 
 
-def check_call(value, type_, path):
+def check_call(value, type_, path, function):
     """An `_ext.Call_`: {"fn.X": arguments}, where missing required arguments are allowed."""
     name = yield from _one_function(value, path)
-    function = yield from _mockable(type_.of, name, path)
-    if function is not None:
-        yield from _partial(check_fields(value[name], function.arguments, (path, name)))
+    called = yield from _mockable(type_.of, name, path)
+    if called is not None:
+        yield from _partial(check_fields(value[name], called.arguments, (path, name), function))
 
 
-def check_stub(value, type_, path):
+def check_stub(value, type_, path, function):
     """An `_ext.Stub_`: {"fn.X": arguments, "->": result}; missing required fields allowed."""
     name = yield from _one_function(value, path)
     if name is None:
@@ -190,12 +218,12 @@ def check_stub(value, type_, path):
     for key in value:
         if key not in (name, "->"):
             yield case((path, key), "ObjectKeyDisallowed")
-    function = yield from _mockable(type_.of, name, path)
-    if function is None:
+    called = yield from _mockable(type_.of, name, path)
+    if called is None:
         return
-    yield from _partial(check_fields(value[name], function.arguments, (path, name)))
+    yield from _partial(check_fields(value[name], called.arguments, (path, name), function))
     if "->" in value:
-        yield from _partial(check_tags(value["->"], function.result, (path, "->")))
+        yield from _partial(check_tags(value["->"], called.result, (path, "->"), function))
 
 
 def _one_function(value, path):
@@ -217,7 +245,7 @@ def _mockable(functions, name, path):
         return None
     if name not in functions:
         yield case((path, name), "FunctionUnknown")
-    elif functions[name].internal:  # fn.ping_ and friends are never stubbed or recorded
+    elif name.endswith("_"):  # fn.ping_ and friends are never stubbed or recorded
         yield case((path, name), "ObjectKeyDisallowed")
     else:
         return functions[name]
@@ -241,6 +269,7 @@ CHECKS = {
     "struct": check_struct,
     "union": check_union,
     "fn": check_union,
+    "_ext.Select_": check_select,
     "_ext.Call_": check_call,
     "_ext.Stub_": check_stub,
 }

@@ -221,7 +221,7 @@ def test_generated_answers_are_valid_for_every_type(options):
             client.call("fn.setRandomSeed_", {"seed": seed})
             headers, body = client.call("fn.all")
             assert list(body) == ["Ok_"], body
-            assert isinstance(body["Ok_"]["y"], bytes) and len(json.dumps(body, default=repr)) < 200_000
+            assert isinstance(body["Ok_"]["y"], bytes) and len(json.dumps(body, default=repr)) < 2_000_000
 
 
 def run(*args):
@@ -318,3 +318,34 @@ def test_stubs_and_recorded_calls_are_bounded():
         failure = body({"fn.verify_": {"call": {"fn.add": {}}, "count!": {"Exact": {"times": 0}}}})
         assert failure["ErrorVerificationFailure"]["reason"]["TooManyMatchingCalls"]["allCalls"] == [
             {"fn.add": {"x": x, "y": 0}} for x in (10, 11, 12)]
+
+
+SELECTING = [
+    {"fn.test": {"value!": "struct.Value"}, "->": [{"Ok_": {"value!": "struct.Value"}}]},
+    {"struct.Value": {"sel!": "_ext.Select_", "n!": "integer"}},
+    {"fn.hidden": {}, "->": [{"Ok_": {"n": "integer"}}], "$internal": True},
+]
+
+
+def test_selection_fields_are_checked_kept_and_generated():
+    """A selection field is checked against the call's function, kept in stubs, and generated."""
+    with serving(mock.service(SELECTING)) as server:
+        connection = Connection(server.url)
+        # the first generated answer, the same as the other implementation's for seed 0
+        assert connection.call([{}, {"fn.test": {"value!": {"sel!": {}}}}])[1] == {"Ok_": {"value!": {"n!": 35766321}}}
+        refused = connection.call([{}, stub({"fn.test": {}}, {"Ok_": {"value!": {"sel!": None}}})])[1]
+        assert refused == {"ErrorInvalidRequestBody_": {"cases": [{
+            "path": ["fn.createStub_", "stub", "->", "Ok_", "value!", "sel!"],
+            "reason": {"TypeUnexpected": {"actual": {"Null": {}}, "expected": {"Object": {}}}}}]}}
+        selection = {"->": {"Ok_": []}}  # checked against fn.createStub_, the request's function
+        assert connection.call([{}, stub({"fn.test": {}}, {"Ok_": {"value!": {"sel!": selection}}})])[1] == OK
+        assert connection.call([{}, {"fn.test": {}}])[1] == {"Ok_": {"value!": {"sel!": selection}}}
+
+
+def test_a_loaded_schema_can_be_mocked_and_internal_annotated_functions_are_answered():
+    """mock.service() takes a Schema too; a $internal function is the service's own, so it is mocked."""
+    service = mock.service(mock.load(SELECTING))
+    with serving(service) as server:
+        connection = Connection(server.url)
+        assert list(connection.call([{}, {"fn.hidden": {}}])[1]) == ["Ok_"]
+        assert connection.call([{}, {"fn.verify_": {"call": {"fn.hidden": {}}}}])[1] == OK

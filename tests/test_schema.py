@@ -37,63 +37,101 @@ def test_entries_are_returned_verbatim_with_comments_and_annotations():
     assert returned == entry and list(returned) == list(entry)
 
 
+OK = [{"Ok_": {}}]
+NAME = "a definition name starts with a letter or _, then word characters (and _ext. names are the stock " \
+       "_ext.Select_, _ext.Call_ and _ext.Stub_)"
+KEYS = "an entry has exactly one definition key (info., struct., union., fn., headers. or errors. and a name); found"
+FIELD = "a field name starts with a lowercase letter, then letters, digits or _, and may end with !"
+HEADER = "a header name is @, a lowercase letter, then letters, digits or _ (headers are always optional: no !)"
+RESULTS = 'a function has a -> key holding an array whose first element is {"Ok_": {...}} with the result fields'
+ENDLESS = "no finite value has this type: every way through its required fields leads back to it " \
+          "(make one optional or nullable)"
+ARRAYS = 'arrays are written ["T"] and maps {"string": "T"}, and neither can be nullable'
+
+
 @pytest.mark.parametrize("entries, expected", [
+    # documents and entries
     ({"struct.A": {}}, [(None, [], "a schema document is a JSON array of entries")]),
     ([5], [(0, [], "an entry is a JSON object")]),
-    ([{"///": "only a comment"}], [(0, [], "an entry has exactly one definition key; found none")]),
-    ([{"struct.A": {}, "struct.B": {}}],
-     [(0, [], 'an entry has exactly one definition key; found "struct.A", "struct.B"')]),
-    ([{"thing.A": {}}], [(0, ["thing.A"], "a definition key is info., struct., union., fn., "
-                          "headers. or errors. followed by a letter or _, then word characters")]),
-    ([{"struct.9a": {}}], [(0, ["struct.9a"], "a definition key is info., struct., union., fn., "
-                            "headers. or errors. followed by a letter or _, then word characters")]),
-    ([{"_ext.Mine_": {}}], [(0, ["_ext.Mine_"], "a definition key is info., struct., union., fn., "
-                             "headers. or errors. followed by a letter or _, then word characters")]),
-    ([{"struct.A": {}}, {"struct.A": {}}], [(1, ["struct.A"], "struct.A is defined more than once")]),
-    ([{"fn.ping_": {}, "->": [{"Ok_": {}}]}], [(0, ["fn.ping_"], "fn.ping_ is defined more than once")]),
+    ([{"///": "only a comment"}], [(0, [], f"{KEYS} none")]),
+    ([{"thing.A": {}}], [(0, [], f"{KEYS} none")]),
+    ([{"struct.A": {}, "struct.B": {}}], [(0, [], f'{KEYS} "struct.A", "struct.B"')]),
+    # names
+    ([{"struct.9a": {}}], [(0, ["struct.9a"], NAME)]),
+    ([{"errors.": [{"E": {}}]}], [(0, ["errors."], NAME)]),
+    ([{"_ext.Mine_": {}}], [(0, ["_ext.Mine_"], NAME)]),
+    ([{"_ext.Select_": {}}], [(0, ["_ext.Select_"], "_ext.Select_ is defined already")]),
+    ([{"struct.A": {}}, {"struct.A": {}}], [(1, ["struct.A"], "struct.A is defined already")]),
+    ([{"fn.ping_": {}, "->": OK}], [(0, ["fn.ping_"], "fn.ping_ is defined already")]),
+    ([{"info.A": {}}, {"info.B": {}}], [(1, ["info.B"], "a schema has one info entry, and info.A is one")]),
+    ([{"struct.A": {"Bad": "string"}}], [(0, ["struct.A", "Bad"], FIELD)]),
+    ([{"struct.A": {"a\u00e9": "string"}}], [(0, ["struct.A", "a\u00e9"], FIELD)]),
+    ([{"struct.A": {"a!!": "string"}}], [(0, ["struct.A", "a!!"], FIELD)]),
+    ([{"union.U": [{"lower": {}}]}], [(0, ["union.U", 0, "lower"], "a tag name starts with an uppercase "
+                                      "letter, then letters, digits or _")]),
+    ([{"headers.H": {"@Bad": "string"}, "->": {}}], [(0, ["headers.H", "@Bad"], HEADER)]),
+    ([{"headers.H": {"@opt!": "string"}, "->": {}}], [(0, ["headers.H", "@opt!"], HEADER)]),
+    # what an entry holds beside its definition
     ([{"///": 5, "struct.A": {}}], [(0, ["///"], "a comment is a string or an array of strings")]),
-    ([{"struct.A": {}, "->": []}], [(0, ["->"], "only fn. and headers. entries have a -> key")]),
+    ([{"union.U": [{"A": {}, "///": ["x", 1]}]}], [(0, ["union.U", 0, "///"],
+                                                   "a comment is a string or an array of strings")]),
+    ([{"struct.A": {}, "->": []}], [(0, ["->"], "a struct. entry holds no -> key")]),
+    ([{"union.U": [{"A": {}}], "$note": 1}], [(0, ["$note"], "a union. entry holds no $note key")]),
+    ([{"errors.E": [{"E": {}}], "$note": 1}], [(0, ["$note"], "a errors. entry holds no $note key")]),
+    ([{"info.A": {}, "extra": 1}], [(0, ["extra"], "a info. entry holds no extra key")]),
     ([{**ADD, "$authenticated": "no"}], [(0, ["$authenticated"], "$authenticated is true or false")]),
+    ([{**ADD, "_errors": "errors"}], [(0, ["_errors"], "only internal functions choose their errors.* groups")]),
+    ([{**ADD, "$internal": True, "_errors": 5}], [(0, ["_errors"], "_errors is a regular expression, as a string")]),
+    ([{**ADD, "$internal": True, "_errors": "("}], [(0, ["_errors"], "_errors is a regular expression, as a string")]),
     ([{"info.A": []}], [(0, ["info.A"], "this entry holds an object")]),
+    # struct fields
     ([{"struct.A": []}], [(0, ["struct.A"], "this holds an object of field names to types")]),
-    ([{"struct.A": {"Bad": "string"}}], [(0, ["struct.A", "Bad"], "a field name starts with a "
-                                         "lowercase letter, then word characters, and may end with !")]),
+    ([{"struct.A": {"f": "string", "f!": "integer"}}], [(0, ["struct.A", "f!"], "f is a field once, "
+                                                        "either required or optional (!)")]),
+    # type expressions
     ([{"struct.A": {"x": "strin"}}], [(0, ["struct.A", "x"], 'unknown type "strin"')]),
+    ([{"struct.A": {"x": "stringy"}}], [(0, ["struct.A", "x"], 'unknown type "stringy"')]),
+    ([{"struct.A": {"x": "string??"}}], [(0, ["struct.A", "x"], 'unknown type "string??"')]),
     ([{"struct.A": {"x": "struct.B"}}], [(0, ["struct.A", "x"], 'unknown type "struct.B"')]),
+    ([{"struct.A": {"x": "info.B"}}, {"info.B": {}}], [(0, ["struct.A", "x"], 'unknown type "info.B"')]),
+    ([{"struct.A": {"x": "_ext.Call_"}}], [(0, ["struct.A", "x"], 'unknown type "_ext.Call_"')]),
     ([{"struct.A": {"x": 5}}], [(0, ["struct.A", "x"], "a type is a string, an array or an object, not 5")]),
     ([{"struct.A": {"x": ["string", "number"]}}],
      [(0, ["struct.A", "x"], 'an array type holds exactly one type, like ["string"]')]),
     ([{"struct.A": {"x": {"int": "number"}}}], [(0, ["struct.A", "x"], 'a map type is an object whose '
                                                'only key is "string", like {"string": "number"}')]),
-    ([{"struct.A": {"x": "[string]?"}}], [(0, ["struct.A", "x"], 'unknown type "[string]?": arrays are '
-                                          'written ["T"] and maps {"string": "T"}, and neither can be nullable')]),
-    ([{"struct.A": {"x": "array?"}}], [(0, ["struct.A", "x"], 'unknown type "array?": arrays are '
-                                       'written ["T"] and maps {"string": "T"}, and neither can be nullable')]),
-    ([{"struct.A": {"x": "_ext.Select_"}}], [(0, ["struct.A", "x"], 'unknown type "_ext.Select_"')]),
-    ([{"union.U": {}}], [(0, ["union.U"], "this holds an array of tag objects")]),
+    ([{"struct.A": {"x": "[string]?"}}], [(0, ["struct.A", "x"], f'unknown type "[string]?": {ARRAYS}')]),
+    ([{"struct.A": {"x": "array?"}}], [(0, ["struct.A", "x"], f'unknown type "array?": {ARRAYS}')]),
+    # unions and results
+    ([{"union.U": {}}], [(0, ["union.U"], "this holds a non-empty array of tag objects")]),
+    ([{"union.U": []}], [(0, ["union.U"], "this holds a non-empty array of tag objects")]),
+    ([{"errors.E": []}], [(0, ["errors.E"], "this holds a non-empty array of tag objects")]),
     ([{"union.U": [{"A": {}, "B": {}}]}], [(0, ["union.U", 0], 'a tag object has exactly one tag key, '
                                           'like {"Circle": {"radius": "number"}}')]),
-    ([{"union.U": [{"lower": {}}]}], [(0, ["union.U", 0, "lower"], "a tag name starts with an "
-                                      "uppercase letter, then word characters")]),
     ([{"union.U": [{"A": {}}, {"A": {}}]}], [(0, ["union.U", 1, "A"], "the tag A appears twice")]),
-    ([{"fn.f": {}}], [(0, ["->"], 'a function has a -> key holding an array whose first element '
-                       'is {"Ok_": {...}} with the result fields')]),
-    ([{"fn.f": {}, "->": [{"Error": {}}, {"Ok_": {}}]}], [(0, ["->"], 'a function has a -> key holding '
-                                                         'an array whose first element is {"Ok_": {...}} with the result fields')]),
-    ([{"fn.f": {}, "->": {"Ok_": {}}}], [(0, ["->"], 'a function has a -> key holding an array whose '
-                                        'first element is {"Ok_": {...}} with the result fields')]),
+    ([{"fn.f": {}}], [(0, ["->"], RESULTS)]),
+    ([{"fn.f": {}, "->": [{"Error": {}}, {"Ok_": {}}]}], [(0, ["->"], RESULTS)]),
+    ([{"fn.f": {}, "->": {"Ok_": {}}}], [(0, ["->"], RESULTS)]),
     ([{"fn.f": {}, "->": [{"Ok_": {}}, {"Ok_": {}}]}], [(0, ["->", 1, "Ok_"], "the tag Ok_ appears twice")]),
-    ([{"headers.H": {"@Bad": "string"}, "->": {}}],
-     [(0, ["headers.H", "@Bad"], "a header name is @, a lowercase letter, then word characters "
-                                 "(headers are always optional: no !)")]),
-    ([{"headers.H": {"@opt!": "string"}, "->": {}}],
-     [(0, ["headers.H", "@opt!"], "a header name is @, a lowercase letter, then word characters "
-                                  "(headers are always optional: no !)")]),
+    # headers
     ([{"headers.H": {"@h": "string"}}], [(0, [], "a headers entry has a -> key holding the response headers")]),
-    ([{"headers.H": {"@id_": "string"}, "->": {}}], [(0, ["headers.H", "@id_"], "@id_ is declared twice, "
-                                                      "with two types")]),
+    ([{"headers.H": {"@id_": "any"}, "->": {}}], [(0, ["headers.H", "@id_"], "@id_ is declared by headers.Id_ already")]),
+    ([{"headers.H": {}, "->": {"@h": "string"}}, {"headers.I": {}, "->": {"@h": "string"}}],
+     [(1, ["->", "@h"], "@h is declared by headers.H already")]),
+    # errors
     ([{"errors.E": [{"ErrorX": {}}]}, {"fn.f": {}, "->": [{"Ok_": {}}, {"ErrorX": {}}]}],
      [(0, ["errors.E"], "the tag ErrorX is also a result of fn.f; a result tag has one meaning")]),
+    ([{"errors.A": [{"ErrorX": {}}]}, {"errors.B": [{"ErrorY": {}}, {"ErrorX": {}}]}],
+     [(1, ["errors.B", 1, "ErrorX"], "the tag ErrorX is in errors.A too; a tag belongs to one errors.* group")]),
+    ([{"errors.E": [{"ErrorUnknown_": {}}]}],
+     [(0, ["errors.E", 0, "ErrorUnknown_"], "the tag ErrorUnknown_ is in errors.Validation_ too; "
+                                           "a tag belongs to one errors.* group")]),
+    # types that never end
+    ([{"struct.Node": {"next": "struct.Node"}}], [(0, ["struct.Node"], ENDLESS)]),
+    ([{"struct.A": {"b": "struct.B"}}, {"struct.B": {"a": "struct.A"}}],
+     [(0, ["struct.A"], ENDLESS), (1, ["struct.B"], ENDLESS)]),
+    ([{"union.U": [{"A": {"u": "union.U"}}, {"B": {"u": "union.U"}}]}], [(0, ["union.U"], ENDLESS)]),
+    ([{"fn.f": {"again": "fn.f"}, "->": OK}], [(0, ["fn.f"], ENDLESS)]),
 ])
 def test_each_broken_rule_is_one_located_problem(entries, expected):
     """A schema that breaks one rule gets exactly one problem, with its place and a clear message."""
@@ -113,18 +151,62 @@ def test_all_problems_are_reported_at_once():
 
 
 def test_definitions_may_refer_to_each_other_in_any_order_and_to_themselves():
-    """Forward and recursive references resolve."""
+    """Forward and recursive references resolve, when some way through them ends."""
     schema = load([
         {"fn.f": {"t": "struct.Tree"}, "->": [{"Ok_": {"link": "fn.g"}}]},
         {"struct.Tree": {"children": ["struct.Tree"], "shape!": "union.Shape?"}},
         {"union.Shape": [{"Leaf": {}}, {"Node": {"of": "union.Shape"}}]},
-        {"fn.g": {}, "->": [{"Ok_": {}}]},
+        {"struct.Chain": {"next": "struct.Chain?", "also!": "struct.Chain"}},
+        {"fn.g": {"again!": "fn.g"}, "->": [{"Ok_": {}}]},
     ])
     tree = schema.definition("struct.Tree")
     assert tree.fields["children"].of.of is tree
     assert tree.required == ("children",)
     shape = schema.definition("union.Shape")
     assert shape.tags["Node"].fields["of"].of is shape
+
+
+def test_heights_measure_the_smallest_value():
+    """A type's height is how deep its smallest value nests; a union takes its shallowest tag."""
+    schema = load([{"struct.A": {"b": "struct.B", "c": "union.C", "d!": "struct.D"}},
+                   {"struct.B": {}}, {"union.C": [{"Deep": {"a": "struct.A"}}, {"Flat": {"b": "struct.B"}}]},
+                   {"struct.D": {"d": "struct.D?"}}])
+    heights = {key: schema.definition(key).height for key in ("struct.A", "struct.B", "union.C", "struct.D")}
+    assert heights == {"struct.A": 2, "struct.B": 0, "union.C": 1, "struct.D": 0}
+
+
+def test_selections_are_a_type_like_any_other():
+    """_ext.Select_ may be the type of any field, nullable, in arrays and maps too."""
+    schema = load([{"struct.V": {"sel": "_ext.Select_", "maybe!": "_ext.Select_?", "all!": ["_ext.Select_"],
+                                 "named!": {"string": "_ext.Select_"}}}])
+    fields = schema.definition("struct.V").fields
+    assert (fields["sel"].kind, fields["maybe!"].nullable, fields["all!"].of.kind) == (
+        "_ext.Select_", True, "_ext.Select_")
+
+
+def test_mock_calls_and_stubs_are_types_where_the_mock_defines_them():
+    """_ext.Call_, _ext.Stub_ and the mock's functions may be used by a schema a mock serves."""
+    entries = [{"struct.S": {"c": "_ext.Call_", "s": "_ext.Stub_", "create": "fn.createStub_"}}]
+    schema = load(entries, internal=[bundled("mock")])
+    assert schema.definition("struct.S").fields["create"].of is schema.named["fn.createStub_"][1]
+
+
+def test_internal_functions_may_choose_their_error_groups():
+    """_errors, a regular expression, picks the errors.* groups of an internal function."""
+    schema = load([{"errors.Busy": [{"ErrorBusy": {}}]}, {"errors.Odd": [{"ErrorOdd": {}}]},
+                   {"fn.f": {}, "->": OK, "$internal": True, "_errors": r"^errors\.Busy$"},
+                   {"fn.g": {}, "->": OK, "$internal": True}])
+    assert "ErrorBusy" in schema.functions["fn.f"].result.tags
+    assert not {"ErrorOdd", "ErrorUnknown_"} & set(schema.functions["fn.f"].result.tags)
+    assert "ErrorUnknown_" in schema.functions["fn.g"].result.tags
+    assert "ErrorBusy" not in schema.functions["fn.g"].result.tags
+
+
+def test_stock_documents_are_not_added_twice():
+    """A schema that holds every stock entry already (saved with includeInternal!) loads as it is."""
+    saved = load(bundled("calculator")).api(include_internal=True)
+    schema = load(saved)
+    assert len(schema.api()) == len(saved) and schema.api(include_internal=True) == schema.api()
 
 
 def test_a_schema_with_union_auth_gets_the_auth_header_and_errors():
@@ -156,13 +238,21 @@ def test_error_groups_are_added_to_results():
     assert "ErrorBusy" not in schema.functions["fn.ping_"].result.tags
 
 
-def test_a_schema_can_be_read_from_a_file_or_a_directory(tmp_path):
-    """A JSON file, or every .json file of a directory, loads as one schema."""
+def test_a_schema_can_be_read_from_a_file_a_directory_or_text(tmp_path):
+    """A JSON file, every .json file of a directory, or JSON text load as one schema."""
     (tmp_path / "a.json").write_text(json.dumps([ADD]))
     (tmp_path / "b.json").write_text(json.dumps([{"struct.B": {}}]))
     (tmp_path / "notes.txt").write_text("ignored")
     assert "struct.B" in load(tmp_path).named
     assert "struct.B" not in load(tmp_path / "a.json").named
+    assert "fn.add" in load(json.dumps([ADD])).named
+    assert "fn.add" in load("\n  " + json.dumps([ADD])).named
+
+
+def test_a_loaded_schema_loads_again():
+    """load() of a Schema starts from its documents, so stock documents can be added to it."""
+    schema = load([ADD])
+    assert "fn.createStub_" in load(schema, internal=[bundled("mock")]).functions
 
 
 @pytest.mark.parametrize("files, expected", [
@@ -180,6 +270,17 @@ def test_unreadable_files_are_schema_problems(tmp_path, files, expected):
     with pytest.raises(SchemaError) as raised:
         load(tmp_path)
     assert expected in str(raised.value)
+
+
+def test_one_unreadable_file_hides_no_other_problem(tmp_path):
+    """Every file's problems are listed, those of the files that could be read too."""
+    (tmp_path / "a.json").write_text("[{,]")
+    (tmp_path / "b.json").write_text('[{"struct.B": {"x": "nope"}}]')
+    (tmp_path / "c.json").write_text('[{"union.U": []}]')
+    with pytest.raises(SchemaError) as raised:
+        load(tmp_path)
+    assert [(p.document, p.path) for p in raised.value.problems] == [
+        ("a.json", []), ("b.json", ["struct.B", "x"]), ("c.json", ["union.U"])]
 
 
 def test_a_missing_file_is_a_schema_problem(tmp_path):

@@ -22,40 +22,6 @@ def test_options_list_everything_reachable_from_the_ok_result():
     assert select.options(PING) == {"->": {"Ok_": []}}
 
 
-def failures(selection, function=TAPE):
-    return [(c["path"], c["reason"]) for c in select.check(selection, function)]
-
-
-@pytest.mark.parametrize("selection, expected", [
-    ({}, []),
-    ({"->": {"Ok_": []}}, []),
-    ({"struct.Evaluation": ["result", "result"]}, []),
-    ({"struct.Evaluation": ["nope"]}, [(["@select_", "struct.Evaluation", 0], {"ArrayElementDisallowed": {}})]),
-    ({"struct.Evaluation": [1, None]}, [(["@select_", "struct.Evaluation", 0], {"ArrayElementDisallowed": {}}),
-                                       (["@select_", "struct.Evaluation", 1], {"ArrayElementDisallowed": {}})]),
-    ({"struct.Evaluation": "x"}, [(["@select_", "struct.Evaluation"],
-                                   {"TypeUnexpected": {"actual": {"String": {}}, "expected": {"Array": {}}}})]),
-    ({"struct.Variable": ["name"]}, [(["@select_", "struct.Variable"], {"ObjectKeyDisallowed": {}})]),
-    ({"fn.saveVariable": ["name"]}, [(["@select_", "fn.saveVariable"], {"ObjectKeyDisallowed": {}})]),
-    ({"->": {"ErrorUnknownVariables": []}}, [(["@select_", "->", "ErrorUnknownVariables"],
-                                              {"ObjectKeyDisallowed": {}})]),
-    ({"->": ["Ok_"]}, [(["@select_", "->"], {"TypeUnexpected": {"actual": {"Array": {}},
-                                                                "expected": {"Object": {}}}})]),
-    ({"->": {"Ok_": "x"}}, [(["@select_", "->", "Ok_"],
-                             {"TypeUnexpected": {"actual": {"String": {}}, "expected": {"Array": {}}}})]),
-    ({"union.Expression": []}, [(["@select_", "union.Expression"],
-                                 {"TypeUnexpected": {"actual": {"Array": {}}, "expected": {"Object": {}}}})]),
-    ({"union.Expression": {"Constant": ["value", "x"], "Pow": ["a"]}}, [
-        (["@select_", "union.Expression", "Constant", 1], {"ArrayElementDisallowed": {}}),
-        (["@select_", "union.Expression", "Pow"], {"ObjectKeyDisallowed": {}})]),
-    ([], [(["@select_"], {"TypeUnexpected": {"actual": {"Array": {}}, "expected": {"Object": {}}}})]),
-    (5, [(["@select_"], {"TypeUnexpected": {"actual": {"Number": {}}, "expected": {"Object": {}}}})]),
-])
-def test_check(selection, expected):
-    """A selection names only what the function's result can hold, in the right shapes."""
-    assert failures(selection) == expected
-
-
 A = {"Variable": {"name": "a"}}
 ENTRIES = [
     {"expression": {"Div": {"left": {"Constant": {"value": 1}}, "right": {"Constant": {"value": 0}}}},

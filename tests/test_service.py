@@ -11,9 +11,9 @@ from reference import Service, load
 
 SCHEMA = load([
     {"union.Auth_": [{"Token": {"token": "string"}}]},
-    {"fn.echo": {"value!": "any", "n!": "integer", "blob!": "bytes", "blobs!": ["bytes"]},
+    {"fn.echo": {"value!": "any", "n!": "integer", "blob!": "bytes", "blobs!": ["bytes"], "sel!": "_ext.Select_"},
      "->": [{"Ok_": {"value!": "any", "n!": "integer", "blob!": "bytes", "blobs!": ["bytes"],
-                     "pairs!": ["struct.Pair"]}}, {"ErrorNope": {"why": "string"}}],
+                     "pairs!": ["struct.Pair"], "sel!": "_ext.Select_"}}, {"ErrorNope": {"why": "string"}}],
      "$authenticated": False},
     {"fn.secret": {"n": "integer"}, "->": [{"Ok_": {}}]},
     {"struct.Pair": {"left": "integer", "right": "integer"}},
@@ -104,6 +104,24 @@ UNAUTHENTICATED = {"ErrorUnauthenticated_": {"message!": "Valid authentication i
      [{}, {"ErrorInvalidRequestBody_": {"cases": [type_case(["fn.echo", "blob!"], "String", "Base64String")]}}]),
     ([{"@base64_": {"Ok_": {"value!": True}}}, {"fn.echo": {"value!": "AQI="}}],
      [{}, {"Ok_": {"value!": "AQI="}}]),
+    # a handler may give bytes as base64 text: they leave marked, like any bytes
+    ([{"@result": {"Ok_": {"blob!": "AQI=", "blobs!": ["/w=="]}}}, {"fn.echo": {}}],
+     [{"@base64_": {"Ok_": {"blob!": True, "blobs!": {"*": True}}}}, {"Ok_": {"blob!": "AQI=", "blobs!": ["/w=="]}}]),
+    ([{"@result": {"Ok_": {"blob!": "AQI"}}}, {"fn.echo": {}}],
+     [{}, {"ErrorInvalidResponseBody_": {"cases": [type_case(["Ok_", "blob!"], "String", "Base64String")]}}]),
+    # a selection field is checked against the function called, and is data in a result
+    ([{}, {"fn.echo": {"sel!": {"->": {"Ok_": ["n!", "sel!"]}, "struct.Pair": ["left"]}}}],
+     [{}, {"Ok_": {"sel!": {"->": {"Ok_": ["n!", "sel!"]}, "struct.Pair": ["left"]}}}]),
+    ([{}, {"fn.echo": {"sel!": {"->": {"Ok_": ["x"]}, "struct.Nope": []}}}],
+     [{}, {"ErrorInvalidRequestBody_": {"cases": [
+         case(["fn.echo", "sel!", "->", "Ok_", 0], "ArrayElementDisallowed"),
+         case(["fn.echo", "sel!", "struct.Nope"], "ObjectKeyDisallowed")]}}]),
+    ([{}, {"fn.echo": {"sel!": None}}],
+     [{}, {"ErrorInvalidRequestBody_": {"cases": [type_case(["fn.echo", "sel!"], "Null", "Object")]}}]),
+    ([{"@select_": {"->": {"Ok_": ["sel!"]}}}, {"fn.echo": {"n!": 1, "sel!": {"->": {"Ok_": ["n!"]}}}}],
+     [{}, {"Ok_": {"sel!": {"->": {"Ok_": ["n!"]}}}}]),
+    ([{"@result": {"Ok_": {"sel!": {"->": {"Ok_": ["nope"]}}}}}, {"fn.echo": {}}],
+     [{}, {"ErrorInvalidResponseBody_": {"cases": [case(["Ok_", "sel!", "->", "Ok_", 0], "ArrayElementDisallowed")]}}]),
     # the result is validated, unless @unsafe_
     ([{"@id_": "u1", "@result": {"Ok_": {"n!": 2**63}}}, {"fn.echo": {}}],
      [{"@id_": "u1"}, {"ErrorInvalidResponseBody_": {"cases": [case(["Ok_", "n!"], "NumberOutOfRange")]}}]),
@@ -190,6 +208,17 @@ def test_a_response_that_cannot_be_encoded_is_a_logged_error_unknown(caplog):
                                    Service(SCHEMA, {"fn.echo": lambda a, h: ({"@set": {1, 2}}, {"Ok_": {}}),
                                                     "fn.secret": echo}))
         assert headers == {"@id_": 1} and body["ErrorUnknown_"]["caseId"] in caplog.text
+
+
+def test_bytes_given_as_base64_text_leave_as_bytes_on_every_wire():
+    """The handler contract: bytes fields may be returned as bytes or as base64 text, and the
+    caller gets bytes either way (MessagePack bin here, base64 marked by @base64_ on JSON)."""
+    for given in (b"\x01\x02", "AQI="):
+        service = Service(SCHEMA, {"fn.echo": lambda a, h: {"Ok_": {"blob!": given}}, "fn.secret": echo})
+        headers, body = answer([{"@bin_": []}, {"fn.echo": {}}], service)
+        assert body == {SERVICE.encoding.ids["Ok_"]: {SERVICE.encoding.ids["blob!"]: b"\x01\x02"}}
+        assert answer([{}, {"fn.echo": {}}], service) == [{"@base64_": {"Ok_": {"blob!": True}}},
+                                                          {"Ok_": {"blob!": "AQI="}}]
 
 
 def test_binary_falls_back_to_json_when_messagepack_cannot_carry_the_result():

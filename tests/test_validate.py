@@ -3,7 +3,9 @@
 import pytest
 
 from reference import load
-from reference.validate import at, check_fields, decode_fields
+from reference.schema import bundled
+from reference.types import Type
+from reference.validate import at, check, check_fields, decode_fields
 
 SCHEMA = load([
     {"fn.test": {"v!": "any?"}, "->": [{"Ok_": {}}]},
@@ -164,3 +166,42 @@ def test_base64_strings_in_bytes_fields_are_decoded_anywhere():
     assert decode_fields(value, struct) == {
         "b": b"\x01", "list": [b"\x02", None], "map": {"k": b"\x03"}, "s": "AQ==",
         "u": {"B": {"data": b"\x04"}}, "a": "AQ=="}
+
+
+CALCULATOR = load(bundled("calculator"))
+TAPE = CALCULATOR.functions["fn.getPaperTape"]
+SELECT = Type("_ext.Select_")
+
+
+def select_failures(selection, function=TAPE):
+    return [(c["path"], c["reason"]) for c in check(selection, SELECT, at("@select_"), function)]
+
+
+@pytest.mark.parametrize("selection, expected", [
+    ({}, []),
+    ({"->": {"Ok_": []}}, []),
+    ({"struct.Evaluation": ["result", "result"]}, []),
+    ({"struct.Evaluation": ["nope"]}, [(["@select_", "struct.Evaluation", 0], {"ArrayElementDisallowed": {}})]),
+    ({"struct.Evaluation": [1, None]}, [(["@select_", "struct.Evaluation", 0], {"ArrayElementDisallowed": {}}),
+                                       (["@select_", "struct.Evaluation", 1], {"ArrayElementDisallowed": {}})]),
+    ({"struct.Evaluation": "x"}, [(["@select_", "struct.Evaluation"],
+                                   {"TypeUnexpected": {"actual": {"String": {}}, "expected": {"Array": {}}}})]),
+    ({"struct.Variable": ["name"]}, [(["@select_", "struct.Variable"], {"ObjectKeyDisallowed": {}})]),
+    ({"fn.saveVariable": ["name"]}, [(["@select_", "fn.saveVariable"], {"ObjectKeyDisallowed": {}})]),
+    ({"->": {"ErrorUnknownVariables": []}}, [(["@select_", "->", "ErrorUnknownVariables"],
+                                              {"ObjectKeyDisallowed": {}})]),
+    ({"->": ["Ok_"]}, [(["@select_", "->"], {"TypeUnexpected": {"actual": {"Array": {}},
+                                                                "expected": {"Object": {}}}})]),
+    ({"->": {"Ok_": "x"}}, [(["@select_", "->", "Ok_"],
+                             {"TypeUnexpected": {"actual": {"String": {}}, "expected": {"Array": {}}}})]),
+    ({"union.Expression": []}, [(["@select_", "union.Expression"],
+                                 {"TypeUnexpected": {"actual": {"Array": {}}, "expected": {"Object": {}}}})]),
+    ({"union.Expression": {"Constant": ["value", "x"], "Pow": ["a"]}}, [
+        (["@select_", "union.Expression", "Constant", 1], {"ArrayElementDisallowed": {}}),
+        (["@select_", "union.Expression", "Pow"], {"ObjectKeyDisallowed": {}})]),
+    ([], [(["@select_"], {"TypeUnexpected": {"actual": {"Array": {}}, "expected": {"Object": {}}}})]),
+    (5, [(["@select_"], {"TypeUnexpected": {"actual": {"Number": {}}, "expected": {"Object": {}}}})]),
+])
+def test_selections(selection, expected):
+    """A selection names only what the function's result can hold, in the right shapes."""
+    assert select_failures(selection) == expected
