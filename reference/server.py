@@ -27,7 +27,7 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from . import calculator
+from . import calculator, testbed
 
 log = logging.getLogger("reference")
 
@@ -135,6 +135,7 @@ class Server(ThreadingHTTPServer):
                  max_body=MAX_BODY, timeout=TIMEOUT, max_connections=MAX_CONNECTIONS):
         self.service, self.path, self.max_body = service, path, max_body
         self.slots = threading.BoundedSemaphore(max_connections)
+        self.address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
         super().__init__((host, port), Handler)
         self.timeout = timeout
 
@@ -159,7 +160,7 @@ class Server(ThreadingHTTPServer):
     @property
     def url(self):
         host, port = self.server_address[:2]
-        return f"http://{host}:{port}{self.path}"
+        return f"http://{f'[{host}]' if ':' in host else host}:{port}{self.path}"
 
 
 def add_options(parser, port):
@@ -208,25 +209,33 @@ def run(service, options, what):
 
 
 def main(argv=None):
-    """Serve the calculator over HTTP until interrupted."""
+    """Serve the calculator (or the testbed) over HTTP until interrupted."""
     parser = argparse.ArgumentParser(
         prog="python -m reference.server",
-        description="Serve the demo calculator over HTTP (POST [headers, body] messages).")
+        description="Serve the demo calculator, or the conformance suite's testbed, over HTTP "
+                    "(POST [headers, body] messages).")
+    parser.add_argument("--service", choices=["calculator", "testbed"], default="calculator",
+                        help="the calculator, or the testbed that conformance/README.md describes "
+                             "(default %(default)s)")
     add_options(parser, port=8000)
-    parser.add_argument("--unavailable-rate", type=_rate, default=0.0, metavar="RATE",
-                        help="answer ErrorUnavailable to this fraction of calls, to test "
-                             "clients (default 0)")
+    calculator_options = parser.add_argument_group("options of the calculator")
+    calculator_options.add_argument("--unavailable-rate", type=_rate, metavar="RATE",
+                                    help="answer ErrorUnavailable to this fraction of calls, to test "
+                                         "clients (default 0)")
     limits = {"max_namespaces": "namespaces kept; the least recently used is forgotten",
               "max_sessions": "sessions kept; the oldest ends", "max_variables": "variables in a namespace",
               "tape_length": "evaluations on a tape; the oldest are dropped"}
     for name, meaning in limits.items():
-        parser.add_argument(f"--{name.replace('_', '-')}", type=positive, default=1000, metavar="N",
-                            help=f"{meaning} (default %(default)s)")
+        calculator_options.add_argument(f"--{name.replace('_', '-')}", type=positive, metavar="N",
+                                        help=f"{meaning} (default 1000)")
     options = parser.parse_args(argv)
     check_options(parser, options)
-    service = calculator.service(unavailable_rate=options.unavailable_rate,
-                                 **{name: getattr(options, name) for name in limits})
-    return run(service, options, "the calculator")
+    given = {name: value for name in ["unavailable_rate", *limits] if (value := getattr(options, name)) is not None}
+    if options.service == "testbed":
+        if given:
+            parser.error(f"--{next(iter(given)).replace('_', '-')} is an option of the calculator, not of the testbed")
+        return run(testbed.service(), options, "the testbed")
+    return run(calculator.service(**given), options, "the calculator")
 
 
 def positive(text):

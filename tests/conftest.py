@@ -11,7 +11,7 @@ import msgpack
 import pytest
 
 import peer
-from reference import calculator
+from reference import calculator, testbed
 from reference.server import Server
 
 
@@ -62,6 +62,12 @@ def calculator_url():
         yield server.url
 
 
+@pytest.fixture(scope="session")
+def testbed_url():
+    with serving(testbed.service()) as server:
+        yield server.url
+
+
 @pytest.fixture
 def connection(calculator_url):
     connection = Connection(calculator_url)
@@ -92,4 +98,11 @@ def peer_demo(peer_bin):
 def peer_mock(peer_bin, calculator_url):
     """The URL of the independent implementation's mock, built from our calculator's URL."""
     with peer.running(peer_bin, "mock", "--http-url", calculator_url, port=peer.free_port()) as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def peer_testbed_mock(peer_bin, testbed_url):
+    """The URL of the independent implementation's mock, built from our testbed's URL."""
+    with peer.running(peer_bin, "mock", "--http-url", testbed_url, port=peer.free_port()) as url:
         yield url

@@ -6,6 +6,7 @@ comments in the schema) are set aside. The few differences DECISIONS.md asks
 for are listed in DIFFERENCES, with the answer this server gives instead."""
 
 import json
+import random
 import re
 import subprocess
 import uuid
@@ -14,9 +15,10 @@ from pathlib import Path
 import pytest
 
 from conformance.__main__ import main
-from conftest import Connection, serving
+from conftest import Connection, decode, serving
 from reference import mock
 from reference.client import Client
+from reference.schema import Schema, SchemaError, bundled
 
 AUTH = {"@auth_": {"Ephemeral": {"username": "$user"}}}
 ADD = {"fn.add": {"x": 1, "y": 2}}
@@ -331,6 +333,169 @@ def test_mocks_generate_the_same_values_for_the_same_seed(calculator_url, peer_m
                     assert answers[0] == answers[1], (seed, body)
                     compared += 1
     assert compared > 200
+
+
+# The testbed: a mock of a schema with every type expression, on both implementations.
+
+def test_mocks_of_the_testbed_generate_the_same_values(testbed_url, peer_testbed_mock):
+    """Over a thousand seeded calls, each type in each position, answer for answer the same,
+    wherever the peer does not overflow its stack (it recurses without bound on union.Tree)."""
+    auth = {"@auth_": {"Token": {"token": "t"}}}
+    strict = {"bool": True, "boolNull": None, "point": {"x": 1, "y": 2}, "pointNull": None,
+              "shape": {"Dot": {}}, "ints": [], "names": {}}
+    calls = [({}, {"fn.echo": {}}), ({}, {"fn.strict": strict}), ({}, {"fn.greet": {"name": "a"}}),
+             (auth, {"fn.secret": {}}), ({"@bin_": []}, {"fn.echo": {}})]
+    compared, skipped = 0, 0
+    with serving(mock.service(mock.fetch(testbed_url))) as ours:
+        connections = Connection(ours.url), Connection(peer_testbed_mock)
+        for internal in (False, True):
+            request = json.dumps([{}, {"fn.api_": {"includeExamples!": True, "includeInternal!": internal}}])
+            ours_api, peer_api = [_strip(decode(c.post(request.encode())[2]))[1]["Ok_"]["api"] for c in connections]
+            assert len(ours_api) == len(peer_api)
+            for entry, peer_entry in zip(ours_api, peer_api):  # our extra parse failure reason draws apart
+                assert entry == peer_entry or "ParseFailure" in json.dumps(entry), entry
+        for seed in range(260):
+            for connection in connections:
+                connection.post(json.dumps([{}, {"fn.setRandomSeed_": {"seed": seed}}]).encode())
+            for headers, body in calls:
+                answers = [c.post(json.dumps([headers, body]).encode())[2] for c in connections]
+                if b"ErrorUnknown_" in answers[1]:
+                    skipped += 1
+                    break  # the rest of this seed's draws are out of step
+                assert decode(answers[0]) == decode(answers[1]), (seed, body)
+                compared += 1
+    assert compared >= 1000 and skipped < 30
+
+
+# Schemas: what each implementation accepts.
+
+SCHEMA_DRIVER = """
+import json, sys
+from telepact_cli.telepact import TelepactSchema, MockTelepactSchema
+from telepact_cli.telepact.TelepactSchemaParseError import TelepactSchemaParseError
+for line in sys.stdin:
+    entries, on_mock = json.loads(line)
+    try:
+        (MockTelepactSchema if on_mock else TelepactSchema).from_json(json.dumps(entries))
+        print("accepted")
+    except TelepactSchemaParseError as error:
+        print(";".join(sorted({next(iter(json.loads(json.dumps({f.reason: 0})))) for f in error.schema_parse_failures})))
+"""
+OK = [{"Ok_": {}}]
+# Where the peer accepts what this implementation refuses, on purpose (see the README).
+SCHEMA_PROBES = [
+    ([{"struct.V": {"sel!": "_ext.Select_"}}, {"fn.test": {"value!": "struct.V"}, "->": OK}], None),
+    ([{"struct.V": {"s": "_ext.Select_?", "a": ["_ext.Select_"], "m": {"string": "_ext.Select_"}}}], None),
+    ([{"struct.V": {"c!": "_ext.Call_", "s!": "_ext.Stub_", "f!": "fn.createStub_"}}], None),
+    ([{"struct.S": {"x": "fn.ping_", "y": "union.Type_", "z": "struct.ValidationFailure_"}}], None),
+    ([{"struct.Node": {"next": "struct.Node"}}], None),
+    ([{"struct.A": {"b": "struct.B"}}, {"struct.B": {"a": "struct.A"}}], None),
+    ([{"struct.A": {"b": "struct.B"}}, {"struct.B": {"a": "struct.A?"}}], None),
+    ([{"struct.A": {"b": ["struct.A"], "c!": "struct.A", "d": {"string": "struct.A"}}}], None),
+    ([{"union.U": [{"A": {"u": "union.U"}}]}], None),
+    ([{"union.U": [{"A": {"u": "union.U"}}, {"B": {}}]}], None),
+    ([{"fn.f": {"a": "fn.f"}, "->": OK}], None),
+    ([{"fn.f": {}, "->": [{"Ok_": {"a": "fn.f"}}]}], None),
+    ([{"errors.X": []}], None), ([{"union.X": []}], None), ([{"fn.f": {}, "->": []}], None),
+    ([{"struct.A": {"f": "string", "f!": "integer"}}], None),
+    ([{"errors.A": [{"ErrorA": {}}]}, {"errors.B": [{"ErrorA": {}}]}], None),
+    ([{"errors.E": [{"ErrorUnknown_": {}}]}], None),
+    ([{"fn.f": {}, "->": [{"Ok_": {}}, {"ErrorA": {}}]}, {"errors.E": [{"ErrorA": {}}]}], None),
+    ([{"fn.f_": {}, "->": [{"Ok_": {}}, {"ErrorA": {}}]}, {"errors.E": [{"ErrorA": {}}]}], None),
+    ([{"info.A": {}}, {"info.B": {}}], None),
+    ([{"union.U": [{"A": {}}], "$x": 1}], None), ([{"errors.E": [{"ErrorA": {}}], "$x": 1}], None),
+    ([{"struct.U": {}, "$x": 1, "_ignoreIfDuplicate": True}], None),
+    ([{"fn.f": {}, "->": OK, "_errors": "^errors"}], None),
+    ([{"fn.f": {}, "->": OK, "_errors": "^nothing$", "$internal": True}], None),
+    ([{"headers.H": {"@a": "string"}, "->": {}}, {"headers.I": {"@a": "string"}, "->": {}}], None),
+    ([{"headers.H": {"@time_": "string"}, "->": {}}], None),
+    ([{"headers.H": {"@a!": "string"}, "->": {}}], None), ([{"headers.H": {}}], None),
+    ([{"union.Auth_": [{"T": {"t": "string"}}]}], None),
+    ([{"union.Auth_": [{"T": {"t": "string"}}]}, {"headers.Auth_": {"@auth_": "union.Auth_"}, "->": {}}], None),
+    ([{"_ext.Foo": {}}], None), ([{"_ext.Select_": {}}], None), ([{"fn.ping_": {}, "->": OK}], None),
+    ([{"struct.A": {"\u00e9": "string"}}], None), ([{"struct.A": {"a\u00e9": "string"}}], None),
+    ([{"struct.S": {"_a": "string", "a!!": "string"}}], None), ([{"struct.aB_1": {"aB_1": "string"}}], None),
+    ([{"union.U": [{"A": {}, "B": {}}]}], None), ([{"union.U": [{"a": {}}]}], None),
+    ([{"struct.A": {"x": ["string", "integer"]}}], None), ([{"struct.A": {"x": {"integer": "x"}}}], None),
+    ([{"struct.A": {"x": 5}}], None), ([{"struct.A.B": {}}], None), ([{"struct.1": {}}], None),
+    # deliberate differences
+    ([{"fn.f": {}, "->": [{"ErrorA": {}}, {"Ok_": {}}]}], "the Ok_ result comes first (spec: function rule 2)"),
+    ([{"fn.f": {}, "->": [{"Ok_": {}}, {"Ok_": {}}]}], "a tag is defined once"),
+    ([{"union.U": [{"A": {}}, {"A": {"x": "string"}}]}], "a tag is defined once"),
+    ([{"errors.E": [{"ErrorA": {}}, {"ErrorA": {}}]}], "a tag is defined once"),
+    ([{"errors.1x": [{"ErrorA": {}}]}], "every definition name follows the naming rule"),
+    ([{"struct.A": {"x": "stringy"}}], "type names match whole"),
+    ([{"struct.A": {"x": "string??"}}], "type names match whole"),
+    ([{"fn.f": {}, "->": OK, "///": 5}], "a comment is a string or an array of strings"),
+    ([{"union.U": [{"A": {}, "///": 5}]}], "a comment is a string or an array of strings"),
+    ([{"fn.f": {}, "->": OK, "$authenticated": "no"}], "annotations are true or false"),
+    ([{"info.I": 5}], "an info entry holds an object"),
+    ([{"info.I": {}, "extra": 1}], "an entry holds nothing it does not define"),
+    ([{"headers.H": {"@a": "string"}, "->": {}, "extra": 1}], "an entry holds nothing it does not define"),
+]
+
+
+def peer_verdicts(peer_bin, schemas):
+    """What the peer's schema parser says of each schema: "accepted", or its reasons."""
+    lines = "".join(json.dumps([entries, on_mock]) + "\n" for entries, on_mock in schemas)
+    run = subprocess.run([str(peer_bin / "python"), "-c", SCHEMA_DRIVER], input=lines, capture_output=True,
+                         text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    return [line for line in run.stdout.splitlines() if not line.startswith("Type name")]
+
+
+def accepted(entries, on_mock=False):
+    try:
+        Schema([("<schema>", entries)], [bundled("mock")] if on_mock else [])
+        return True
+    except SchemaError:
+        return False
+
+
+def test_schemas_are_accepted_and_refused_like_the_peer_does(peer_bin):
+    """Every probe gets the peer's verdict, except the deliberate differences, which we refuse."""
+    verdicts = peer_verdicts(peer_bin, [(entries, True) for entries, _ in SCHEMA_PROBES])
+    for (entries, difference), verdict in zip(SCHEMA_PROBES, verdicts, strict=True):
+        if difference:
+            assert verdict == "accepted" and not accepted(entries, on_mock=True), difference
+        else:
+            assert accepted(entries, on_mock=True) == (verdict == "accepted"), (entries, verdict)
+
+
+def random_schema(rng):
+    """A random schema: structs, unions and functions referring to each other in every way."""
+    names = [f"struct.S{i}" for i in range(rng.randint(0, 3))] + [f"union.U{i}" for i in range(rng.randint(0, 3))]
+    functions = [f"fn.f{i}" for i in range(rng.randint(0, 3))]
+    scalars = ["boolean", "integer", "number", "string", "bytes", "any", "_ext.Select_"]
+
+    def type_(depth=0):
+        pick = rng.random()
+        if pick < 0.15 and depth < 2:
+            return [type_(depth + 1)]
+        if pick < 0.25 and depth < 2:
+            return {"string": type_(depth + 1)}
+        return rng.choice(scalars + names + functions) + ("?" if rng.random() < 0.25 else "")
+
+    def fields():
+        chosen = rng.sample(["a", "b", "c", "d", "x1", "yY"], rng.randint(0, 4))
+        return {name + ("!" if rng.random() < 0.4 else ""): type_() for name in chosen}
+
+    entries = [{name: fields()} if name.startswith("struct.")
+               else {name: [{tag: fields()} for tag in rng.sample("ABCD", rng.randint(1, 3))]} for name in names]
+    entries += [{name: fields(), "->": [{"Ok_": fields()}, {"ErrorF": fields()}]} for name in functions]
+    if rng.random() < 0.3:
+        entries.append({"headers.H": {"@h": type_()}, "->": {"@r": type_()}})
+    rng.shuffle(entries)
+    return entries
+
+
+def test_random_schemas_are_accepted_and_refused_like_the_peer_does(peer_bin):
+    """Five hundred random schemas, many of them recursive: the same verdict on each."""
+    rng = random.Random(7)
+    schemas = [random_schema(rng) for _ in range(500)]
+    verdicts = peer_verdicts(peer_bin, [(entries, False) for entries in schemas])
+    assert [accepted(entries) for entries in schemas] == [verdict == "accepted" for verdict in verdicts]
+    assert 100 < verdicts.count("accepted") < 450  # both kinds are well represented
 
 
 # The conformance suite against the independent implementation.
