@@ -13,7 +13,7 @@ error wins when a message has several problems:
  2. copy `@id_` into the response headers
  3. validate the request headers                        -> ErrorInvalidRequestHeaders_
  4. refuse a protected function called without `@auth_` -> ErrorUnauthenticated_
- 5. find the function                                   -> ErrorInvalidRequestBody_
+ 5. find the function (from here on `@pac_` is echoed)  -> ErrorInvalidRequestBody_
  6. validate the arguments                              -> ErrorInvalidRequestBody_
  7. run the handler, with base64 already turned into bytes -> ErrorUnknown_ if it raises
  8. validate the result, unless `@unsafe_` is true      -> ErrorInvalidResponseBody_
@@ -105,11 +105,13 @@ class Service:
             cases = list(self._check_headers(headers, self.schema.request_headers, known))
             if cases:
                 return response_headers, {"ErrorInvalidRequestHeaders_": {"cases": cases}}
+        if function and function.authenticated and "@auth_" not in headers:
+            return response_headers, UNAUTHENTICATED
+        if "@bin_" in headers and "@pac_" in headers:  # echoed from here on, whatever the result
+            response_headers["@pac_"] = headers["@pac_"]
         if function is None:
             reply = validate.case(validate.at(name), "FunctionUnknown")
             return response_headers, {"ErrorInvalidRequestBody_": {"cases": [reply]}}
-        if function.authenticated and "@auth_" not in headers:
-            return response_headers, UNAUTHENTICATED
         cases = list(validate.check_fields(arguments, function.arguments, validate.at(name), function))
         if cases:
             return response_headers, {"ErrorInvalidRequestBody_": {"cases": cases}}
@@ -132,10 +134,15 @@ class Service:
                 yield from validate.check(value, declared[header], validate.at(header), function)
 
     def _check_result(self, headers, function, response_headers, result):
-        """Steps 8 to 10: validate what the handler returned, then trim it."""
-        added = None
+        """Steps 8 to 10: validate what the handler returned, then trim it.
+
+        The headers a handler adds go out only if they are valid, whatever the result."""
+        added = {}
         if type(result) is tuple and len(result) == 2 and type(result[0]) is dict:
             added, result = result
+        header_cases = list(self._check_headers(added, self.schema.response_headers, function))
+        if not header_cases:
+            response_headers = {**response_headers, **added}
         selection = headers.get("@select_")
         unsafe = headers.get("@unsafe_") is True
         if not unsafe or type(result) is not dict or len(result) != 1 or type(*result.values()) is not dict:
@@ -146,12 +153,9 @@ class Service:
                 return response_headers, {"ErrorInvalidResponseBody_": {"cases": cases}}
             if not result.keys().isdisjoint(self.gives_bytes[function.name]):
                 result = validate.decode_bytes(result, self.results[function.name])
-        if added:
-            cases = list(self._check_headers(added, self.schema.response_headers, function))
-            if cases:
-                log.error("%s returned invalid response headers: %s", function.name, cases)
-                return response_headers, {"ErrorInvalidResponseHeaders_": {"cases": cases}}
-            response_headers = {**response_headers, **added}
+        if header_cases:
+            log.error("%s returned invalid response headers: %s", function.name, header_cases)
+            return response_headers, {"ErrorInvalidResponseHeaders_": {"cases": header_cases}}
         if selection:
             result = select.apply(selection, result, function)
         return response_headers, result
@@ -160,8 +164,6 @@ class Service:
         """Step 11: the response bytes and media type, negotiating MessagePack if asked."""
         checksums = headers.get("@bin_")
         if checksums is not None:
-            if headers.get("@pac_") is not None:
-                response_headers["@pac_"] = headers["@pac_"]
             if "Ok_" in result:
                 known = self.encoding.checksum in checksums
                 binary_headers = {**response_headers, **({} if known else {"@enc_": self.encoding.ids}),

@@ -3,9 +3,11 @@
 import contextlib
 import http.client
 import json
+import subprocess
 import threading
 import urllib.parse
 import uuid
+from pathlib import Path
 
 import msgpack
 import pytest
@@ -106,3 +108,20 @@ def peer_testbed_mock(peer_bin, testbed_url):
     """The URL of the independent implementation's mock, built from our testbed's URL."""
     with peer.running(peer_bin, "mock", "--http-url", testbed_url, port=peer.free_port()) as url:
         yield url
+
+
+@pytest.fixture(scope="session")
+def peer_testbed(peer_bin):
+    """The URL of the independent implementation's library serving the testbed (tests/peer_testbed.py)."""
+    here = Path(__file__).parent
+    port = peer.free_port()
+    process = subprocess.Popen([str(peer_bin / "python"), str(here / "peer_testbed.py"),
+                                str(here.parent / "conformance" / "testbed.json"), str(port)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}/api"
+    try:
+        peer.wait_for(url, process)
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=10)

@@ -210,3 +210,18 @@ def test_every_limit_has_a_command_line_option():
         assert option in result.stdout
     assert run_cli("--max-connections", "0").returncode == 2
     assert "--tape-length: '0' is not a positive integer" in run_cli("--tape-length", "0").stderr
+
+
+def test_an_ipv6_address_is_served():
+    """--host ::1 listens on IPv6, and the URL the server reports brackets the address."""
+    with serving(calculator.service(), host="::1") as server:
+        assert server.url.startswith("http://[::1]:")
+        assert Connection(server.url).call([{}, {"fn.ping_": {}}]) == [{}, {"Ok_": {}}]
+
+
+def test_the_testbed_is_served_and_calculator_options_are_refused_with_it():
+    """--service testbed serves the suite's schema; calculator limits make no sense there."""
+    assert "--service {calculator,testbed}" in run_cli("--help").stdout
+    result = run_cli("--service", "testbed", "--tape-length", "5")
+    assert result.returncode == 2
+    assert "--tape-length is an option of the calculator, not of the testbed" in result.stderr
