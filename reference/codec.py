@@ -43,8 +43,13 @@ MAX_DEPTH = 1024  # levels of arrays and objects in one message
 # Python's default of 1000.
 sys.setrecursionlimit(max(sys.getrecursionlimit(), 4 * MAX_DEPTH + 1000))
 PACKED, UNDEFINED = msgpack.ExtType(17, b""), msgpack.ExtType(18, b"")
-JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+PLAIN = {str, int, bool, bytes, type(None)}  # values MessagePack gives that need no second look
+JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)  # linear on valid JSON
 NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+NESTING = [0] * 256  # what each bracket does to the depth
+NESTING[ord("[")] = NESTING[ord("{")] = 1
+NESTING[ord("]")] = NESTING[ord("}")] = -1
+SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")  # the escape of half a UTF-16 pair
 
 
 class ParseFailure(Exception):
@@ -93,21 +98,36 @@ def decode(data, encoding):
 
 
 def read_json(data):
-    """Parse JSON message bytes into (headers, body), or raise ParseFailure."""
-    # Counting brackets is cheap; only a message with many of them is measured.
-    if data.count(b"[") + data.count(b"{") > MAX_DEPTH and _json_depth(data) > MAX_DEPTH:
-        raise ParseFailure("NestingTooDeep", {"limit": MAX_DEPTH})
+    """Parse JSON message bytes into (headers, body), or raise ParseFailure.
+
+    Refused as not JSON, beside bad syntax: NaN and Infinity, numbers too large
+    for a float, and strings holding half of a UTF-16 surrogate pair (no wire
+    could carry them on). Nesting is measured only for a message with more
+    brackets than MAX_DEPTH, after parsing, when every string is known to end."""
     try:
         message = DECODER.decode(data.decode())
-    except (ValueError, RecursionError):  # includes UnicodeDecodeError
+        if SURROGATE.search(data):  # rare: then check that every string can be UTF-8
+            json.dumps(message, ensure_ascii=False).encode()
+    except RecursionError:  # deeper than the interpreter's stack allows
+        raise ParseFailure("NestingTooDeep", {"limit": MAX_DEPTH}) from None
+    except ValueError:  # UnicodeDecodeError and UnicodeEncodeError included
         raise ParseFailure("ExpectedJsonArrayOfTwoObjects") from None
+    if data.count(b"[") + data.count(b"{") > MAX_DEPTH and _json_depth(data) > MAX_DEPTH:
+        raise ParseFailure("NestingTooDeep", {"limit": MAX_DEPTH})
     return _two_objects(message)
 
 
 def _json_depth(data):
-    """The deepest nesting of arrays and objects in a JSON text."""
+    """The deepest nesting of arrays and objects in a valid JSON text, in linear time."""
     brackets = JSON_STRING.sub(b"", data).translate(None, NOT_BRACKETS)
-    return max(accumulate(1 if b in b"[{" else -1 for b in brackets), default=0)
+    return max(accumulate(map(NESTING.__getitem__, brackets)), default=0)
+
+
+def _finite(text):
+    number = float(text)
+    if math.isinf(number):
+        raise ValueError(f"{text} is too large for a float")
+    return number
 
 
 def _reject_constant(name):
@@ -122,7 +142,7 @@ def _base64_text(value):
 
 
 # Made once: json.loads and json.dumps build new ones for every call given options.
-DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite)
 ENCODER = json.JSONEncoder(allow_nan=False, default=_base64_text)
 
 
@@ -170,6 +190,8 @@ def from_binary(value, names, unpack):
     if kind is list:
         if unpack and value and value[0] == PACKED:
             value = unpack_rows(value)
+        if set(map(type, value)) <= PLAIN:  # nothing to undo or refuse inside: keep it as it is
+            return value
         return [from_binary(element, names, unpack) for element in value]
     if kind is float and not math.isfinite(value):
         raise ParseFailure("BinaryDecodeFailure")
@@ -262,14 +284,11 @@ def _unrow(row, header):
         raise ParseFailure("BinaryDecodeFailure")
     value = {}
     for column, cell in zip(header, row):
-        if cell == UNDEFINED:
-            continue
-        if type(column) is list:
-            if not column:
-                raise ParseFailure("BinaryDecodeFailure")
-            value[column[0]] = _unrow(cell, column[1:])
-        else:
-            value[column] = cell
+        key = column[0] if type(column) is list and column else column
+        if type(key) not in (int, str):  # a header cell is a key, or a nested header [key, ...]
+            raise ParseFailure("BinaryDecodeFailure")
+        if cell != UNDEFINED:
+            value[key] = _unrow(cell, column[1:]) if type(column) is list else cell
     return value
 
 
@@ -302,6 +321,17 @@ def to_base64(value, type_=None):
         items = {key: to_base64(element, fields.get(key)) for key, element in value.items()}
     marks = {key: mark for key, (_, mark) in items.items() if mark is not None}
     return {key: element for key, (element, _) in items.items()}, marks or None
+
+
+def holds_bytes(value):
+    """Whether there are bytes anywhere in `value`."""
+    if type(value) is bytes:
+        return True
+    if type(value) is list:
+        return any(map(holds_bytes, value))
+    if type(value) is dict:
+        return any(map(holds_bytes, value.values()))
+    return False
 
 
 def _merge(marks):

@@ -1,6 +1,7 @@
 """The envelope codec: parse failures, depth, base64, and the binary encoding."""
 
 import json
+import time
 
 import msgpack
 import pytest
@@ -63,6 +64,19 @@ ONE_OBJECT = {"ExpectedJsonArrayOfAnObjectAndAnObjectOfOneObject": {}}
     (b"\x92\xdf\xff\xff\xff\xff", TWO_OBJECTS),
     (msgpack.packb([{"@bin_": [CHECKSUM]}, [10]]), TWO_OBJECTS),
     (msgpack.packb([{"@bin_": [CHECKSUM]}, {10: {}, 11: {}}]), ONE_OBJECT),
+    # numbers no float holds, and half of a UTF-16 surrogate pair, are not JSON any wire can carry on
+    (b'[{"@id_": 1e400}, {"fn.ping_": {}}]', TWO_OBJECTS),
+    (b'[{}, {"fn.add": {"x": -1e400, "y": 1}}]', TWO_OBJECTS),
+    (b'[{"@id_": "\\ud800"}, {"fn.ping_": {}}]', TWO_OBJECTS),
+    (b'[{}, {"fn.saveVariable": {"name": "a\\udfff", "value": 1}}]', TWO_OBJECTS),
+    (b'[{}, {"fn.getVariable": {"\\udc00": 1}}]', TWO_OBJECTS),
+    # a packed request's header row holds keys, or [key, ...] for a nested map
+    (msgpack.packb([{"@bin_": [CHECKSUM], "@pac_": True}, {13: {30: [PACKED, [None, {"a": 1}], ["x"]]}}]),
+     {"BinaryDecodeFailure": {}}),
+    (msgpack.packb([{"@bin_": [CHECKSUM], "@pac_": True}, {13: {30: [PACKED, [None, [[1]]], [["x"]]]}}]),
+     {"BinaryDecodeFailure": {}}),
+    (msgpack.packb([{"@bin_": [CHECKSUM], "@pac_": True}, {13: {30: [PACKED, [None, []], [["x"]]]}}]),
+     {"BinaryDecodeFailure": {}}),
 ])
 def test_parse_failures(data, expected):
     """Bytes that are not a message get the protocol's parse failure reason."""
@@ -85,6 +99,21 @@ def test_json_nesting_is_limited(depth):
         assert codec.decode(data, CALCULATOR)[1] == {"fn.ping_": {"a": nested(depth)}}
     else:
         assert reason(data) == {"NestingTooDeep": {"limit": codec.MAX_DEPTH}}
+
+
+def test_surrogate_pairs_are_text_like_any_other():
+    """A whole pair of escapes is one character, and is kept."""
+    headers, _ = codec.decode(b'[{"@id_": "\\ud83d\\ude00"}, {"fn.ping_": {}}]', CALCULATOR)
+    assert headers == {"@id_": "\U0001F600"}
+
+
+def test_escapes_in_a_string_that_never_ends_cost_linear_time():
+    """An unterminated string full of escaped quotes after deep brackets (once quadratic) is quickly
+    refused, however long: here a megabyte, which took hours before the fix."""
+    data = b"[" * 1025 + b'"' + b'\\"' * 500_000
+    started = time.perf_counter()
+    assert reason(data) == TWO_OBJECTS
+    assert time.perf_counter() - started < 5
 
 
 def test_brackets_inside_strings_do_not_count_as_nesting():
