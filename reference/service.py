@@ -64,12 +64,12 @@ class Service:
                          "fn.api_": self.api, **handlers}
         self.encoding = codec.encoding(schema)
         # Which functions take or give bytes: the others skip the base64 steps.
-        self.takes_bytes = {name: validate.may_hold_bytes(f.arguments)
+        self.takes_bytes = {name: validate.may_hold(f.arguments)
                             for name, f in schema.functions.items()}
         # The validation errors are built here, with no bytes in them, whatever `any` allows.
         stock = schema.definition("errors.Validation_").tags
         self.gives_bytes = {name: {tag for tag, fields in f.result.tags.items()
-                                   if tag not in stock and validate.may_hold_bytes(fields)}
+                                   if tag not in stock and validate.may_hold(fields)}
                             for name, f in schema.functions.items()}
         self.results = {name: Type("union", False, f.result) for name, f in schema.functions.items()}
         self.examples = {}
@@ -102,7 +102,7 @@ class Service:
         if headers:
             # An unknown function's selection is checked as if it had no result fields.
             known = function or self.schema.functions["fn.ping_"]
-            cases = list(self._check_headers(headers, self.schema.request_headers, known))
+            cases = validate.first(self._check_headers(headers, self.schema.request_headers, known))
             if cases:
                 return response_headers, {"ErrorInvalidRequestHeaders_": {"cases": cases}}
         if function and function.authenticated and "@auth_" not in headers:
@@ -112,7 +112,7 @@ class Service:
         if function is None:
             reply = validate.case(validate.at(name), "FunctionUnknown")
             return response_headers, {"ErrorInvalidRequestBody_": {"cases": [reply]}}
-        cases = list(validate.check_fields(arguments, function.arguments, validate.at(name), function))
+        cases = validate.first(validate.check_fields(arguments, function.arguments, validate.at(name), function))
         if cases:
             return response_headers, {"ErrorInvalidRequestBody_": {"cases": cases}}
         if self.takes_bytes[name]:
@@ -140,14 +140,14 @@ class Service:
         added = {}
         if type(result) is tuple and len(result) == 2 and type(result[0]) is dict:
             added, result = result
-        header_cases = list(self._check_headers(added, self.schema.response_headers, function))
+        header_cases = validate.first(self._check_headers(added, self.schema.response_headers, function))
         if not header_cases:
             response_headers = {**response_headers, **added}
         selection = headers.get("@select_")
         unsafe = headers.get("@unsafe_") is True
         if not unsafe or type(result) is not dict or len(result) != 1 or type(*result.values()) is not dict:
-            cases = [c for c in validate.check_tags(result, function.result, (), function)
-                     if not (selection and _excused(c, selection, function))]
+            cases = validate.first(c for c in validate.check_tags(result, function.result, (), function)
+                                   if not (selection and _excused(c, selection, function)))
             if cases:
                 log.error("%s returned an invalid result: %s", function.name, cases)
                 return response_headers, {"ErrorInvalidResponseBody_": {"cases": cases}}
@@ -173,16 +173,20 @@ class Service:
                     return codec.encode([binary_headers, result], self.encoding, packed), MSGPACK
                 except (ValueError, OverflowError, TypeError):
                     pass  # too deep, an integer too big, or a value MessagePack lacks: try JSON
-        if not result.keys().isdisjoint(self.gives_bytes.get(name, ())):
+        if not result.keys().isdisjoint(self.gives_bytes.get(name, ())) and codec.holds_bytes(result):
             result, marks = codec.to_base64(result, self.results[name])
             if marks:
                 response_headers["@base64_"] = marks
         try:
             return codec.encode([response_headers, result]), JSON
         except (ValueError, TypeError):  # only a handler can put such values in a response
+            kept = {"@id_": headers["@id_"]} if "@id_" in response_headers else {}
+            # An unchecked (@unsafe_) result that cannot be sent is checked after all.
+            cases = validate.first(validate.check_tags(result, self.results[name].of, (), self.schema.functions[name]))
+            if cases:
+                return codec.encode([kept, {"ErrorInvalidResponseBody_": {"cases": cases}}]), JSON
             case_id = str(uuid.uuid4())
             log.exception("the response of %s cannot be encoded as JSON (caseId %s)", name, case_id)
-            kept = {"@id_": headers["@id_"]} if "@id_" in response_headers else {}
             return codec.encode([kept, {"ErrorUnknown_": {"caseId": case_id}}]), JSON
 
 

@@ -22,6 +22,10 @@ Path format and case order are the ones implementations share on the wire:
 - in an object, missing required fields come first in schema order, then the
   keys that were sent, in the order they were sent.
 
+A message reports at most MAX_CASES cases, the first ones in that order, and
+checking stops there: a request of a million wrong values costs no more
+than one of a hundred.
+
 Whether a number is an integer is decided by its JSON token: `1` is an integer,
 `1.0` is not. Integers must fit in signed 64 bits, in `integer` and `number`
 fields alike. Booleans are never numbers.
@@ -29,12 +33,16 @@ fields alike. Booleans are never numbers.
 
 import base64
 import binascii
+import functools
+import itertools
 import math
 
 from .select import options
 from .types import Struct, reachable
 
 MIN_INT64, MAX_INT64 = -(2**63), 2**63 - 1
+MAX_CASES = 100  # cases one message reports
+MAX_HOLES = 1000  # required result fields a stub may leave for the mock to make up
 
 EXPECTED = {  # the type name a failure reports as "expected", by kind
     "boolean": "Boolean", "integer": "Integer", "number": "Number", "string": "String",
@@ -46,6 +54,11 @@ ACTUAL = {  # the type name a failure reports as "actual", by Python type
     type(None): "Null", bool: "Boolean", int: "Number", float: "Number", str: "String",
     list: "Array", dict: "Object", bytes: "Bytes",
 }
+
+
+def first(cases):
+    """The cases a message reports: the first MAX_CASES of a check."""
+    return list(itertools.islice(cases, MAX_CASES))
 
 
 def at(*keys):
@@ -125,17 +138,35 @@ def check_any(value, type_, path, function):
 def check_array(value, type_, path, function):
     if type(value) is not list:
         yield type_unexpected(value, "Array", path)
-        return
-    for index, element in enumerate(value):
-        yield from check(element, type_.of, (path, index), function)
+    elif not _all_plain(value, type_.of):
+        for index, element in enumerate(value):
+            yield from check(element, type_.of, (path, index), function)
 
 
 def check_map(value, type_, path, function):
     if type(value) is not dict:
         yield type_unexpected(value, "Object", path)
-        return
-    for key, element in value.items():
-        yield from check(element, type_.of, (path, key), function)
+    elif not _all_plain(value.values(), type_.of):
+        for key, element in value.items():
+            yield from check(element, type_.of, (path, key), function)
+
+
+PLAIN = {"boolean": {bool}, "integer": {int}, "number": {int, float}, "string": {str}}
+
+
+def _all_plain(values, type_):
+    """Whether every value of a large array or map is valid for a scalar type, found out
+    without visiting each in Python (then none needs a case). False says "look closer"."""
+    if type_.kind == "any":
+        return type_.nullable or None not in values
+    kinds = set(map(type, values)) - ({type(None)} if type_.nullable else set())
+    if not kinds <= PLAIN.get(type_.kind, set()):
+        return False
+    if kinds & {int, float}:  # all in the range of 64-bit integers (larger floats: look closer)
+        numbers = [v for v in values if v is not None] if type_.nullable else values
+        return (MIN_INT64 <= min(numbers, default=0) and max(numbers, default=0) <= MAX_INT64
+                and (float not in kinds or math.isfinite(sum(numbers))))  # NaN escapes min and max
+    return True
 
 
 def check_struct(value, type_, path, function):
@@ -223,7 +254,12 @@ def check_stub(value, type_, path, function):
         return
     yield from _partial(check_fields(value[name], called.arguments, (path, name), function))
     if "->" in value:
-        yield from _partial(check_tags(value["->"], called.result, (path, "->"), function))
+        holes = [0]  # how many missing required fields of the result are made up at each call
+        yield from _partial(check_tags(value["->"], called.result, (path, "->"), function), holes)
+        if holes[0] > MAX_HOLES:
+            yield case((path, "->"), "ExtensionValidationFailed", {
+                "reason": f"the result leaves {holes[0]} required fields for the mock to make up; "
+                          f"at most {MAX_HOLES} may be left out"})
 
 
 def _one_function(value, path):
@@ -252,9 +288,14 @@ def _mockable(functions, name, path):
     return None
 
 
-def _partial(cases):
-    """Drop the missing-field cases: stubs and verifications match on part of a value."""
-    return (c for c in cases if "RequiredObjectKeyMissing" not in c["reason"])
+def _partial(cases, missing=None):
+    """Drop the missing-field cases (counting them in `missing[0]`, if given): stubs and
+    verifications match on part of a value."""
+    for c in cases:
+        if "RequiredObjectKeyMissing" not in c["reason"]:
+            yield c
+        elif missing is not None:
+            missing[0] += 1
 
 
 CHECKS = {
@@ -286,9 +327,10 @@ def decode_base64(text):
 def decode_bytes(value, type_):
     """Return `value` with the base64 strings in its `bytes` fields decoded to bytes.
 
-    Only for values that passed `check`: JSON requests carry bytes as base64."""
-    if value is None:
-        return None
+    Only for values that passed `check`: JSON requests carry bytes as base64.
+    Values whose type holds no bytes field are returned as they are, unvisited."""
+    if value is None or not _decodes(type_):
+        return value
     kind = type_.kind
     if kind == "bytes":
         return decode_base64(value) if type(value) is str else value
@@ -317,12 +359,24 @@ def decode_fields(value, struct):
     return {name: decode_bytes(field, struct.fields[name]) for name, field in value.items()}
 
 
-def may_hold_bytes(struct):
-    """Whether a value with the fields of `struct` can hold bytes anywhere (an `any` can)."""
-    for node in reachable(struct):
+BYTES = ("bytes", "any", "_ext.Call_", "_ext.Stub_")  # the kinds of value that can hold bytes
+DECODED = ("bytes", "_ext.Call_", "_ext.Stub_")  # those whose base64 text decode_bytes turns into bytes
+
+
+def _decodes(type_):
+    """Whether a value of `type_` may hold base64 text that decode_bytes decodes."""
+    while type_.kind in ("array", "map"):
+        type_ = type_.of
+    return may_hold(type_.of, DECODED) if type_.kind in ("struct", "union", "fn") else type_.kind in DECODED
+
+
+@functools.cache
+def may_hold(node, kinds=BYTES):
+    """Whether a value of a Struct or Union can hold a value of one of `kinds` anywhere."""
+    for node in reachable(node):
         for type_ in node.fields.values() if isinstance(node, Struct) else ():
             while type_.kind in ("array", "map"):
                 type_ = type_.of
-            if type_.kind in ("bytes", "any", "_ext.Call_", "_ext.Stub_"):
+            if type_.kind in kinds:
                 return True
     return False

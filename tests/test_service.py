@@ -7,7 +7,7 @@ import re
 import msgpack
 import pytest
 
-from reference import Service, load
+from reference import Service, load, validate
 
 SCHEMA = load([
     {"union.Auth_": [{"Token": {"token": "string"}}]},
@@ -219,6 +219,21 @@ def test_bytes_given_as_base64_text_leave_as_bytes_on_every_wire():
         assert body == {SERVICE.encoding.ids["Ok_"]: {SERVICE.encoding.ids["blob!"]: b"\x01\x02"}}
         assert answer([{}, {"fn.echo": {}}], service) == [{"@base64_": {"Ok_": {"blob!": True}}},
                                                           {"Ok_": {"blob!": "AQI="}}]
+
+
+def test_an_unchecked_result_that_cannot_be_sent_is_checked_after_all():
+    """With @unsafe_ a result is not checked, but one that no JSON can carry is answered as invalid."""
+    schema = load([{"fn.sum": {}, "->": [{"Ok_": {"total": "number"}}]}])
+    service = Service(schema, {"fn.sum": lambda arguments, headers: {"Ok_": {"total": 1e308 * 10}}})
+    assert answer([{"@unsafe_": True}, {"fn.sum": {}}], service) == [{}, {"ErrorInvalidResponseBody_": {
+        "cases": [case(["Ok_", "total"], "NumberOutOfRange")]}}]
+
+
+def test_a_message_reports_its_first_hundred_cases():
+    """However many values are wrong, a response carries the first MAX_CASES cases, in order."""
+    headers, body = answer([{}, {"fn.echo": {"blobs!": [5] * 100_000}}])
+    cases = body["ErrorInvalidRequestBody_"]["cases"]
+    assert len(cases) == validate.MAX_CASES and [c["path"][-1] for c in cases] == list(range(validate.MAX_CASES))
 
 
 def test_binary_falls_back_to_json_when_messagepack_cannot_carry_the_result():
