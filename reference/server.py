@@ -9,17 +9,29 @@ envelope. HTTP statuses only describe HTTP problems:
 
     404  a path other than the API path       405  a method other than POST
     411  no Content-Length                    413  a body over the size limit
-    400  a Content-Length that is not a number
+    400  a request whose framing is unclear: a Content-Length that is not a
+         number, two of them, Transfer-Encoding beside one, a broken header
 
-Connections are HTTP/1.1 keep-alive. Responses go out in one write with
-TCP_NODELAY set, because otherwise each response of a kept-alive connection
-waits ~40 ms for the client's delayed ACK. A socket timeout frees the thread
-of a client that stalls mid-request.
+After a 4xx with a body still coming, the connection is closed (gently: the
+rest of the body is read and thrown away for a moment, so that the client
+reads the answer), so no leftover bytes are ever read as a request.
 
-`python -m reference.server` serves the calculator.
+Connections are HTTP/1.1 keep-alive, and each is in one of three states:
+idle (waiting for a request), io (reading a request or writing its answer)
+or work (the service is answering). An idle or io connection has `timeout`
+seconds in that state: a whole request, headers and body, must arrive in
+that time, however slowly it trickles in. When every connection slot is
+taken, a newcomer takes the slot of the oldest idle connection, else of the
+oldest request that has been arriving for more than a second, else gets 503.
+
+Responses go out in one write with TCP_NODELAY set, because otherwise each
+response of a kept-alive connection waits ~40 ms for the client's delayed ACK.
+
+`python -m reference.server` serves the calculator, or the testbed.
 """
 
 import argparse
+import contextlib
 import logging
 import socket
 import sys
@@ -32,8 +44,12 @@ from . import calculator, testbed
 log = logging.getLogger("reference")
 
 MAX_BODY = 1024 * 1024  # bytes
-TIMEOUT = 30  # seconds a connection may stall mid-request
+TIMEOUT = 30  # seconds a connection may stay idle, or take to send a request
 MAX_CONNECTIONS = 100
+PATIENCE = 1  # seconds a request may take to arrive before a newcomer may take its slot
+LARGE = 64 * 1024  # bytes from which a request is large: at most two are processed at once,
+# because a message takes up to about 50 times its size in memory while it is processed
+LINGER = 2  # seconds a refused body is read and thrown away, so that its sender reads the refusal
 BUSY = (b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nConnection: close\r\n"
         b"Content-Type: text/plain; charset=utf-8\r\nContent-Length: 38\r\n\r\n"
         b"Too many connections; try again soon.\n")
@@ -54,6 +70,35 @@ class Handler(BaseHTTPRequestHandler):
         super().setup()
         self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
+    def handle_one_request(self):
+        self.server.watch(self.connection, "idle")
+        super().handle_one_request()
+
+    def parse_request(self):
+        """Read the headers of a request whose first line has come, and refuse unclear framing."""
+        self.server.watch(self.connection, "io")
+        if not super().parse_request():
+            return False
+        lengths = self.headers.get_all("Content-Length") or []
+        problem = (self.headers.defects and "A header line is malformed"
+                   or len(lengths) > 1 and "A request has one Content-Length header"
+                   or "Transfer-Encoding" in self.headers and lengths
+                   and "Transfer-Encoding and Content-Length together are ambiguous")
+        if problem:
+            self.refuse(400, problem, [])
+            return False
+        return True
+
+    def handle_expect_100(self):
+        problem = refusal(self.command, self.path, self.headers.get("Content-Length"), self.server.path,
+                          self.server.max_body)
+        if problem:  # refuse now, rather than invite a body that will not be read
+            self.refuse(*problem)
+            return False
+        super().handle_expect_100()
+        self.wfile.flush()  # the client waits for this line before it sends the body
+        return True
+
     def do_POST(self):
         started = time.perf_counter()
         length = self.headers.get("Content-Length")
@@ -68,7 +113,10 @@ class Handler(BaseHTTPRequestHandler):
         if len(data) < int(length):
             self.close_connection = True  # the client closed the connection early
             return
-        reply = self.server.service.handle(data)
+        self.server.watch(self.connection, "work")
+        with self.server.large if len(data) > LARGE else contextlib.nullcontext():
+            reply = self.server.service.handle(data)
+        self.server.watch(self.connection, "io")
         self.send_response(200)
         self.send_header("Content-Type", reply.media_type)
         self.send_header("Content-Length", str(len(reply.data)))
@@ -87,7 +135,8 @@ class Handler(BaseHTTPRequestHandler):
         self.send_response(status)
         for name, value in headers:
             self.send_header(name, value)
-        if self.headers.get("Content-Length", "0") != "0" or "Transfer-Encoding" in self.headers:
+        unread = self.headers.get("Content-Length", "0") != "0" or "Transfer-Encoding" in self.headers
+        if unread or status == 400:
             self.send_header("Connection", "close")
             self.close_connection = True
         self.send_header("Content-Type", "text/plain; charset=utf-8")
@@ -96,6 +145,22 @@ class Handler(BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(body)
         log.info("%s %s %s -> HTTP %d", self.client_address[0], self.command, self.path, status)
+        if unread:
+            self.linger()
+
+    def linger(self):
+        """Send the answer, then read and drop what the client still sends for a moment, so that
+        closing does not reset the connection before the client has read the answer."""
+        try:
+            self.wfile.flush()
+            self.connection.shutdown(socket.SHUT_WR)
+            deadline = time.monotonic() + LINGER
+            while (left := deadline - time.monotonic()) > 0:
+                self.connection.settimeout(left)
+                if not self.connection.recv(65536):
+                    break
+        except OSError:
+            pass
 
     def log_request(self, code="-", size="-"):
         pass  # do_POST and refuse() log one line per request, with more to say
@@ -114,9 +179,9 @@ def refusal(method, path, length, api_path, max_body):
         return 405, "Only POST is allowed", [("Allow", "POST")]
     if not length:
         return 411, "A Content-Length header is required", []
-    if not length.isdigit():
+    if not (length.isascii() and length.isdigit()):
         return 400, "The Content-Length header is not a number", []
-    if int(length) > max_body:
+    if len(length.lstrip("0")) > len(str(max_body)) or int(length) > max_body:
         return 413, f"The body is over the limit of {max_body} bytes", []
     return None
 
@@ -124,8 +189,9 @@ def refusal(method, path, length, api_path, max_body):
 class Server(ThreadingHTTPServer):
     """An HTTP server for one Service at one path, with a thread per connection.
 
-    At most `max_connections` connections are served at once; one more is
-    answered 503 with Retry-After and closed, so no crowd can exhaust threads."""
+    At most `max_connections` connections are served at once; when they are
+    all taken, a newcomer takes the slot of an idle or stalled one (see the
+    module's docstring) or, failing that, is answered 503 and closed."""
 
     daemon_threads = True
     block_on_close = False
@@ -135,12 +201,39 @@ class Server(ThreadingHTTPServer):
                  max_body=MAX_BODY, timeout=TIMEOUT, max_connections=MAX_CONNECTIONS):
         self.service, self.path, self.max_body = service, path, max_body
         self.slots = threading.BoundedSemaphore(max_connections)
+        self.large = threading.BoundedSemaphore(2)
+        self.states = {}  # socket -> (state, since when), for every connection served
+        self.lock = threading.Lock()
         self.address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
         super().__init__((host, port), Handler)
         self.timeout = timeout
 
+    def watch(self, connection, state):
+        """Note that a connection is now idle, in io or at work."""
+        with self.lock:
+            self.states[connection] = (state, time.monotonic())
+
+    def service_actions(self):
+        """Close connections that have been idle, or sending a request, for too long."""
+        now = time.monotonic()
+        with self.lock:
+            late = [c for c, (state, since) in self.states.items() if state != "work" and now - since > self.timeout]
+        for connection in late:
+            _hang_up(connection)
+
+    def reclaim(self):
+        """Close the connection whose slot a newcomer may take: the oldest idle one, else the
+        oldest that has been sending a request for more than PATIENCE seconds."""
+        now = time.monotonic()
+        with self.lock:
+            candidates = sorted((state != "idle", since, id(c), c) for c, (state, since) in self.states.items()
+                                if state == "idle" or (state == "io" and now - since > PATIENCE))
+        if candidates:
+            _hang_up(candidates[0][-1])
+        return bool(candidates)
+
     def process_request(self, request, client_address):
-        if not self.slots.acquire(blocking=False):
+        if not self.slots.acquire(blocking=False) and not (self.reclaim() and self.slots.acquire(timeout=1)):
             try:
                 request.settimeout(1)
                 request.sendall(BUSY)
@@ -149,18 +242,29 @@ class Server(ThreadingHTTPServer):
             log.warning("%s refused: already serving the most connections allowed", client_address[0])
             self.shutdown_request(request)
             return
+        self.watch(request, "idle")
         super().process_request(request, client_address)
 
     def process_request_thread(self, request, client_address):
         try:
             super().process_request_thread(request, client_address)
         finally:
+            with self.lock:
+                self.states.pop(request, None)
             self.slots.release()
 
     @property
     def url(self):
         host, port = self.server_address[:2]
         return f"http://{f'[{host}]' if ':' in host else host}:{port}{self.path}"
+
+
+def _hang_up(connection):
+    """End a connection from another thread: its thread's next read or write fails at once."""
+    try:
+        connection.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
 
 
 def add_options(parser, port):
@@ -173,9 +277,11 @@ def add_options(parser, port):
     parser.add_argument("--max-body", type=int, default=MAX_BODY, metavar="BYTES",
                         help="largest request body accepted (default %(default)s)")
     parser.add_argument("--max-connections", type=int, default=MAX_CONNECTIONS, metavar="N",
-                        help="connections served at once; more get HTTP 503 (default %(default)s)")
+                        help="connections served at once; beyond, idle or stalled ones give way, "
+                             "else HTTP 503 (default %(default)s)")
     parser.add_argument("--timeout", type=float, default=TIMEOUT, metavar="SECONDS",
-                        help="how long a connection may stall mid-request (default %(default)s)")
+                        help="how long a connection may stay idle, or take to send a whole request "
+                             "(default %(default)s)")
 
 
 def check_options(parser, options):
@@ -222,12 +328,15 @@ def main(argv=None):
     calculator_options.add_argument("--unavailable-rate", type=_rate, metavar="RATE",
                                     help="answer ErrorUnavailable to this fraction of calls, to test "
                                          "clients (default 0)")
-    limits = {"max_namespaces": "namespaces kept; the least recently used is forgotten",
-              "max_sessions": "sessions kept; the oldest ends", "max_variables": "variables in a namespace",
-              "tape_length": "evaluations on a tape; the oldest are dropped"}
-    for name, meaning in limits.items():
+    limits = {"max_namespaces": ("namespaces kept", 1000), "max_sessions": ("sessions kept", 1000),
+              "max_variables": ("variables in a namespace", 1000),
+              "tape_length": ("evaluations on a tape; the oldest give way", 1000),
+              "namespace_bytes": ("bytes of variables and tape in a namespace", 1024 * 1024),
+              "max_bytes": ("bytes of state in all", 64 * 1024 * 1024),
+              "idle": ("seconds after which unused namespaces and sessions may give way to newcomers", 3600)}
+    for name, (meaning, default) in limits.items():
         calculator_options.add_argument(f"--{name.replace('_', '-')}", type=positive, metavar="N",
-                                        help=f"{meaning} (default 1000)")
+                                        help=f"{meaning} (default {default})")
     options = parser.parse_args(argv)
     check_options(parser, options)
     given = {name: value for name in ["unavailable_rate", *limits] if (value := getattr(options, name)) is not None}

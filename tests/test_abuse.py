@@ -73,6 +73,40 @@ def test_a_crowd_of_connections_is_answered_or_refused_cleanly(server):
     assert Connection(server.url).post(PING)[0] == 200
 
 
+def test_slow_clients_by_the_hundred_do_not_lock_out_a_newcomer():
+    """150 clients each trickle a header line every half second; a new client is served within 2 s."""
+    with serving(calculator.service()) as server:  # 100 connections, 30 s to send a request
+        address, stop = server.server_address[:2], threading.Event()
+
+        def slowloris(n):
+            try:
+                with socket.create_connection(address, timeout=10) as sock:
+                    sock.sendall(b"POST /api HTTP/1.1\r\n")
+                    while not stop.wait(0.5):
+                        sock.sendall(b"X-Slow-%d: 1\r\n" % n)
+            except OSError:
+                pass  # given way to a newcomer
+        threads = [threading.Thread(target=slowloris, args=(n,), daemon=True) for n in range(150)]
+        for thread in threads:
+            thread.start()
+        time.sleep(1.5)
+        started = time.perf_counter()
+        assert Connection(server.url).post(PING)[0] == 200
+        assert time.perf_counter() - started < 2
+        stop.set()
+
+
+def test_a_pool_of_idle_keep_alive_connections_does_not_lock_out_a_newcomer():
+    with serving(calculator.service()) as server:
+        pool = [Connection(server.url) for _ in range(100)]
+        for connection in pool:
+            assert connection.post(PING)[0] == 200
+        started = time.perf_counter()
+        for _ in range(10):
+            assert Connection(server.url).post(PING)[0] == 200
+        assert time.perf_counter() - started < 2
+
+
 def test_threads_sharing_a_namespace_lose_no_update(server):
     """Saves, reads and evaluations from 16 threads at once: every variable kept, one tape entry each."""
     user = {"@auth_": {"Ephemeral": {"username": f"race-{uuid.uuid4().hex[:8]}"}}}

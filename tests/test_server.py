@@ -190,17 +190,88 @@ def test_the_server_prints_its_url_logs_requests_and_stops_on_ctrl_c():
     assert "POST fn.add -> Ok_ 28B" in err and "Traceback" not in err
 
 
-def test_connections_beyond_the_limit_get_503_and_others_are_still_served():
-    """Holding every connection slot makes one more connection get 503, then slots free up."""
+def test_idle_connections_give_their_slots_to_newcomers():
+    """Kept-alive connections waiting for their next request never lock a newcomer out."""
     with serving(calculator.service(), max_connections=3, timeout=5) as server:
-        held = [socket.create_connection(server.server_address[:2], timeout=5) for _ in range(3)]
+        idle = [Connection(server.url) for _ in range(3)]
+        for connection in idle:
+            assert connection.post(PING)[0] == 200
+        assert Connection(server.url).post(PING)[0] == 200
+        assert Connection(server.url).post(PING)[0] == 200
+
+
+def test_when_every_slot_is_busy_a_newcomer_gets_503_until_a_request_stalls():
+    """Requests still arriving keep their slots for a second; then a newcomer may take one."""
+    with serving(calculator.service(), max_connections=3, timeout=5) as server:
+        arriving = [socket.create_connection(server.server_address[:2], timeout=5) for _ in range(3)]
+        for sock in arriving:
+            sock.sendall(b"POST /api HTTP/1.1\r\n")  # the headers never come
         time.sleep(0.2)
         refused = raw(server, b"POST /api HTTP/1.1\r\nContent-Length: 22\r\n\r\n" + PING)
         assert refused.startswith(b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\n")
-        for sock in held:
-            sock.close()
-        time.sleep(0.2)
+        time.sleep(1.2)
         assert Connection(server.url).post(PING)[0] == 200
+        assert [sock.recv(100) for sock in arriving].count(b"") >= 1  # the oldest gave way
+        for sock in arriving:
+            sock.close()
+
+
+def test_a_whole_request_must_arrive_within_the_timeout_however_it_trickles():
+    """A header line every 0.3 s keeps each read short, but the request as a whole is cut off."""
+    with serving(calculator.service(), timeout=1) as server:
+        with socket.create_connection(server.server_address[:2], timeout=5) as sock:
+            started = time.perf_counter()
+            sock.sendall(b"POST /api HTTP/1.1\r\n")
+            try:
+                for n in range(20):
+                    time.sleep(0.3)
+                    sock.sendall(b"X-Slow-%d: 1\r\n" % n)
+            except OSError:
+                pass
+            assert sock.recv(100) == b""
+            assert time.perf_counter() - started < 3
+
+
+@pytest.mark.parametrize("request_, status, explanation", [
+    (b"POST /api HTTP/1.1\r\nContent-Length: 22\r\nTransfer-Encoding: chunked\r\n\r\n" + PING,
+     b"400", b"Transfer-Encoding and Content-Length together are ambiguous"),
+    (b"POST /api HTTP/1.1\r\nContent-Length: 22\r\nContent-Length: 5\r\n\r\n" + PING,
+     b"400", b"A request has one Content-Length header"),
+    (b"POST /api HTTP/1.1\r\nHost: x\r\nNoColonHere\r\nContent-Length: 22\r\n\r\n" + PING,
+     b"400", b"A header line is malformed"),
+    ("POST /api HTTP/1.1\r\nContent-Length: \u00b2\r\n\r\n".encode(), b"400", b"not a number"),
+    (b"POST /api HTTP/1.1\r\nContent-Length: " + b"9" * 5000 + b"\r\n\r\n", b"413", b"over the limit"),
+])
+def test_ambiguous_framing_is_refused_and_nothing_smuggled_runs(server, request_, status, explanation):
+    """Each shape gets its status and one answer only: what follows is never read as a request."""
+    smuggled = b'POST /api HTTP/1.1\r\nContent-Length: 40\r\n\r\n[{}, {"fn.saveVariable": {"name": "s"}}]'
+    response = raw(server, request_ + smuggled)
+    assert response.split(b" ")[1] == status and explanation in response
+    assert response.count(b"HTTP/1.1 ") == 1 and b"Connection: close" in response
+
+
+def test_expect_100_continue_is_refused_before_any_body_is_invited(server):
+    with socket.create_connection(server.server_address[:2], timeout=5) as sock:
+        sock.sendall(b"POST /api HTTP/1.1\r\nContent-Length: 5000\r\nExpect: 100-continue\r\n\r\n")
+        assert sock.recv(1000).startswith(b"HTTP/1.1 413")
+    with socket.create_connection(server.server_address[:2], timeout=5) as sock:
+        sock.sendall(b"POST /api HTTP/1.1\r\nContent-Length: 22\r\nExpect: 100-continue\r\n\r\n")
+        assert sock.recv(1000) == b"HTTP/1.1 100 Continue\r\n\r\n"
+        sock.sendall(PING)
+        assert sock.recv(1000).startswith(b"HTTP/1.1 200")
+
+
+def test_a_client_still_sending_a_refused_body_reads_the_refusal():
+    """The server reads and drops the rest of an oversized body for a moment before it closes."""
+    with serving(calculator.service(), max_body=1000) as server:
+        with socket.create_connection(server.server_address[:2], timeout=5) as sock:
+            sock.sendall(b"POST /api HTTP/1.1\r\nContent-Length: 3000000\r\n\r\n")
+            for _ in range(300):  # 3 MB, sent after the server has answered
+                sock.sendall(b"x" * 10_000)
+            answer = b""
+            while chunk := sock.recv(65536):
+                answer += chunk
+    assert answer.startswith(b"HTTP/1.1 413")
 
 
 def test_every_limit_has_a_command_line_option():

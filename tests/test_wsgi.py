@@ -1,9 +1,11 @@
 """The WSGI application, served by wsgiref over real sockets."""
 
 import http.client
+import io
 import json
 import socket
 import threading
+import time
 from wsgiref.simple_server import WSGIRequestHandler, make_server
 
 import pytest
@@ -54,12 +56,25 @@ def test_the_client_works_through_wsgi_in_every_mode(address):
     ("GET", "/api", None, {}, 405),
     ("POST", "/other", b"[]", {}, 404),
     ("POST", "/api", b"x" * 1001, {}, 413),
+    ("POST", "/api", b"[]", {"Content-Length": "\u00b2"}, 400),
+    ("POST", "/api", b"[]", {"Content-Length": "9" * 5000}, 413),
 ])
 def test_http_problems_get_the_same_statuses_as_the_builtin_server(address, method, path, body, headers, status):
     answer = request(address, method, path, body, headers)
     assert answer[0] == status and answer[1]["Content-Type"] == "text/plain; charset=utf-8"
     if status == 405:
         assert answer[1]["Allow"] == "POST"
+
+
+def test_escapes_after_deep_brackets_are_answered_at_once(address):
+    """The shape that once froze the server for seconds is refused quickly through WSGI too."""
+    body = b"[" * 1025 + b'"' + b'\\"' * 20_000
+    started = time.perf_counter()
+    assert request(address, "POST", "/api", body, {})[0] == 413  # over this server's 1000 bytes
+    application = make_application(calculator.service())
+    answer = application({"REQUEST_METHOD": "POST", "PATH_INFO": "/api", "CONTENT_LENGTH": str(len(body)),
+                          "wsgi.input": io.BytesIO(body)}, lambda status, headers: None)
+    assert b"ErrorParseFailure_" in b"".join(answer) and time.perf_counter() - started < 5
 
 
 def test_a_request_without_content_length_gets_411(address):
