@@ -7,18 +7,36 @@ uses the shared namespace; `Ephemeral {username}` uses that user's namespace,
 no questions asked; `Session {token}` uses the namespace of the user who logged
 in with `fn.login` and got that token (an unknown token is refused). Each
 namespace holds variables and a paper tape of every evaluation, failed ones
-included (with result 0.0 and successful false).
+included (with result 0.0 and successful false). A namespace comes into being
+with its first write; reading one that does not exist reads an empty one.
+
+State is bounded in count and in bytes, and no limit ever takes away data
+that someone else is using:
+
+- a namespace holds at most `max_variables` variables and `namespace_bytes`
+  bytes of them and of its tape; the tape keeps at most `tape_length`
+  evaluations, and gives up its oldest ones to make room (it is a history:
+  an evaluation that cannot fit at all is answered but not kept); beyond
+  that, saving variables is refused with ErrorNamespaceFull;
+- at most `max_namespaces` namespaces, `max_sessions` sessions and
+  `max_bytes` bytes in all are kept. When a newcomer needs room beyond those,
+  data unused for `idle` seconds is forgotten; if none is, the newcomer is
+  refused with ErrorUnavailable, and nobody loses anything.
+
+Bytes are counted as they are kept: a variable as its name plus
+VARIABLE_BYTES, an evaluation as its MessagePack form (which is how the tape
+keeps it) plus ENTRY_BYTES.
 
 `Calculator().handlers()` maps every function of `schemas/calculator.json` to
 a method, ready for `Service`.
 """
 
+import logging
 import math
 import random
 import secrets
 import threading
 import time
-from collections import OrderedDict
 
 import msgpack
 
@@ -27,19 +45,34 @@ from .types import Type
 from .service import UNAUTHENTICATED, Service
 from .validate import MAX_INT64, MIN_INT64, at, check
 
-SHARED = None  # the namespace of calls without @auth_
+log = logging.getLogger("reference")
+
+SHARED = ""  # the namespace of calls without @auth_ (Ephemeral "" is the same one)
+VARIABLE_BYTES, ENTRY_BYTES, NAMESPACE_BYTES, SESSION_BYTES = 200, 80, 700, 300  # beside the text each holds
+UNAVAILABLE = {"ErrorUnavailable": {}}
 
 
 class Unauthenticated(Exception):
     """The `@auth_` header names a session that does not exist."""
 
 
-class Namespace:
-    """One user's variables and paper tape (oldest evaluation first)."""
+class Full(Exception):
+    """There is no room for what a call would keep; `result` says which limit it met."""
 
-    def __init__(self):
+    def __init__(self, result):
+        super().__init__(result)
+        self.result = result
+
+
+class Namespace:
+    """One user's variables and paper tape (oldest evaluation first, each as MessagePack)."""
+
+    def __init__(self, name):
         self.variables = {}
         self.tape = []
+        self.size = 0  # bytes of its variables and tape
+        self.overhead = NAMESPACE_BYTES + len(name.encode())  # of the namespace itself
+        self.used = time.monotonic()
 
 
 def service(**options):
@@ -49,26 +82,24 @@ def service(**options):
 
 
 class Calculator:
-    """The calculator's state and its handlers.
-
-    State is bounded: at most `max_namespaces` namespaces (the least recently
-    used one is forgotten to make room), `max_sessions` sessions (the oldest
-    ends), `max_variables` variables in a namespace (more are refused) and
-    `tape_length` evaluations on its tape (the oldest are dropped)."""
+    """The calculator's state and its handlers (limits: see the module's docstring)."""
 
     def __init__(self, schema, unavailable_rate=0.0, max_namespaces=1000, max_sessions=1000,
-                 max_variables=1000, tape_length=1000):
+                 max_variables=1000, tape_length=1000, namespace_bytes=1024 * 1024,
+                 max_bytes=64 * 1024 * 1024, idle=3600):
         self.lock = threading.Lock()
-        self.namespaces = OrderedDict()  # username (or SHARED) -> Namespace, least recently used first
-        self.sessions = OrderedDict()  # token -> username, oldest first
-        self.unavailable_rate = unavailable_rate
-        self.max_namespaces, self.max_sessions = max_namespaces, max_sessions
-        self.max_variables, self.tape_length = max_variables, tape_length
+        self.namespaces = {}  # username (or SHARED) -> Namespace
+        self.sessions = {}  # token -> [username, when last used]
+        self.size = 0  # bytes of everything kept
+        self.unavailable_rate, self.idle = unavailable_rate, idle
+        self.max_namespaces, self.max_sessions, self.max_bytes = max_namespaces, max_sessions, max_bytes
+        self.max_variables, self.tape_length, self.namespace_bytes = max_variables, tape_length, namespace_bytes
+        self.full = {"ErrorNamespaceFull": {"variables": max_variables, "bytes": namespace_bytes}}
         self.evaluation = Type("struct", False, schema.definition("struct.Evaluation"))
 
     def handlers(self):
-        """Every calculator function, wrapped to fail at `unavailable_rate` and to refuse
-        unknown session tokens."""
+        """Every calculator function, wrapped to fail at `unavailable_rate`, to refuse unknown
+        session tokens, and to answer a call that meets a limit."""
         methods = {
             "fn.add": self.add, "fn.saveVariable": self.save_variable,
             "fn.saveVariables": self.save_variables, "fn.getVariable": self.get_variable,
@@ -82,32 +113,83 @@ class Calculator:
     def _guarded(self, method):
         def handler(arguments, headers):
             if self.unavailable_rate and random.random() < self.unavailable_rate:
-                return {"ErrorUnavailable": {}}
+                return UNAVAILABLE
             try:
                 with self.lock:
                     return method(arguments, headers)
             except Unauthenticated:
                 return UNAUTHENTICATED
+            except Full as full:
+                log.info("%s refused: %s", method.__name__, full.result)
+                return full.result
         return handler
 
-    def _namespace(self, headers):
-        """The namespace the `@auth_` header (or its absence) designates."""
+    def _namespace(self, headers, write=False):
+        """The namespace the `@auth_` header (or its absence) designates; for a write, one
+        that is kept (made if need be), else possibly an empty one that is not."""
         auth = headers.get("@auth_")
         if auth is None:
             name = SHARED
         elif "Ephemeral" in auth:
             name = auth["Ephemeral"]["username"]
         elif auth["Session"]["token"] in self.sessions:
-            name = self.sessions[auth["Session"]["token"]]
+            session = self.sessions[auth["Session"]["token"]]
+            name, session[1] = session[0], time.monotonic()
         else:
             raise Unauthenticated()
-        if name in self.namespaces:
-            self.namespaces.move_to_end(name)
-        else:
-            self.namespaces[name] = Namespace()
-            if len(self.namespaces) > self.max_namespaces:
-                self.namespaces.popitem(last=False)
-        return self.namespaces[name]
+        namespace = self.namespaces.get(name)
+        if namespace is None:
+            namespace = Namespace(name)
+            if not write:
+                return namespace
+            self._make_room(namespace.overhead, namespaces=1)
+            self.namespaces[name] = namespace
+            self.size += namespace.overhead
+        namespace.used = time.monotonic()
+        return namespace
+
+    def _make_room(self, size, namespaces=0, sessions=0):
+        """Make sure `size` more bytes, and that many more namespaces and sessions, may be kept:
+        forget what has been idle too long if need be, else refuse with ErrorUnavailable."""
+        def fits():
+            return (self.size + size <= self.max_bytes
+                    and len(self.namespaces) + namespaces <= self.max_namespaces
+                    and len(self.sessions) + sessions <= self.max_sessions)
+        if not fits():
+            self._forget_idle()
+        if not fits():
+            raise Full(UNAVAILABLE)
+
+    def _forget_idle(self):
+        """Forget the namespaces and sessions nobody has used for `idle` seconds."""
+        now = time.monotonic()
+        for name, namespace in list(self.namespaces.items()):
+            if now - namespace.used > self.idle:
+                self._forget(name)
+        for token, (username, used) in list(self.sessions.items()):
+            if now - used > self.idle:
+                del self.sessions[token]
+                self.size -= SESSION_BYTES + len(username.encode())
+
+    def _forget(self, name):
+        namespace = self.namespaces.pop(name)
+        self.size -= namespace.overhead + namespace.size
+
+    def _grow(self, namespace, size):
+        """Count `size` more bytes in a namespace, giving up its oldest evaluations if they
+        are in the way, or raise Full."""
+        while namespace.tape and namespace.size + size > self.namespace_bytes:
+            self._drop_oldest(namespace)
+        if namespace.size + size > self.namespace_bytes:
+            raise Full(self.full)
+        self._make_room(size)
+        namespace.size += size
+        self.size += size
+
+    def _drop_oldest(self, namespace):
+        entry = namespace.tape.pop(0)
+        namespace.size -= ENTRY_BYTES + len(entry)
+        self.size -= ENTRY_BYTES + len(entry)
 
     def add(self, arguments, headers):
         return {"Ok_": {"result": arguments["x"] + arguments["y"]}}
@@ -116,10 +198,12 @@ class Calculator:
         return self.save_variables({"variables": {arguments["name"]: arguments["value"]}}, headers)
 
     def save_variables(self, arguments, headers):
-        variables = self._namespace(headers).variables
-        if len(variables.keys() | arguments["variables"].keys()) > self.max_variables:
-            return {"ErrorTooManyVariables": {"limit": self.max_variables}}
-        variables.update(arguments["variables"])
+        namespace = self._namespace(headers, write=True)
+        new = [name for name in arguments["variables"] if name not in namespace.variables]
+        if len(namespace.variables) + len(new) > self.max_variables:
+            raise Full(self.full)
+        self._grow(namespace, sum(VARIABLE_BYTES + len(name.encode()) for name in new))
+        namespace.variables.update(arguments["variables"])
         return {"Ok_": {}}
 
     def get_variable(self, arguments, headers):
@@ -134,17 +218,18 @@ class Calculator:
         return {"Ok_": {"variables": [{"name": n, "value": variables[n]} for n in sorted(variables)]}}
 
     def delete_variable(self, arguments, headers):
-        self._namespace(headers).variables.pop(arguments["name"], None)
-        return {"Ok_": {}}
+        return self.delete_variables({"names": [arguments["name"]]}, headers)
 
     def delete_variables(self, arguments, headers):
-        variables = self._namespace(headers).variables
+        namespace = self._namespace(headers)
         for name in arguments["names"]:
-            variables.pop(name, None)
+            if namespace.variables.pop(name, None) is not None:
+                namespace.size -= VARIABLE_BYTES + len(name.encode())
+                self.size -= VARIABLE_BYTES + len(name.encode())
         return {"Ok_": {}}
 
     def evaluate(self, arguments, headers):
-        namespace = self._namespace(headers)
+        namespace = self._namespace(headers, write=True)
         expression = arguments["expression"]
         unknown = list(dict.fromkeys(unknown_variables(expression, namespace.variables)))
         if unknown:
@@ -152,35 +237,53 @@ class Calculator:
         else:
             try:
                 value = compute(expression, namespace.variables)
-                result = {"Ok_": {"result": value,
-                                  "saveResult": {"fn.saveVariable": {"name": "result", "value": value}}}}
             except ZeroDivisionError:
-                result = {"ErrorCannotDivideByZero": {}}
+                value = None
+            except OverflowError:  # too large for a float: like 1e308 * 10, it is out of range
+                value = math.inf
+            result = {"ErrorCannotDivideByZero": {}} if value is None else {"Ok_": {
+                "result": value, "saveResult": {"fn.saveVariable": {"name": "result", "value": value}}}}
         ok = "Ok_" in result and representable(result["Ok_"]["result"])
-        namespace.tape.append({"expression": expression,
-                               "result": result["Ok_"]["result"] if ok else 0.0,
+        entry = msgpack.packb({"expression": expression, "result": result["Ok_"]["result"] if ok else 0.0,
                                "timestamp": int(time.time()), "successful": ok})
-        del namespace.tape[:-self.tape_length]
+        try:
+            self._grow(namespace, ENTRY_BYTES + len(entry))
+        except Full:  # the tape keeps the newest evaluations that fit, and this one does not
+            log.info("an evaluation of %d bytes does not fit on the tape of its namespace", len(entry))
+            return result
+        namespace.tape.append(entry)
+        while len(namespace.tape) > self.tape_length:
+            self._drop_oldest(namespace)
         return result
 
     def get_paper_tape(self, arguments, headers):
         newest_first = self._namespace(headers).tape[::-1]
         if "limit!" in arguments:  # a slice: a negative limit drops that many of the oldest
             newest_first = newest_first[:arguments["limit!"]]
-        return {"Ok_": {"tape": newest_first}}
+        return {"Ok_": {"tape": [msgpack.unpackb(entry) for entry in newest_first]}}
 
     def export(self, arguments, headers):
         namespace = self._namespace(headers)
-        blob = msgpack.packb({"variables": namespace.variables, "evaluations": namespace.tape})
-        return {"Ok_": {"blob": blob}}
+        evaluations = [msgpack.unpackb(entry) for entry in namespace.tape]
+        return {"Ok_": {"blob": msgpack.packb({"variables": namespace.variables, "evaluations": evaluations})}}
 
     def import_(self, arguments, headers):
-        namespace = self._namespace(headers)
         try:
-            variables, tape = self._read_blob(arguments["blob"])
+            variables, evaluations = self._read_blob(arguments["blob"])
         except ValueError as problem:
             return {"ErrorInvalidBlob": {"reason": str(problem)}}
-        namespace.variables, namespace.tape = variables, tape[-self.tape_length:]
+        entries = [msgpack.packb(evaluation) for evaluation in evaluations[-self.tape_length:]]
+        sizes = [ENTRY_BYTES + len(entry) for entry in entries]
+        size = sum(VARIABLE_BYTES + len(name.encode()) for name in variables)
+        if len(variables) > self.max_variables or size > self.namespace_bytes:
+            raise Full(self.full)
+        size, oldest = size + sum(sizes), 0
+        while size > self.namespace_bytes:  # the oldest evaluations give way, as on any tape
+            size, oldest = size - sizes[oldest], oldest + 1
+        namespace = self._namespace(headers, write=True)
+        self._make_room(size - namespace.size)
+        self.size += size - namespace.size
+        namespace.variables, namespace.tape, namespace.size = variables, entries[oldest:], size
         return {"Ok_": {}}
 
     def _read_blob(self, blob):
@@ -196,37 +299,36 @@ class Calculator:
                 type(name) is str and type(value) in (int, float) and representable(value)
                 for name, value in variables.items()):
             raise ValueError("variables is not a map of names to numbers")
-        if len(variables) > self.max_variables:
-            raise ValueError(f"the blob holds {len(variables)} variables; a namespace holds at most "
-                             f"{self.max_variables}")
         if type(evaluations) is not list:
             raise ValueError("evaluations is not an array")
         for index, evaluation in enumerate(evaluations):
             for case in check(evaluation, self.evaluation, at("evaluations", index)):
                 [(reason, details)] = case["reason"].items()
                 raise ValueError(f"{'.'.join(map(str, case['path']))}: {reason} {details}".rstrip())
-        return {name: float(value) for name, value in variables.items()}, evaluations
+        return variables, evaluations
 
     def login(self, arguments, headers):
         username = arguments["username"]
-        if username in self.sessions.values():
+        if any(username == name for name, _ in self.sessions.values()):
             return {"ErrorUsernameAlreadyInUse": {}}
+        self._make_room(SESSION_BYTES + len(username.encode()), sessions=1)
         token = secrets.token_urlsafe(16)  # 128 random bits
-        self.sessions[token] = username
-        if len(self.sessions) > self.max_sessions:
-            self.sessions.popitem(last=False)
+        self.sessions[token] = [username, time.monotonic()]
+        self.size += SESSION_BYTES + len(username.encode())
         return {"Ok_": {"token": token}}
 
     def logout(self, arguments, headers):
         session = headers["@auth_"].get("Session")
-        username = self.sessions.get(session["token"]) if session else None
+        username = self.sessions.get(session["token"], [None])[0] if session else None
         if username is None:
             raise Unauthenticated()
         if username != arguments["username"]:
             return {"ErrorUnauthorized_": {
                 "message!": "Session authentication must match the requested username."}}
         del self.sessions[session["token"]]
-        self.namespaces.pop(username, None)
+        self.size -= SESSION_BYTES + len(username.encode())
+        if username in self.namespaces:
+            self._forget(username)
         return {"Ok_": {}}
 
 

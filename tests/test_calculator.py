@@ -2,6 +2,7 @@
 
 import base64
 import json
+import tracemalloc
 import uuid
 
 import msgpack
@@ -229,39 +230,129 @@ def limited(**limits):
     return call
 
 
-def test_the_least_recently_used_namespace_is_forgotten_to_make_room():
-    call = limited(max_namespaces=3)
-    for user in ("a", "b", "c"):
-        call("fn.saveVariable", {"name": "v", "value": 1}, user)
-    call("fn.getVariables", {}, "a")  # a is used again, so b is now the least recently used
-    call("fn.saveVariable", {"name": "v", "value": 1}, "d")
-    assert call("fn.getVariables", {}, "a") == {"Ok_": {"variables": [{"name": "v", "value": 1}]}}
-    assert call("fn.getVariables", {}, "b") == {"Ok_": {"variables": []}}
+FULL = {"ErrorNamespaceFull": {"variables": 2, "bytes": 1024 * 1024}}
 
 
-def test_a_namespace_holds_at_most_max_variables():
-    call = limited(max_variables=2)
-    assert call("fn.saveVariables", {"variables": {"a": 1, "b": 2}}, "u") == {"Ok_": {}}
-    assert call("fn.saveVariable", {"name": "a", "value": 5}, "u") == {"Ok_": {}}
-    assert call("fn.saveVariable", {"name": "c", "value": 3}, "u") == {"ErrorTooManyVariables": {"limit": 2}}
-    assert call("fn.saveVariables", {"variables": {"a": 0, "c": 3}}, "u") == {"ErrorTooManyVariables": {"limit": 2}}
-    assert call("fn.getVariables", {}, "u") == {"Ok_": {"variables": [{"name": "a", "value": 5}, {"name": "b", "value": 2}]}}
-    blob = pack({"variables": {"x": 1, "y": 2, "z": 3}, "evaluations": []})
-    assert call("fn.import", {"blob": blob}, "u") == {"ErrorInvalidBlob": {
-        "reason": "the blob holds 3 variables; a namespace holds at most 2"}}
+def test_a_full_server_refuses_newcomers_and_keeps_everyone_s_data():
+    """Namespaces and sessions beyond the limits are refused with ErrorUnavailable; nothing is forgotten."""
+    call = limited(max_namespaces=2, max_sessions=1)
+    token = call("fn.login", {"username": "a"})["Ok_"]["token"]
+    session = {"@auth_": {"Session": {"token": token}}}
+    assert call("fn.saveVariable", {"name": "v", "value": 1}, headers=session) == {"Ok_": {}}
+    assert call("fn.saveVariable", {"name": "v", "value": 2}, "b") == {"Ok_": {}}
+    for user in ("c", "d"):  # more identities: refused, however many
+        assert call("fn.saveVariable", {"name": "v", "value": 3}, user) == {"ErrorUnavailable": {}}
+        assert call("fn.getVariables", {}, user) == {"Ok_": {"variables": []}}  # reading creates nothing
+        assert call("fn.login", {"username": user}) == {"ErrorUnavailable": {}}
+    assert call("fn.getVariables", {}, headers=session) == {"Ok_": {"variables": [{"name": "v", "value": 1}]}}
+    assert call("fn.getVariables", {}, "b") == {"Ok_": {"variables": [{"name": "v", "value": 2}]}}
 
 
-def test_the_tape_keeps_the_newest_evaluations():
+def test_idle_data_makes_room_for_newcomers(monkeypatch):
+    """Once a namespace or session has gone unused for `idle` seconds, a newcomer may take its place."""
+    clock = [1000.0]
+    monkeypatch.setattr(calculator.time, "monotonic", lambda: clock[0])
+    call = limited(max_namespaces=1, max_sessions=1, idle=60)
+    call("fn.saveVariable", {"name": "v", "value": 1}, "old")
+    call("fn.login", {"username": "old"})
+    clock[0] += 30
+    assert call("fn.saveVariable", {"name": "v", "value": 1}, "new") == {"ErrorUnavailable": {}}
+    clock[0] += 31
+    assert call("fn.saveVariable", {"name": "v", "value": 1}, "new") == {"Ok_": {}}
+    assert call("fn.login", {"username": "new"})["Ok_"]
+    assert call("fn.getVariables", {}, "old") == {"Ok_": {"variables": []}}
+
+
+@pytest.mark.parametrize("limits, calls, expected", [
+    ({"max_variables": 2}, [("fn.saveVariables", {"variables": {"a": 1, "b": 2}}), ("fn.saveVariable", {"name": "a", "value": 5})],
+     [("fn.saveVariable", {"name": "c", "value": 3}), FULL]),
+    ({"max_variables": 2}, [("fn.saveVariable", {"name": "a", "value": 5})],
+     [("fn.saveVariables", {"variables": {"b": 0, "c": 3}}), FULL]),
+    ({"max_variables": 2}, [], [("fn.import", {"blob": base64.b64encode(msgpack.packb(
+        {"variables": {"x": 1, "y": 2, "z": 3}, "evaluations": []})).decode()}), FULL]),
+    ({"namespace_bytes": 1000}, [("fn.saveVariable", {"name": "n" * 700, "value": 1})],
+     [("fn.saveVariable", {"name": "m" * 200, "value": 1}), {"ErrorNamespaceFull": {"variables": 1000, "bytes": 1000}}]),
+    ({"namespace_bytes": 1000}, [("fn.saveVariable", {"name": "n" * 700, "value": 1})],
+     [("fn.evaluate", {"expression": {"Variable": {"name": "n" * 700}}}),
+      {"Ok_": {"result": 1, "saveResult": {"fn.saveVariable": {"name": "result", "value": 1}}}}]),
+    ({"max_bytes": 5000}, [("fn.saveVariable", {"name": "n" * 3000, "value": 1})],
+     [("fn.saveVariable", {"name": "m" * 2000, "value": 1}), {"ErrorUnavailable": {}}]),
+])
+def test_a_write_beyond_a_limit_is_refused_and_changes_nothing(limits, calls, expected):
+    call = limited(**limits)
+    for function, arguments in calls:
+        assert "Ok_" in call(function, arguments, "u")
+    before = call("fn.export", {}, "u")
+    (function, arguments), result = expected
+    assert call(function, arguments, "u") == result
+    assert call("fn.export", {}, "u") == before
+
+
+def test_the_tape_gives_up_its_oldest_evaluations_to_length_and_size_limits():
     call = limited(tape_length=3)
     for value in range(5):
         call("fn.evaluate", {"expression": const(value)}, "u")
     assert [e["result"] for e in call("fn.getPaperTape", {}, "u")["Ok_"]["tape"]] == [4, 3, 2]
+    call = limited(namespace_bytes=1000)
+    for value in range(20):
+        assert "Ok_" in call("fn.evaluate", {"expression": const(value)}, "u")
+    tape = call("fn.getPaperTape", {}, "u")["Ok_"]["tape"]
+    assert 5 < len(tape) < 20 and tape[0]["result"] == 19
+    assert call("fn.saveVariable", {"name": "n" * 800, "value": 1}, "u") == {"Ok_": {}}
+    assert len(call("fn.getPaperTape", {}, "u")["Ok_"]["tape"]) < len(tape)  # the variable took its room
 
 
-def test_the_oldest_session_ends_to_make_room():
-    call = limited(max_sessions=2)
-    tokens = {name: call("fn.login", {"username": name})["Ok_"]["token"] for name in ("a", "b", "c")}
-    session = lambda name: {"@auth_": {"Session": {"token": tokens[name]}}}
-    assert call("fn.getVariables", {}, headers=session("a")) == UNAUTHENTICATED
-    assert call("fn.getVariables", {}, headers=session("c")) == {"Ok_": {"variables": []}}
-    assert "Ok_" in call("fn.login", {"username": "a"})
+@pytest.mark.parametrize("variables, name, evaluations", [(20, "v{i}", 5), (2, "x" * 500 + "{i}", 5),
+                                                       (1, "v", 0), (0, "", 50)])
+def test_memory_held_is_counted_at_least_as_it_is_used(variables, name, evaluations):
+    """The bytes a calculator counts cover the memory its state takes, so the limits hold in bytes."""
+    service = calculator.Calculator(calculator.load(calculator.bundled("calculator")))
+    handlers = service.handlers()
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    for n in range(200):
+        user = {"@auth_": {"Ephemeral": {"username": f"user-{n}"}}}
+        if variables:
+            handlers["fn.saveVariables"]({"variables": {name.format(i=i): float(i) for i in range(variables)}}, user)
+        for _ in range(evaluations):
+            handlers["fn.evaluate"]({"expression": {"Add": {"left": const(n), "right": const(1.5)}}}, user)
+        handlers["fn.login"]({"username": f"user-{n}"}, {})
+    used = tracemalloc.get_traced_memory()[0] - before
+    tracemalloc.stop()
+    assert used <= service.size
+
+
+def test_export_then_import_restores_exactly_what_was_exported():
+    call = limited()
+    call("fn.saveVariables", {"variables": {"i": 5, "big": 2**53 + 1, "f": 0.5, "\ud83d\ude00": 1}}, "u")
+    call("fn.evaluate", {"expression": const(2**53 + 1)}, "u")
+    exported = call("fn.export", {}, "u")["Ok_"]["blob"]
+    assert call("fn.import", {"blob": exported}, "v") == {"Ok_": {}}
+    for function in ("fn.getVariables", "fn.getPaperTape", "fn.export"):
+        assert call(function, {}, "v") == call(function, {}, "u")
+    assert {"name": "i", "value": 5} in call("fn.getVariables", {}, "v")["Ok_"]["variables"]
+
+
+def product(*values):
+    expression = const(values[0])
+    for value in values[1:]:
+        expression = {"Mul": {"left": expression, "right": const(value)}}
+    return expression
+
+
+HUGE = product(*[2**62] * 17)  # 2**1054: an integer beyond any float
+
+
+@pytest.mark.parametrize("expression", [
+    {"Add": {"left": HUGE, "right": const(0.5)}},
+    {"Div": {"left": HUGE, "right": const(3)}},
+    {"Div": {"left": HUGE, "right": {"Div": {"left": const(1), "right": const(2)}}}},
+])
+def test_numbers_too_large_for_a_float_are_out_of_range_not_a_crash(expression):
+    """Huge intermediate results (an OverflowError in Python) are answered like 1e308 * 10."""
+    call = limited()
+    assert call("fn.evaluate", {"expression": expression}, "u") == {"ErrorInvalidResponseBody_": {"cases": [
+        {"path": ["Ok_", "result"], "reason": {"NumberOutOfRange": {}}},
+        {"path": ["Ok_", "saveResult", "fn.saveVariable", "value"], "reason": {"NumberOutOfRange": {}}}]}}
+    assert call("fn.getPaperTape", {}, "u")["Ok_"]["tape"][0]["successful"] is False
+

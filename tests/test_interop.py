@@ -121,7 +121,7 @@ DIFFERENCES = {
 }
 # fn.api_ answers differ in comments, and in what our calculator schema adds to fn.import
 # fn.saveVariable(s) and union.ParseFailure_ (DECISIONS: a specific fn.import error; our documented limits).
-API_ADDITIONS = {"ErrorInvalidBlob", "ErrorTooManyVariables", "NestingTooDeep"}
+API_ADDITIONS = {"ErrorInvalidBlob", "ErrorNamespaceFull", "NestingTooDeep"}
 CASE_ID = r'"caseId": "[^"]+"'
 
 
