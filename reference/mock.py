@@ -36,6 +36,8 @@ import time
 import urllib.parse
 from pathlib import Path
 
+import msgpack
+
 from . import server
 from .client import Client, NotAMessage, TransportError, Unreachable
 from .generate import Context, Random, fill, generate_fields
@@ -50,13 +52,14 @@ class Mock:
     """The stubs, recorded calls and random values of one mock server."""
 
     def __init__(self, schema, seed=0, optional="random", length=(0, 3), generation=True,
-                 max_stubs=1000, max_calls=10_000):
+                 max_stubs=1000, max_calls=10_000, max_bytes=64 * 1024 * 1024):
         self.schema, self.generation = schema, generation
         self.random, self.optional, self.length = Random(seed), optional, length
-        self.max_stubs, self.max_calls = max_stubs, max_calls
+        self.max_stubs, self.max_calls, self.max_bytes = max_stubs, max_calls, max_bytes
         self.lock = threading.Lock()
-        self.stubs = []  # newest first: [call, result, strict, uses left (negative: unlimited)]
-        self.calls = []  # in arrival order: [call, verified]
+        self.stubs = []  # oldest first: [function, arguments, result (MessagePack), strict, uses left, bytes]
+        self.calls = []  # oldest first: [call (MessagePack), verified]
+        self.stub_bytes = self.call_bytes = 0
 
     def handlers(self):
         """A handler for every function: the service's own get `answer`, the mock's own theirs."""
@@ -70,17 +73,22 @@ class Mock:
     def answer(self, name, arguments, headers):
         """Answer a call of the mocked service."""
         function = self.schema.functions[name]
+        call = msgpack.packb({name: arguments})
         with self.lock:
-            self.calls.append([{name: arguments}, False])
-            del self.calls[:-self.max_calls]
-            for stub in self.stubs:
-                call, result, strict, uses = stub
-                if name in call and uses != 0 and matches(call[name], arguments, strict):
-                    if uses > 0:
-                        stub[3] -= 1
-                    # A stub's missing required fields are made without optional fields.
-                    context = Context(self.random, "none", self.length, function)
-                    return fill(result, Type("union", False, function.result), context)
+            self.calls.append([call, False])
+            self.call_bytes += len(call)
+            while len(self.calls) > self.max_calls or self.call_bytes > self.max_bytes // 2:
+                self.call_bytes -= len(self.calls.pop(0)[0])
+            stubs = self.stubs[::-1]  # newest first; matched outside the lock
+        stub = next((stub for stub in stubs if stub[0] == name and stub[4] != 0
+                     and matches(stub[1], arguments, stub[3])), None)
+        with self.lock:
+            if stub is not None and stub[4] != 0:  # (another call may have used it up meanwhile)
+                if stub[4] > 0:
+                    stub[4] -= 1
+                # A stub's missing required fields are made without optional fields.
+                context = Context(self.random, "none", self.length, function)
+                return fill(msgpack.unpackb(stub[2]), Type("union", False, function.result), context)
             if not self.generation and headers.get("@gen_") is not True:
                 return NO_MATCHING_STUB
             context = Context(self.random, self.optional, self.length, function)
@@ -89,10 +97,14 @@ class Mock:
     def create_stub(self, arguments, headers):
         stub = arguments["stub"]
         [name] = [key for key in stub if key.startswith("fn.")]
+        result = msgpack.packb(stub["->"])
+        size = footprint(stub[name]) + len(result)
         with self.lock:
-            self.stubs.insert(0, [{name: stub[name]}, stub["->"], arguments.get("strictMatch!", False),
-                                  arguments.get("count!", -1)])
-            del self.stubs[self.max_stubs:]
+            self.stubs.append([name, stub[name], result, arguments.get("strictMatch!", False),
+                               arguments.get("count!", -1), size])
+            self.stub_bytes += size
+            while len(self.stubs) > self.max_stubs or self.stub_bytes > self.max_bytes // 2:
+                self.stub_bytes -= self.stubs.pop(0)[5]
         return {"Ok_": {}}
 
     def verify(self, arguments, headers):
@@ -101,35 +113,39 @@ class Mock:
         criteria = arguments.get("count!", {"AtLeast": {"times": 1}})
         [(kind, times)] = [(kind, fields["times"]) for kind, fields in criteria.items()]
         with self.lock:
-            found = 0
-            for record in self.calls:
-                call = record[0]
-                if name in call and matches(wanted, call[name], strict):
-                    found += 1
-                    record[1] = True  # verified, whether or not this verification passes
-            too_many = kind in ("Exact", "AtMost") and found > times
-            too_few = kind in ("Exact", "AtLeast") and found < times
-            if not (too_many or too_few):
-                return {"Ok_": {}}
-            reason = "TooManyMatchingCalls" if too_many else "TooFewMatchingCalls"
-            return {"ErrorVerificationFailure": {"reason": {reason: {
-                "wanted": criteria, "found": found, "allCalls": [call for call, _ in self.calls]}}}}
+            records = list(self.calls)  # matched outside the lock
+        calls = [msgpack.unpackb(call) for call, _ in records]
+        matching = [record for record, call in zip(records, calls)
+                    if name in call and matches(wanted, call[name], strict)]
+        with self.lock:
+            for record in matching:
+                record[1] = True  # verified, whether or not this verification passes
+        found = len(matching)
+        too_many = kind in ("Exact", "AtMost") and found > times
+        too_few = kind in ("Exact", "AtLeast") and found < times
+        if not (too_many or too_few):
+            return {"Ok_": {}}
+        reason = "TooManyMatchingCalls" if too_many else "TooFewMatchingCalls"
+        return {"ErrorVerificationFailure": {"reason": {reason: {
+            "wanted": criteria, "found": found, "allCalls": calls}}}}
 
     def verify_no_more_interactions(self, arguments, headers):
         with self.lock:
             unverified = [call for call, verified in self.calls if not verified]
         if unverified:
-            return {"ErrorVerificationFailure": {"additionalUnverifiedCalls": unverified}}
+            return {"ErrorVerificationFailure": {"additionalUnverifiedCalls": list(map(msgpack.unpackb, unverified))}}
         return {"Ok_": {}}
 
     def clear_stubs(self, arguments, headers):
         with self.lock:
             self.stubs.clear()
+            self.stub_bytes = 0
         return {"Ok_": {}}
 
     def clear_calls(self, arguments, headers):
         with self.lock:
             self.calls.clear()
+            self.call_bytes = 0
         return {"Ok_": {}}
 
     def set_random_seed(self, arguments, headers):
@@ -139,16 +155,53 @@ class Mock:
 
 
 def matches(wanted, actual, strict):
-    """Whether `actual` arguments match `wanted` ones, partially unless `strict`."""
+    """Whether `actual` arguments match `wanted` ones, partially unless `strict`.
+
+    Partially, an object matches if it holds the wanted keys with matching
+    values, and an array if each wanted element matches one of its elements,
+    in any order. Plain values are looked up in a set, so that long arrays
+    cost linear time; objects and arrays in arrays are compared one by one."""
     if strict:
         return equal(wanted, actual)
     if type(wanted) is dict:
         return type(actual) is dict and all(
             key in actual and matches(value, actual[key], False) for key, value in wanted.items())
     if type(wanted) is list:
-        return type(actual) is list and all(
-            any(matches(element, candidate, False) for candidate in actual) for element in wanted)
+        if type(actual) is not list:
+            return False
+        if not (set(map(type, wanted)) | set(map(type, actual))) & {bool, dict, list}:
+            return set(wanted) <= set(actual)  # plain values, which sets compare as `equal` does
+        plain = {_plain(element) for element in actual if type(element) not in (dict, list)}
+        nested = [element for element in actual if type(element) in (dict, list)]
+        return all(_plain(element) in plain if type(element) not in (dict, list)
+                   else any(matches(element, candidate, False) for candidate in nested)
+                   for element in _unique(wanted))
     return equal(wanted, actual)
+
+
+def _plain(value):
+    """A value that is neither an object nor an array, as a set member that follows `equal`:
+    true is not 1, but 1 is 1.0."""
+    return type(value) is bool, value
+
+
+def _unique(elements):
+    """The elements of an array, each only once (an object by its JSON text)."""
+    seen = {}
+    for element in elements:
+        key = json.dumps(element, sort_keys=True, default=bytes.hex) if type(element) in (dict, list) else _plain(element)
+        seen.setdefault(key, element)
+    return seen.values()
+
+
+def footprint(value):
+    """About how many bytes of memory `value` takes: every object it holds, counted."""
+    size = sys.getsizeof(value)
+    if type(value) is dict:
+        return size + sum(footprint(key) + footprint(element) for key, element in value.items())
+    if type(value) is list:
+        return size + sum(map(footprint, value))
+    return size
 
 
 def equal(a, b):

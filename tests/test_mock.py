@@ -3,6 +3,8 @@
 import json
 import subprocess
 import sys
+import threading
+import time
 
 import pytest
 
@@ -318,6 +320,45 @@ def test_stubs_and_recorded_calls_are_bounded():
         failure = body({"fn.verify_": {"call": {"fn.add": {}}, "count!": {"Exact": {"times": 0}}}})
         assert failure["ErrorVerificationFailure"]["reason"]["TooManyMatchingCalls"]["allCalls"] == [
             {"fn.add": {"x": x, "y": 0}} for x in (10, 11, 12)]
+
+
+def test_stubs_and_recorded_calls_are_bounded_in_bytes_too():
+    """Beyond half of max_bytes each, the oldest stubs and recorded calls give way."""
+    with serving(mock.service(bundled("calculator"), max_bytes=40_000)) as server:
+        connection = Connection(server.url)
+        body = lambda request: connection.call([{}, request])[1]
+        for n in range(3):  # each stub and each call takes about 7 kB
+            variable = {"name": f"{n}-" + "x" * 7000, "value": n}
+            body(stub({"fn.getVariable": {}}, {"Ok_": {"variable!": variable}}, **{"count!": 1}))
+            body({"fn.deleteVariables": {"names": ["x" * 7000, str(n)]}})
+        answers = [body({"fn.getVariable": {"name": "v"}})["Ok_"]["variable!"]["name"][:2] for _ in range(3)]
+        assert answers[:2] == ["2-", "1-"] and answers[2] != "0-"  # the oldest stub had given way
+        verified = body({"fn.verify_": {"call": {"fn.deleteVariables": {}}, "count!": {"Exact": {"times": 0}}}})
+        calls = verified["ErrorVerificationFailure"]["reason"]["TooManyMatchingCalls"]["allCalls"]
+        assert [call["fn.deleteVariables"]["names"][1] for call in calls if "fn.deleteVariables" in call] == ["1", "2"]
+
+
+def test_a_stub_may_leave_only_so_many_fields_for_the_mock_to_make_up(mocked):
+    """Each left-out required field is generated at every call, so a stub may leave 1000 at most."""
+    assert mocked.body(stub({"fn.getPaperTape": {}}, {"Ok_": {"tape": [{}] * 250}})) == OK
+    refused = mocked.body(stub({"fn.getPaperTape": {}}, {"Ok_": {"tape": [{}] * 251}}))
+    assert refused == {"ErrorInvalidRequestBody_": {"cases": [{"path": ["fn.createStub_", "stub", "->"], "reason": {
+        "ExtensionValidationFailed": {"reason": "the result leaves 1004 required fields for the mock to make up; "
+                                                "at most 1000 may be left out"}}}]}}
+
+
+def test_a_large_verification_neither_takes_long_nor_blocks_other_calls():
+    """Matching a long array against a long recorded one is linear, and done outside the mock's lock."""
+    with serving(mock.service(bundled("calculator"))) as server:
+        connection, other = Connection(server.url), Connection(server.url)
+        connection.call([{}, {"fn.deleteVariables": {"names": ["a"] * 99_999 + ["z"]}}])
+        started = time.perf_counter()
+        verify = threading.Thread(target=connection.call, args=(
+            [{}, {"fn.verify_": {"call": {"fn.deleteVariables": {"names": ["z"] * 100_000}}}}],))
+        verify.start()
+        assert other.call([{}, ADD])[1]["Ok_"]
+        verify.join()
+        assert time.perf_counter() - started < 5
 
 
 SELECTING = [
