@@ -276,6 +276,9 @@ def main(argv=None):
                         help="stubs kept; the oldest is dropped (default %(default)s)")
     parser.add_argument("--max-calls", type=server.positive, default=10_000, metavar="N",
                         help="calls recorded; the oldest is forgotten (default %(default)s)")
+    parser.add_argument("--max-bytes", type=server.positive, default=64 * 1024 * 1024, metavar="N",
+                        help="memory for stubs and recorded calls, half each; beyond, the oldest give way "
+                             "(default %(default)s)")
     options = parser.parse_args(argv)
     low, high = options.collection_length
     if not 0 <= low <= high:
@@ -285,7 +288,7 @@ def main(argv=None):
         source = _source(options)
         mock = service(source, seed=options.seed, optional=options.optional, length=(low, max(high, low)),
                        generation=not options.no_generation, max_stubs=options.max_stubs,
-                       max_calls=options.max_calls)
+                       max_calls=options.max_calls, max_bytes=options.max_bytes)
     except (TransportError, OSError, SchemaError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1

@@ -47,7 +47,7 @@ MAX_BODY = 1024 * 1024  # bytes
 TIMEOUT = 30  # seconds a connection may stay idle, or take to send a request
 MAX_CONNECTIONS = 100
 PATIENCE = 1  # seconds a request may take to arrive before a newcomer may take its slot
-LARGE = 64 * 1024  # bytes from which a request is large: at most two are processed at once,
+LARGE = 16 * 1024  # bytes from which a request is large: at most two are processed at once,
 # because a message takes up to about 50 times its size in memory while it is processed
 LINGER = 2  # seconds a refused body is read and thrown away, so that its sender reads the refusal
 BUSY = (b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nConnection: close\r\n"
