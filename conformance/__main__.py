@@ -1,58 +1,75 @@
-"""python -m conformance: run the suite against a server, list its cases, check it, show coverage."""
+"""python -m conformance: run the suite against a server, list, check and generate its cases.
+
+Exit status: 0 when every case passed (known failures allowed), 1 when a case
+failed or a known failure passed (stale), 2 for a usage error or a target
+that cannot be tested.
+"""
 
 import argparse
 import sys
 from pathlib import Path
 
-from . import cases, runner
+from . import cases, report, runner, tables
+
+
+class Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line, and exit status 2."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m conformance", description=(
+    parser = Parser(prog="python -m conformance", description=(
         "A language-neutral conformance suite for the Schema-Driven Message Service protocol."))
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=Parser)
 
     run = commands.add_parser("run", help="run the cases against a server",
-                              description="Run the cases against the server at --target.")
+                              description="Run every case that applies against the server at --target.")
     run.add_argument("--target", required=True, metavar="URL", help="the API URL, such as http://127.0.0.1:8000/api")
     _selectors(run)
-    run.add_argument("--features", type=_features, metavar="LIST",
-                     help=f"what the target offers, of {','.join(cases.FEATURES)} (default: found out by asking it)")
+    run.add_argument("--without", type=_features, default=set(), metavar="LIST",
+                     help="protocol features the target lacks, so their cases are not checked: "
+                          + ", ".join(f"{name} ({meaning})" for name, meaning in cases.FEATURES.items()))
     run.add_argument("--known-failures", metavar="FILE", help="ids (or globs) expected to fail, one per line, "
                      "'#' comments allowed; they still run, and one that passes is reported as stale")
     run.add_argument("--workers", type=_positive, default=4, metavar="N", help="cases run at once (default 4)")
-    run.add_argument("--wait", type=float, default=10, metavar="SECONDS",
+    run.add_argument("--wait", type=_seconds, default=10, metavar="SECONDS",
                      help="how long to wait for the target to answer (default 10)")
-    run.add_argument("--junit", metavar="FILE", help="write a JUnit XML report")
-    run.add_argument("--json", metavar="FILE", help="write a JSON report")
+    for kind, what in (("junit", "a JUnit XML report"), ("json", "a JSON report"),
+                       ("html", "an HTML report: one self-contained page, to open in a browser")):
+        run.add_argument(f"--{kind}", metavar="FILE", help=f"write {what} there")
     run.add_argument("-v", "--verbose", action="store_true", help="print every case, not only failures")
 
     listing = commands.add_parser("list", help="list the cases", description="List the cases, one per line.")
     _selectors(listing)
-    listing.add_argument("--features", type=_features, metavar="LIST", help="only cases these features allow")
     commands.add_parser("check", help="lint the suite itself", description=(
-        "Check the fixtures: their format, unique ids, known requirements, and that what they expect "
-        "fits the calculator schema."))
+        "Check the fixtures: their format, unique ids, known requirements, the features they use, that the "
+        "generated ones are current, and that what they expect fits the schema of their service."))
     coverage = commands.add_parser("coverage", help="show which spec rules have cases",
-                                   description="Show every requirement of the spec and the cases that check it.")
+                                   description="Show every requirement and the cases that check it.")
     coverage.add_argument("--missing", action="store_true", help="show only requirements without cases")
+    commands.add_parser("generate", help="write the testbed schema and cases from conformance/tables",
+                        description="Write testbed.json and cases/testbed-*.json from the tables in conformance/tables.")
 
     options = parser.parse_args(argv)
-    return {"run": _run, "list": _list, "check": _check, "coverage": _coverage}[options.command](options, parser)
+    command = {"run": _run, "list": _list, "check": _check, "coverage": _coverage, "generate": _generate}
+    return command[options.command](options, commands.choices[options.command])
 
 
 def _selectors(parser):
     parser.add_argument("--id", action="append", default=[], metavar="GLOB",
                         help="only cases whose id matches (* within a segment, ** across); repeatable")
-    parser.add_argument("--level", choices=["MUST", "SHOULD"], help="only MUST cases, or MUST and SHOULD")
+    parser.add_argument("--level", choices=["MUST", "SHOULD", "MAY"], default="MAY",
+                        help="MUST cases only, MUST and SHOULD, or all of them (MAY, the default)")
 
 
 def _features(text):
-    features = [f for f in text.split(",") if f]
-    unknown = [f for f in features if f not in cases.FEATURES]
+    features = {f for f in text.split(",") if f}
+    unknown = sorted(features - cases.FEATURES.keys())
     if unknown:
         raise argparse.ArgumentTypeError(f"unknown features {', '.join(unknown)}; known: {', '.join(cases.FEATURES)}")
-    return set(features)
+    return features
 
 
 def _positive(text):
@@ -61,29 +78,44 @@ def _positive(text):
     return int(text)
 
 
+def _seconds(text):
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1
+    if not 0 <= seconds < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds (0 or more)")
+    return seconds
+
+
 def _run(options, parser):
     try:
         target = runner.Target(options.target)
     except ValueError as error:
         parser.error(str(error))
-    known = _known(options.known_failures, parser) if options.known_failures else set()
-    problem = target.wait(options.wait)
-    if problem:
-        print(f"error: {problem}", file=sys.stderr)
-        return 2
-    try:
-        features = options.features or runner.detect(target)
-    except (ValueError, OSError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    everything = cases.select(cases.load(), options.id, level=options.level)
-    selected = cases.select(everything, features=features)
-    if not everything:
+    for kind in ("junit", "json", "html"):  # find out now, not after the whole run
+        if getattr(options, kind) and not _writable(Path(getattr(options, kind))):
+            parser.error(f"cannot write the --{kind} report to {getattr(options, kind)}")
+    everything = cases.load()
+    known = _known(options.known_failures, everything, parser) if options.known_failures else set()
+    chosen = cases.select(everything, options.id, options.level)
+    if not chosen:
         parser.error("no case matches the --id and --level given")
-    known = {c["id"] for c in selected if any(cases.pattern(glob).match(c["id"]) for glob in known)}
-    print(f"Running {len(selected)} cases against {target.url} (features: {', '.join(sorted(features))})")
-    done = []
-    terminal = sys.stdout.isatty()
+    try:
+        target.wait(options.wait)
+        profile, service = runner.detect(target)
+    except runner.Trouble as trouble:
+        return _trouble(trouble)
+    except OSError as error:
+        return _trouble(f"cannot reach {target.url}: {error.strerror or error}")
+    other = [c for c in chosen if not cases.applies(c, profile)]
+    unchecked = [c for c in chosen if cases.applies(c, profile) and options.without & set(c["features"])]
+    selected = [c for c in chosen if c not in other and c not in unchecked]
+    print(f"Checking {target.url}: {service}. Running {len(selected)} cases"
+          + (f"; {len(other)} are for other services" if other else "")
+          + (f"; {len(unchecked)} are not checked (without {', '.join(sorted(options.without))})" if unchecked else "")
+          + ".", flush=True)
+    done, terminal = [], sys.stdout.isatty()
 
     def progress(result):
         done.append(result)
@@ -92,21 +124,38 @@ def _run(options, parser):
         elif terminal:
             print(f"\r[{len(done)}/{len(selected)}] {result.case['id'][:60]:<60}", end="", flush=True)
 
+    known = {c["id"] for c in selected if any(cases.pattern(glob).match(c["id"]) for glob in known)}
     results = runner.run(selected, target, options.workers, known, progress)
     if terminal and not options.verbose:
         print("\r" + " " * 80 + "\r", end="")
-    skipped = [runner.Result(c, "skip", [f"needs {', '.join(sorted(set(c['features']) - features))}"], [], 0)
-               for c in everything if c not in selected]
     for result in results:
         if result.status in ("fail", "stale"):
             _print_failure(result, target)
-    results += skipped
-    if options.junit:
-        Path(options.junit).write_text(runner.junit(results, target), encoding="utf-8")
-    if options.json:
-        Path(options.json).write_text(runner.report(results, target, features), encoding="utf-8")
-    print(runner.summary(results))
+    results += [runner.Result(c, "other-service", [f"needs {', '.join(c['requires'])}"], [], 0) for c in other]
+    results += [runner.Result(c, "not-checked", [f"uses {', '.join(sorted(options.without & set(c['features'])))}"],
+                              [], 0) for c in unchecked]
+    reports = {"junit": lambda: report.junit(results, target),
+               "json": lambda: report.as_json(results, target, service, options.without),
+               "html": lambda: report.as_html(results, target, service, options.without,
+                                              cases.load_json("requirements.json"))}
+    for kind, make in reports.items():
+        if getattr(options, kind):
+            Path(getattr(options, kind)).write_text(make(), encoding="utf-8")
+    print(report.summary(results, options.without))
     return 1 if any(r.status in ("fail", "stale") for r in results) else 0
+
+
+def _trouble(message):
+    print(f"error: {message}", file=sys.stderr)
+    return 2
+
+
+def _writable(path):
+    try:
+        with path.open("a", encoding="utf-8"):
+            return True
+    except OSError:
+        return False
 
 
 def _print_failure(result, target):
@@ -119,24 +168,30 @@ def _print_failure(result, target):
         print(f"  {line}")
     if len(result.problems) > 10:
         print(f"  ... and {len(result.problems) - 10} more differences (all of them are in the --json report)")
-    commands = runner.curl(target, result.transcript)
+    commands = report.reproduce(target, result.transcript)
     if commands:
         print("  To reproduce:")
         for command in commands:
-            print("    " + command.replace("\n", "\n    "))
+            print("    " + command)
 
 
-def _known(path, parser):
+def _known(path, everything, parser):
+    """The globs of a known-failures file; each must match some case, or it is a typo."""
     try:
         lines = Path(path).read_text(encoding="utf-8").splitlines()
     except OSError as error:
         parser.error(f"cannot read the known-failures file {path}: {error.strerror}")
-    return {line.split("#")[0].strip() for line in lines if line.split("#")[0].strip()}
+    globs = {line.split("#")[0].strip() for line in lines if line.split("#")[0].strip()}
+    unmatched = sorted(g for g in globs if not any(cases.pattern(g).match(c["id"]) for c in everything))
+    if unmatched:
+        parser.error(f"the known-failures file {path} lists what matches no case: {', '.join(unmatched)}")
+    return globs
 
 
 def _list(options, parser):
-    for case in cases.select(cases.load(), options.id, options.features, options.level):
-        print(f"{case['id']:<55} {case['level']:<6} {','.join(case['features']):<18} {case['description']}")
+    for case in cases.select(cases.load(), options.id, options.level):
+        print(f"{case['id']:<55} {case['level']:<6} {','.join(case['requires']) or 'any':<18} "
+              f"{','.join(case['features']) or '-':<14} {case['description']}")
     return 0
 
 
@@ -155,10 +210,17 @@ def _coverage(options, parser):
     for requirement, ids in rows:
         if ids and options.missing:
             continue
-        print(f"{requirement['id']:<32} {len(ids):>3} {'  '.join(ids[:3])}{' ...' if len(ids) > 3 else ''}")
-        print(f"{'':<32}     {requirement['section']}: {requirement['text'][:100]}")
+        print(f"{requirement['id']:<32} {len(ids):>4} {'  '.join(ids[:3])}{' ...' if len(ids) > 3 else ''}")
+        print(f"{'':<32}      {requirement['cites']}: {requirement['text'][:100]}")
     print(f"{len(rows) - len(missing)} of {len(rows)} requirements have cases")
     return 1 if missing else 0
+
+
+def _generate(options, parser):
+    for name, text in tables.files().items():
+        (cases.HERE / name).write_text(text, encoding="utf-8")
+        print(f"wrote conformance/{name}")
+    return 0
 
 
 if __name__ == "__main__":
@@ -167,3 +229,5 @@ if __name__ == "__main__":
     except BrokenPipeError:  # the output went to a command that stopped reading, like head
         sys.stderr.close()
         sys.exit(0)
+    except KeyboardInterrupt:
+        sys.exit(130)

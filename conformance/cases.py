@@ -2,25 +2,37 @@
 
 Each file of `cases/` holds `{"description": ..., "cases": [...]}`; the shape of
 a file is `fixture.schema.json`. A case has an `id` (a path such as
-`envelope/parse/garbage`, never reused, never renamed), the ids of the spec
-`requirements` it checks, a `level` (MUST, SHOULD or MAY), the `features` a
-target needs for it to apply, and `steps` of request and expected response.
+`envelope/parse/garbage`, never reused, never renamed), the ids of the
+`requirements` it checks, a `level` (MUST, SHOULD or MAY), what it
+`requires` of the service (nothing, for a case any server of any schema
+passes; `calculator` or `testbed` for one that uses that schema; `live` or
+`mock` for one that relies on the real service's behaviour or on a mock's),
+the protocol `features` it exercises (a target may be declared to lack one),
+and `steps` of request and expected response.
 
 `check()` lints the suite: every file matches the fixture schema, ids are
-unique and not retired, every requirement named exists, and every request the
-suite expects to succeed, and every expected result, fits the calculator
-schema that the `api/public/calculator-schema` case pins.
+unique and not retired, every requirement named exists, every case lists the
+features its requests use, the generated files are what `tables` makes,
+and every request the suite expects to succeed, and every expected result,
+fits the schema of the service the case is for.
 """
 
 import json
 import re
 from pathlib import Path
 
+from . import tables
 from .match import is_matcher
 
 HERE = Path(__file__).parent
 CASES = HERE / "cases"
-FEATURES = ("core", "calculator", "auth", "binary", "mock", "http")
+SERVICES = ("calculator", "testbed", "live", "mock")
+FEATURES = {  # protocol features a target may be declared to lack, and how a case uses each
+    "binary": "MessagePack: requests or answers with @bin_, packing",
+    "select": "the @select_ header",
+    "headers": "the stock headers @id_, @time_ and @unsafe_",
+    "http": "HTTP statuses and media types, and requests that are not POSTs of a message",
+}
 FAILURES = ("ErrorParseFailure_", "ErrorInvalidRequestHeaders_", "ErrorInvalidRequestBody_",
             "ErrorUnauthenticated_", "ErrorUnknown_")
 
@@ -44,14 +56,19 @@ def pattern(glob):
     return re.compile("".join({"**": ".*", "*": "[^/]*"}.get(p, re.escape(p)) for p in parts) + "$")
 
 
-def select(cases, ids=(), features=None, level=None):
-    """The cases whose id matches one of the globs (all if none) and whose features are offered."""
+LEVELS = {"MUST": {"MUST"}, "SHOULD": {"MUST", "SHOULD"}, "MAY": {"MUST", "SHOULD", "MAY"}}
+
+
+def select(cases, ids=(), level="MAY"):
+    """The cases whose id matches one of the globs (all if none), at `level` or stricter."""
     patterns = [pattern(glob) for glob in ids]
-    levels = {"MUST": {"MUST"}, "SHOULD": {"MUST", "SHOULD"}}.get(level, {"MUST", "SHOULD", "MAY"})
-    return [case for case in cases
-            if (not patterns or any(p.match(case["id"]) for p in patterns))
-            and case["level"] in levels
-            and (features is None or set(case["features"]) <= set(features))]
+    return [case for case in cases if case["level"] in LEVELS[level]
+            and (not patterns or any(p.match(case["id"]) for p in patterns))]
+
+
+def applies(case, profile):
+    """Whether a case is for a target whose service is `profile` (see runner.detect)."""
+    return set(case["requires"]) <= profile
 
 
 # The suite's checks on itself
@@ -62,6 +79,10 @@ def check(directory=CASES):
     fixture_schema, requirements = load_json("fixture.schema.json"), load_json("requirements.json")
     retired = set(load_json("retired.json"))
     known_requirements = {r["id"] for r in requirements}
+    for name, text in tables.files().items():
+        path = HERE / name
+        if not path.exists() or path.read_text(encoding="utf-8") != text:
+            problems.append(f"{name}: not what conformance/tables makes; run python -m conformance generate")
     for path in sorted(Path(directory).glob("*.json")):
         try:
             document = json.loads(path.read_text(encoding="utf-8"))
@@ -72,6 +93,7 @@ def check(directory=CASES):
     if problems:
         return problems
     cases = load(directory)
+    schemas = {"calculator": calculator_schema(cases), "testbed": testbed_schema(cases)}
     for case in cases:
         where = f"{case['file']}: {case['id']}"
         if case["id"] in seen:
@@ -81,10 +103,11 @@ def check(directory=CASES):
         seen[case["id"]] = case["file"]
         problems += [f"{where}: unknown requirement {r}" for r in case["requirements"]
                      if r not in known_requirements]
-    schema = calculator_schema(cases)
-    for case in cases:
-        if {"core", "calculator", "auth"} & set(case["features"]):
-            problems += [f"{case['file']}: {case['id']}: {p}" for p in consistent(case, schema)]
+        if tables.features(case["steps"]) != case["features"]:
+            problems.append(f"{where}: its requests use the features {tables.features(case['steps'])}, "
+                            f"not {case['features']}")
+        schema = schemas.get(next((s for s in ("calculator", "testbed") if s in case["requires"]), "testbed"))
+        problems += [f"{where}: {p}" for p in consistent(case, schema)]
     return problems
 
 
@@ -120,11 +143,25 @@ def conforms(value, rule, root, path="$"):
 
 
 def calculator_schema(cases):
-    """The calculator's public schema, as the fn.api_ case expects it: definition key -> entry."""
+    """The calculator's schema as the fn.api_ cases pin it (public and stock entries): key -> entry."""
     [case] = [c for c in cases if c["id"] == "api/public/calculator-schema"]
     entries = case["steps"][0]["response"]["message"][1]["Ok_"]["api"]["$unordered"]
-    internal = [c for c in cases if c["id"] == "api/internal/stock-definitions"][0]
-    entries += internal["steps"][0]["response"]["message"][1]["Ok_"]["api"]["$includes"]
+    return _keyed(entries + stock_entries(cases))
+
+
+def testbed_schema(cases):
+    """The testbed's schema: testbed.json, the stock entries, and those that union.Auth_ brings."""
+    calculator = calculator_schema(cases)
+    return {**_keyed(tables.schema() + stock_entries(cases)),
+            "errors.Auth_": calculator["errors.Auth_"], "headers.Auth_": calculator["headers.Auth_"]}
+
+
+def stock_entries(cases):
+    [internal] = [c for c in cases if c["id"] == "api/internal/stock-definitions"]
+    return internal["steps"][0]["response"]["message"][1]["Ok_"]["api"]["$includes"]
+
+
+def _keyed(entries):
     schema = {}
     for entry in map(_unwrapped, entries):
         [key] = [k for k in entry if k not in ("///", "->") and not k.startswith("$")]
@@ -147,32 +184,32 @@ def _unwrapped(value):
 
 
 def consistent(case, schema):
-    """Yield what in a case does not fit the calculator schema."""
+    """Yield what in a case does not fit the schema of its service."""
     for number, step in enumerate(case["steps"], 1):
         request, response = step["request"].get("message"), step["response"].get("message")
         if type(request) is not list or len(request) != 2 or type(request[1]) is not dict or len(request[1]) != 1:
             continue
         [(function, arguments)] = request[1].items()
-        reshaped = "@select_" in request[0] or request[0].get("@pac_") is True  # trimmed or packed results
+        steered = "@select_" in request[0] or request[0].get("@pac_") is True or "@result" in request[0]
         results = _results(function, schema)
         if results is None or is_matcher(response) or type(response) is not list:
             continue
         body = response[1]
-        tags = [body] if not is_matcher(body) else body.get("$oneOf", [])
-        for result in tags:
-            if type(result) is not dict or len(result) != 1:
-                continue
+        alternatives = [body] if not is_matcher(body) else body.get("$oneOf", [])
+        known = [r for r in alternatives if type(r) is dict and len(r) == 1 and next(iter(r)) in results]
+        if alternatives and not known:  # one of several may be a tag another implementation's schema adds
+            yield f"step {number}: {function} has no result {' or '.join(k for r in alternatives for k in r)}"
+        for result in known:
             [(tag, fields)] = result.items()
-            if tag not in results:
-                yield f"step {number}: {function} has no result {tag}"
-            elif not reshaped and not fits_fields(fields, results[tag], schema):
+            if not steered and not fits_fields(fields, results[tag], schema):
                 yield f"step {number}: the expected {tag} does not fit its fields {results[tag]}"
-            if tag not in FAILURES + ("ErrorUnavailable",) and not fits_fields(arguments, schema[function][function], schema):
+            if tag not in FAILURES + ("ErrorUnavailable",) and not fits_fields(
+                    arguments, schema[function][function], schema):
                 yield f"step {number}: the request does not fit {function}, yet a {tag} is expected"
 
 
 def _results(function, schema):
-    """The result tags of a calculator function (with every errors.* group), or None if unknown."""
+    """The result tags of a function (with every errors.* group), or None if unknown."""
     if function not in schema:
         return None
     results = {}
@@ -187,7 +224,7 @@ def _results(function, schema):
 
 SCALARS = {"boolean": lambda v: type(v) is bool, "integer": lambda v: type(v) is int,
            "number": lambda v: type(v) in (int, float), "string": lambda v: type(v) is str,
-           "bytes": lambda v: type(v) is str, "any": lambda v: True}
+           "bytes": lambda v: type(v) is str, "any": lambda v: v is not None, "_ext.Select_": lambda v: type(v) is dict}
 
 
 def fits(value, expression, schema):

@@ -28,14 +28,17 @@ integer 12.
 """
 
 import base64
+import json
 
 import msgpack
+
+PACKED, UNDEFINED = msgpack.ExtType(17, b""), msgpack.ExtType(18, b"")
 
 WORDS = {"$type", "$capture", "$var", "$unordered", "$includes", "$partial", "$oneOf", "$not", "$absent",
          "$literal"}
 TYPES = {
     "string": lambda v: type(v) is str,
-    "integer": lambda v: type(v) is int or (type(v) is float and v.is_integer()),
+    "integer": lambda v: type(v) is int,  # written without a fraction or exponent: 5, never 5.0
     "number": lambda v: type(v) in (int, float),
     "boolean": lambda v: type(v) is bool,
     "array": lambda v: type(v) is list,
@@ -193,17 +196,48 @@ def _key(key):
     return int(key[1:]) if key[:1] == "#" and key[1:].lstrip("-").isdigit() else key
 
 
+def unpacked(value):
+    """Unpacked MessagePack with every packed array turned back into the maps it holds: a
+    packed array is [Ext 17, [None, key, ...], row, ...], where each row lists its map's
+    values in the header's order, a nested header [key, ...] stands for a map value, and
+    Ext 18 for a value the map lacks."""
+    if type(value) is dict:
+        return {key: unpacked(element) for key, element in value.items()}
+    if type(value) is not list:
+        return value
+    if len(value) > 1 and value[0] == PACKED and type(value[1]) is list:
+        return [unpacked(_unrow(row, value[1][1:])) for row in value[2:]]
+    return [unpacked(element) for element in value]
+
+
+def _unrow(row, header):
+    value = {}
+    for column, cell in zip(header, row):
+        if cell != UNDEFINED:
+            value[column[0] if type(column) is list else column] = (
+                _unrow(cell, column[1:]) if type(column) is list else cell)
+    return value
+
+
 def from_msgpack(value, names=None):
-    """Unpacked MessagePack as JSON notation; integer keys become names when `names` knows them."""
+    """Unpacked MessagePack as JSON notation; integer keys become names when `names` knows
+    them, in maps and in the header rows of packed arrays."""
     if type(value) is dict:
         return {_name(k, names): from_msgpack(v, names) for k, v in value.items()}
     if type(value) is list:
+        if len(value) > 1 and value[0] == PACKED and type(value[1]) is list:
+            return [from_msgpack(PACKED), _header_names(value[1], names), *(from_msgpack(v, names) for v in value[2:])]
         return [from_msgpack(v, names) for v in value]
     if type(value) is bytes:
         return {"$bin": base64.b64encode(value).decode()}
     if type(value) is msgpack.ExtType:
         return {"$ext": [value.code, base64.b64encode(value.data).decode()]}
     return value
+
+
+def _header_names(header, names):
+    return [_header_names(cell, names) if type(cell) is list else _name(cell, names) if type(cell) is int else cell
+            for cell in header]
 
 
 def _name(key, names):
@@ -217,8 +251,12 @@ def _where(path):
 
 
 def _show(value, limit=160):
-    text = repr(value) if type(value) is not str else '"' + value + '"'
-    return text if len(text) <= limit else text[:limit] + "..."
+    """A value as JSON, shortened at a word's end if it is long."""
+    text = json.dumps(value, ensure_ascii=False, default=repr)
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    return cut[:max(cut.rfind(" "), limit // 2)] + " ..."
 
 
 def explain(mismatches):

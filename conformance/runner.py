@@ -1,7 +1,13 @@
-"""Running cases against a server over HTTP, and reporting what happened.
+"""Running cases against a server over HTTP.
 
 How this works
 --------------
+`Target` is the server under test. Before anything runs, `detect()` asks it
+for its schema (`fn.api_`) and works out which service it serves: the
+calculator, the testbed, a mock of either, or another schema, as a set of the
+words a case may require (see cases.py). A target that does not answer like a
+server of the protocol is a `Trouble`, explained in one line.
+
 Every case runs on a connection of its own, with its own username (for
 "$user") and its own captured values; its steps run in order. A step sends
 its request (a JSON message, text, raw bytes, MessagePack, or a bare HTTP
@@ -13,35 +19,39 @@ A step that is answered `ErrorUnavailable` (which the spec allows from any
 function, any time) is sent again, a few times, before it counts as failed.
 
 Cases run on several threads at once, except `exclusive` ones, which run one
-at a time with nothing else in flight: the mock's stubs and recorded calls are
+at a time with nothing else in flight: a mock's stubs and recorded calls are
 shared by every client.
 """
 
 import base64
 import http.client
 import json
-import shlex
 import time
 import urllib.parse
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
-from xml.sax.saxutils import escape, quoteattr
 
 import msgpack
 
-from .match import compare, explain, from_msgpack, substitute, to_msgpack
+from .match import compare, explain, from_msgpack, substitute, to_msgpack, unpacked
 
 RETRIES = 5
 
 
+class Trouble(Exception):
+    """The target cannot be tested: unreachable, or not a server of the protocol."""
+
+
 class Result(NamedTuple):
-    """The outcome of one case: status is pass, fail, known-failure, stale or skip."""
+    """The outcome of one case: status is pass, fail, known-failure, stale, other-service
+    (the case is for a service the target does not serve) or not-checked (a feature the
+    target was declared to lack)."""
 
     case: dict
     status: str
     problems: list  # readable lines
-    transcript: list  # (request bytes, method, path, content type, response bytes) per step
+    transcript: list  # (request bytes, method, path, content type, status, headers, answer) per step
     seconds: float
 
 
@@ -50,53 +60,62 @@ class Target:
 
     def __init__(self, url, timeout=10):
         parts = urllib.parse.urlsplit(url)
+        if parts.scheme == "https":
+            raise ValueError(f"{url}: https:// is not supported; test the server over http://, "
+                             "or through a proxy that speaks http:// to the suite")
         if parts.scheme != "http" or not parts.hostname:
-            raise ValueError(f"the target must be an http:// URL, not {url!r}")
+            raise ValueError(f"the target must be an http:// URL, such as http://127.0.0.1:8000/api, not {url!r}")
         self.url, self.host, self.port, self.path = url, parts.hostname, parts.port or 80, parts.path or "/"
         self.timeout = timeout
 
     def connect(self):
         return http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
 
+    def post(self, message):
+        """POST a JSON message; return (HTTP status, the answer's bytes)."""
+        connection = self.connect()
+        try:
+            connection.request("POST", self.path, json.dumps(message).encode(), {"Content-Type": "application/json"})
+            response = connection.getresponse()
+            return response.status, response.read()
+        finally:
+            connection.close()
+
     def wait(self, seconds):
-        """Wait until the target answers fn.ping_; return None, or why it never did."""
-        deadline, reason = time.monotonic() + seconds, None
+        """Wait until the target answers at all; raise Trouble if it never does."""
+        deadline = time.monotonic() + seconds
         while True:
             try:
-                connection = self.connect()
-                connection.request("POST", self.path, b'[{}, {"fn.ping_": {}}]')
-                connection.getresponse().read()
-                connection.close()
-                return None
+                return self.post([{}, {"fn.ping_": {}}])
             except OSError as error:
                 reason = error.strerror or str(error)
             if time.monotonic() >= deadline:
-                return f"cannot reach {self.url}: {reason}"
+                raise Trouble(f"cannot reach {self.url}: {reason}")
             time.sleep(0.2)
-
-    def call(self, message):
-        """POST a JSON message; return the answer decoded (for feature detection)."""
-        connection = self.connect()
-        try:
-            connection.request("POST", self.path, json.dumps(message).encode())
-            data = connection.getresponse().read()
-        finally:
-            connection.close()
-        return ("msgpack", None) if data[:1] == b"\x92" else ("json", json.loads(data))
 
 
 def detect(target):
-    """The features the target offers, worked out from its answers."""
-    kind, answer = target.call([{}, {"fn.api_": {"includeInternal!": True}}])
-    api = answer[1].get("Ok_", {}).get("api", []) if kind == "json" else []
+    """What the target serves, as (the words cases may require, a description), or raise Trouble."""
+    status, data = target.post([{}, {"fn.api_": {"includeInternal!": True}}])
+    message = _decode(data, {"encodings": {}})
+    api = message[1].get("Ok_", {}).get("api") if _is_message(message) else None
+    if not isinstance(api, list):
+        hint = ""
+        if status == 404 and not target.path.rstrip("/").endswith("/api"):
+            hint = " (did you forget /api at the end of the URL?)"
+        shown = data[:120].decode(errors="replace").strip() or "nothing"
+        raise Trouble(f"{target.url} is not a server of the protocol: asked for its schema (fn.api_), "
+                      f"it answered HTTP {status} with {shown!r}{hint}")
     keys = {key for entry in api if isinstance(entry, dict) for key in entry}
-    if "fn.evaluate" not in keys:
-        raise ValueError(f"{target.url} does not serve the calculator's schema (no fn.evaluate in fn.api_)")
-    features = {"core", "http"}
-    features |= {"mock"} if "fn.createStub_" in keys else {"calculator", "auth"}
-    if target.call([{"@bin_": []}, {"fn.ping_": {}}])[0] == "msgpack":
-        features.add("binary")
-    return features
+    service = "calculator" if "info.Calculator" in keys else "testbed" if "info.Testbed" in keys else None
+    kind = "mock" if "fn.createStub_" in keys else "live"
+    profile = {service, kind} - {None}
+    name = {"calculator": "the calculator", "testbed": "the testbed", None: "a service of another schema"}[service]
+    return profile, (f"a mock of {name}" if kind == "mock" else name)
+
+
+def _is_message(value):
+    return type(value) is list and len(value) == 2 and type(value[0]) is dict and type(value[1]) is dict
 
 
 def run(cases, target, workers=4, known=frozenset(), progress=None):
@@ -155,13 +174,13 @@ def _step(step, connection, target, user, captured, state, transcript):
         answer = response.read()
         if response.getheader("Connection", "").lower() == "close":
             connection.close()
-        actual = _decode(answer, state)
-        unavailable = (type(actual) is list and len(actual) == 2 and isinstance(actual[1], dict)
-                       and "ErrorUnavailable" in actual[1] and "ErrorUnavailable" not in json.dumps(expected))
+        actual = _decode(answer, state, expected.get("unpack", False))
+        unavailable = (_is_message(actual) and "ErrorUnavailable" in actual[1]
+                       and "ErrorUnavailable" not in json.dumps(expected))
         if not unavailable:
             break
         time.sleep(0.05 * (attempt + 1))
-    transcript.append((data, method, path, media_type, answer))
+    transcript.append((data, method, path, media_type, response.status, response.getheaders(), answer))
     state["sizes"].append(len(answer))
     if unavailable:
         return [f"the target answered ErrorUnavailable {RETRIES} times in a row"]
@@ -189,14 +208,21 @@ def _request_bytes(request, captured, user, state):
 
 
 def _with_ids(value, ids):
+    """Names as ids: in map keys, and in the header rows of packed arrays."""
     if type(value) is dict and list(value) not in (["$bin"], ["$ext"]):
         return {(f"#{ids[k]}" if k in ids else k): _with_ids(v, ids) for k, v in value.items()}
     if type(value) is list:
+        if value and value[0] == {"$ext": [17, ""]} and len(value) > 1:
+            return [value[0], _header_ids(value[1], ids), *(_with_ids(v, ids) for v in value[2:])]
         return [_with_ids(v, ids) for v in value]
     return value
 
 
-def _decode(answer, state):
+def _header_ids(header, ids):
+    return [_header_ids(cell, ids) if type(cell) is list else ids.get(cell, cell) for cell in header]
+
+
+def _decode(answer, state, unpack=False):
     """The answer as a message in JSON notation; None if it is neither JSON nor MessagePack."""
     if answer[:1] == b"\x92":
         try:
@@ -206,7 +232,7 @@ def _decode(answer, state):
             if isinstance(headers.get("@enc_"), dict) and checksums:
                 state["encodings"][checksums[0]] = {v: k for k, v in headers["@enc_"].items()}
             names = state["encodings"].get(checksums[0]) if checksums else None
-            return from_msgpack(raw, names)
+            return from_msgpack(unpacked(raw) if unpack else raw, names)
         except Exception:
             return None
     try:
@@ -239,68 +265,3 @@ def _compare(expected, response, answer, actual, captured, user, state):
             if (len(answer) < other) != smaller or len(answer) == other:
                 relation = "fewer" if smaller else "more"
                 yield f"expected {relation} than {other} bytes (step {expected[word]}), got {len(answer)}"
-
-
-def curl(target, transcript):
-    """Shell commands that send the same requests again, for reproducing a failure by hand."""
-    commands = []
-    for data, method, path, media_type, _ in transcript:
-        url = shlex.quote(f"http://{target.host}:{target.port}{path}")
-        try:
-            text = data.decode()
-        except UnicodeDecodeError:
-            text = None
-        if method != "POST":
-            commands.append(f"curl -s -i -X {method} {url}")
-        elif media_type == "application/json" and text is not None:
-            commands.append(f"curl -s -X POST {url} -H 'Content-Type: {media_type}' --data-binary {shlex.quote(text)}")
-        else:
-            commands.append(f"echo {base64.b64encode(data).decode()} | base64 -d | curl -s -X POST {url} "
-                            f"-H 'Content-Type: {media_type}' --data-binary @- --output response.bin")
-    return commands
-
-
-def junit(results, target):
-    """A JUnit XML report."""
-    counts = _counts(results)
-    lines = [f'<testsuite name="conformance" tests="{len(results)}" failures="{counts["fail"] + counts["stale"]}" '
-             f'skipped="{counts["skip"] + counts["known-failure"]}" timestamp="{time.strftime("%Y-%m-%dT%H:%M:%S")}">']
-    for result in results:
-        case = result.case
-        lines.append(f'  <testcase classname={quoteattr(case["file"])} name={quoteattr(case["id"])} '
-                     f'time="{result.seconds:.3f}">')
-        detail = escape("\n".join(result.problems + curl(target, result.transcript)))
-        if result.status in ("fail", "stale"):
-            message = "passes but is listed as a known failure" if result.status == "stale" else result.problems[0]
-            lines.append(f'    <failure message={quoteattr(message)}>{detail}</failure>')
-        elif result.status in ("skip", "known-failure"):
-            lines.append(f'    <skipped message={quoteattr(result.status)}>{detail}</skipped>')
-        lines.append("  </testcase>")
-    lines.append("</testsuite>")
-    return "\n".join(lines) + "\n"
-
-
-def report(results, target, features):
-    """A JSON report."""
-    return json.dumps({
-        "target": target.url, "features": sorted(features), "summary": _counts(results),
-        "cases": [{"id": r.case["id"], "status": r.status, "level": r.case["level"],
-                   "requirements": r.case["requirements"], "seconds": round(r.seconds, 3),
-                   "problems": r.problems, "reproduce": curl(target, r.transcript) if r.problems else []}
-                  for r in results]}, indent=2) + "\n"
-
-
-def _counts(results):
-    counts = dict.fromkeys(("pass", "fail", "skip", "known-failure", "stale"), 0)
-    for result in results:
-        counts[result.status] += 1
-    return counts
-
-
-def summary(results):
-    """The last line of a run: how many cases passed, failed and were skipped."""
-    counts = _counts(results)
-    line = f"{counts['pass']} passed, {counts['fail']} failed, {counts['skip']} skipped"
-    if counts["known-failure"] or counts["stale"]:
-        line += f", {counts['known-failure']} known failures, {counts['stale']} stale"
-    return line
