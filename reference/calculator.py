@@ -31,6 +31,7 @@ keeps it) plus ENTRY_BYTES.
 a method, ready for `Service`.
 """
 
+import json
 import logging
 import math
 import random
@@ -304,7 +305,7 @@ class Calculator:
         for index, evaluation in enumerate(evaluations):
             for case in check(evaluation, self.evaluation, at("evaluations", index)):
                 [(reason, details)] = case["reason"].items()
-                raise ValueError(f"{'.'.join(map(str, case['path']))}: {reason} {details}".rstrip())
+                raise ValueError(f"{json.dumps(case['path'])}: {reason} {json.dumps(details)}")
         return variables, evaluations
 
     def login(self, arguments, headers):

@@ -24,7 +24,9 @@ async def handle(function, request):
 
 schema = TelepactSchema.from_json(open(sys.argv[1], encoding="utf-8").read())
 functions = [name for name in schema.parsed if name.startswith("fn.") and "->" not in name and not name.endswith("_")]
-server = Server(schema, FunctionRouter({name: handle for name in functions}), Server.Options())
+options = Server.Options()
+options.auth_required = "union.Auth_" in schema.parsed  # it refuses to serve a schema without auth otherwise
+server = Server(schema, FunctionRouter({name: handle for name in functions}), options)
 loop, lock = asyncio.new_event_loop(), threading.Lock()
 
 
@@ -34,13 +36,23 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_POST(self):
         data = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        if self.path != "/api":
+            return self.answer(404, b"the API is at /api", "text/plain")
         with lock:  # one event loop, one request at a time
             answer = loop.run_until_complete(server.process(data)).bytes
-        self.send_response(200)
-        self.send_header("Content-Type", "application/octet-stream" if answer[:1] == b"\x92" else "application/json")
-        self.send_header("Content-Length", str(len(answer)))
+        self.answer(200, answer, "application/octet-stream" if answer[:1] == b"\x92" else "application/json")
+
+    def do_GET(self):
+        self.answer(405, b"POST a message to /api", "text/plain", Allow="POST")
+
+    do_PUT = do_DELETE = do_GET
+
+    def answer(self, status, data, media_type, **headers):
+        self.send_response(status)
+        for name, value in {"Content-Type": media_type, "Content-Length": str(len(data)), **headers}.items():
+            self.send_header(name, value)
         self.end_headers()
-        self.wfile.write(answer)
+        self.wfile.write(data)
 
     def log_message(self, *args):
         pass

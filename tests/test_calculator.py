@@ -182,9 +182,9 @@ GOOD = {"expression": const(1), "result": 1, "timestamp": 100, "successful": Tru
     (pack({"variables": {"a": True}, "evaluations": []}), "variables is not a map of names to numbers"),
     (pack({"variables": {}, "evaluations": {}}), "evaluations is not an array"),
     (pack({"variables": {}, "evaluations": [GOOD, {**GOOD, "timestamp": 1.5}]}),
-     "evaluations.1.timestamp: TypeUnexpected {'actual': {'Number': {}}, 'expected': {'Integer': {}}}"),
+     '["evaluations", 1, "timestamp"]: TypeUnexpected {"actual": {"Number": {}}, "expected": {"Integer": {}}}'),
     (pack({"variables": {}, "evaluations": [{"foo": 1}]}),
-     "evaluations.0: RequiredObjectKeyMissing {'key': 'expression'}"),
+     '["evaluations", 0]: RequiredObjectKeyMissing {"key": "expression"}'),
 ])
 def test_a_malformed_blob_gets_a_specific_error(call, blob, reason):
     """Import refuses what export never produces, saying why, and changes nothing."""

@@ -1,0 +1,53 @@
+"""The tables the testbed schema and its cases are made from.
+
+How this works
+--------------
+`testbed.py` makes the testbed schema from two small tables and gives every
+type valid and invalid values; `checks.py` and `extras.py` turn those into
+families of cases, each a generator of cases in the fixture format. FILES
+says which family fills which file of `cases/`.
+
+`python -m conformance generate` writes the files; `python -m conformance
+check` fails when the committed files are not what the tables make, so the
+JSON stays the suite (any runner in any language reads it) and the tables
+stay its source.
+"""
+
+import json
+import re
+
+from .checks import auth_cases, precedence_cases, result_cases, strict_cases, type_cases
+from .extras import api_cases, base64_cases, binary_cases, mock_cases, select_cases
+from .testbed import features, schema
+
+__all__ = ["FILES", "features", "files", "schema"]
+
+
+def dumps(value):
+    """JSON text with one field per line, and arrays and objects that hold no others on one."""
+    text = json.dumps(value, indent=2, ensure_ascii=False)
+    return re.sub(r"[\[{][^\[\]{}]*[\]}]", lambda m: re.sub(r"\s*\n\s*", " ", m[0])
+                  .replace("[ ", "[").replace(" ]", "]").replace("{ ", "{").replace(" }", "}"), text) + "\n"
+
+
+GENERATED = "Made by conformance/tables (python -m conformance generate): change the tables, not this file. "
+FILES = {  # file -> (what its cases check, the family that makes them)
+    "cases/testbed-types.json": ("Every type in every position, valid, invalid and null.", type_cases),
+    "cases/testbed-fields.json": ("Required, optional and nullable fields.", strict_cases),
+    "cases/testbed-precedence.json": ("Which error wins when a message has several problems.", precedence_cases),
+    "cases/testbed-results.json": ("Checking what handlers return: results, response headers, raising.", result_cases),
+    "cases/testbed-auth.json": ("Protected and open functions, and the @auth_ header.", auth_cases),
+    "cases/testbed-select.json": ("@select_ on every shape of result, and how it is checked.", select_cases),
+    "cases/testbed-base64.json": ("@base64_ marks inside every kind of container.", base64_cases),
+    "cases/testbed-binary.json": ("MessagePack round trips of every shape, packed arrays, deep values.", binary_cases),
+    "cases/testbed-api.json": ("fn.api_ of the testbed: public and internal entries, examples.", api_cases),
+    "cases/testbed-mock.json": ("A mock of the testbed: seeded values, stubs of every type, verification.", mock_cases),
+}
+
+
+def files():
+    """Every file the tables make, by path under conformance/, as text."""
+    made = {"testbed.json": dumps(schema())}
+    for path, (description, family) in FILES.items():
+        made[path] = dumps({"description": GENERATED + description, "cases": list(family())})
+    return made
