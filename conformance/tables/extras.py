@@ -66,10 +66,31 @@ def select_cases():
                ["header.select", "conv.select-rules"],
                [step([{"@select_": {"->": {"Ok_": []}}, "@result": {"ErrorEcho": {"reason": "r"}}}, {"fn.echo": {}}],
                      [{}, {"ErrorEcho": {"reason": "r"}}])])
-    yield case("testbed/select/excuses-unselected-fields", "A handler need not fill in the required fields not selected.",
-               ["header.select", "conv.select-rules", "conv.response-validation"],
-               [step([{"@select_": {"struct.Point": ["x"]}, "@result": {"Ok_": {"pointArr!": [{"x": 1}]}}}, {"fn.echo": {}}],
-                     [{}, {"Ok_": {"pointArr!": [{"x": 1}]}}])], level="SHOULD")
+    excused = [  # (name, selection, a result missing required fields the selection drops, what it shows)
+        ("excuses-unselected-fields", {"struct.Point": ["x"]}, {"pointArr!": [{"x": 1}]},
+         "A handler need not fill in the required fields not selected."),
+        ("excused-in-map", {"struct.Point": ["x"]}, {"pointMap!": {"a": {"x": 1}}}, "... in a map of structs too,"),
+        ("excused-in-union", {"union.Shape": {"Square": ["label!"]}}, {"shape!": {"Square": {"label!": "s"}}},
+         "... in a union's tag,"),
+        ("excused-recursive", {"union.Tree": {"Node": ["left"]}},
+         {"tree!": {"Node": {"left": {"Node": {"left": {"Leaf": {"value": 1}}}}}}}, "... and at every depth."),
+    ]
+    for name, selection, result, description in excused:
+        yield case(f"testbed/select/{name}", description, ["header.select", "conv.select-rules", "conv.response-validation"],
+                   [step([{"@select_": selection, "@result": {"Ok_": result}}, {"fn.echo": {}}], [{}, {"Ok_": result}])],
+                   level="SHOULD")
+    yield case("testbed/select/excuses-only-what-it-drops", "Selecting a struct's fields excuses nothing inside the "
+               "fields it keeps.", ["header.select", "conv.response-validation"],
+               [step([{"@select_": {"struct.Every": ["point!"]}, "@result": {"Ok_": {"every!": {"point!": {"x": 1}}}}},
+                      {"fn.echo": {}}], error("ErrorInvalidResponseBody_", (["Ok_", "every!", "point!"], missing("y"))))],
+               level="SHOULD")
+    yield case("testbed/select/unsafe", "With @unsafe_, what a selection cannot read is sent as it is.",
+               ["header.select", "conv.unsafe"],
+               [step([{"@select_": {"union.Shape": {"Circle": []}}, "@unsafe_": True,
+                       "@result": {"Ok_": {"shape!": "x", "shapeArr!": [{"Hexagon": {}}, {"Circle": 1}, {"Circle": {"radius": 1}}]}}},
+                      {"fn.echo": {}}],
+                     [{}, {"Ok_": {"shape!": "x", "shapeArr!": [{"Hexagon": {}}, {"Circle": 1}, {"Circle": {}}]}}])],
+               level="SHOULD")
     yield case("testbed/select/checked-before-trimming", "A result is checked whole before it is trimmed: an invalid "
                "field is refused even if the selection would drop it.", ["header.select", "conv.response-validation"],
                [step([{"@select_": {"struct.Point": ["x"]}, "@result": {"Ok_": {"pointArr!": [{"x": 1, "y": "2"}]}}},
