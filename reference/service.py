@@ -88,9 +88,11 @@ class Service:
         try:
             headers, body = codec.decode(data, self.encoding)
         except codec.ParseFailure as failure:
+            log.debug("1 decode: %d bytes of %s are not a message: %s", len(data), "MessagePack" if data[:1] == b"\x92" else "JSON", *failure.reason)
             reply = {"ErrorParseFailure_": {"reasons": [failure.reason]}}
             return Reply(codec.encode([{}, reply]), JSON, "", "ErrorParseFailure_")
         [(name, arguments)] = body.items()
+        log.debug("1 decode: %d bytes, a call of %s, headers %.200s", len(data), name, headers)
         response_headers, result = self.call(headers, name, arguments)
         [tag] = result
         return Reply(*self.encode(name, headers, response_headers, result), name, tag)
@@ -104,16 +106,20 @@ class Service:
             known = function or self.schema.functions["fn.ping_"]
             cases = validate.first(self._check_headers(headers, self.schema.request_headers, known))
             if cases:
+                log.debug("3 headers: ErrorInvalidRequestHeaders_, with %d cases", len(cases))
                 return response_headers, {"ErrorInvalidRequestHeaders_": {"cases": cases}}
         if function and function.authenticated and "@auth_" not in headers:
+            log.debug("4 auth: %s is protected and the request has no @auth_: ErrorUnauthenticated_", name)
             return response_headers, UNAUTHENTICATED
         if "@bin_" in headers and "@pac_" in headers:  # echoed from here on, whatever the result
             response_headers["@pac_"] = headers["@pac_"]
         if function is None:
+            log.debug("5 function: the schema has no %s", name)
             reply = validate.case(validate.at(name), "FunctionUnknown")
             return response_headers, {"ErrorInvalidRequestBody_": {"cases": [reply]}}
         cases = validate.first(validate.check_fields(arguments, function.arguments, validate.at(name), function))
         if cases:
+            log.debug("6 arguments: ErrorInvalidRequestBody_, with %d cases", len(cases))
             return response_headers, {"ErrorInvalidRequestBody_": {"cases": cases}}
         if self.takes_bytes[name]:
             arguments = validate.decode_fields(arguments, function.arguments)
@@ -123,6 +129,7 @@ class Service:
             case_id = str(uuid.uuid4())
             log.exception("handler for %s raised (caseId %s)", name, case_id)
             return response_headers, {"ErrorUnknown_": {"caseId": case_id}}
+        log.debug("6-7 arguments: valid; the handler of %s returned %.200s", name, result)
         return self._check_result(headers, function, response_headers, result)
 
     def _check_headers(self, headers, declared, function):
@@ -153,11 +160,20 @@ class Service:
                 return response_headers, {"ErrorInvalidResponseBody_": {"cases": cases}}
             if not result.keys().isdisjoint(self.gives_bytes[function.name]):
                 result = validate.decode_bytes(result, self.results[function.name])
+            log.debug("8 result: valid%s", " (missing fields @select_ drops are excused)" if selection else "")
+        else:
+            log.debug("8 result: not checked, as @unsafe_ asks")
+        if added:
+            log.debug("9 response headers: the handler added %s, %s", list(added),
+                      "refused, so none is sent" if header_cases else "valid")
         if header_cases:
             log.error("%s returned invalid response headers: %s", function.name, header_cases)
             return response_headers, {"ErrorInvalidResponseHeaders_": {"cases": header_cases}}
         if selection:
-            result = select.apply(selection, result, function)
+            trimmed = select.apply(selection, result, function)
+            if log.isEnabledFor(logging.DEBUG):
+                log.debug("10 select: removed %s", list(_removed(result, trimmed)) or "nothing")
+            result = trimmed
         return response_headers, result
 
     def encode(self, name, headers, response_headers, result):
@@ -170,13 +186,19 @@ class Service:
                                   "@bin_": [self.encoding.checksum]}
                 packed = headers.get("@pac_") is True
                 try:
-                    return codec.encode([binary_headers, result], self.encoding, packed), MSGPACK
+                    data = codec.encode([binary_headers, result], self.encoding, packed)
+                    log.debug("11 encode: MessagePack, as @bin_ asked, %s%s", "packed, " if packed else "",
+                              "without @enc_ (the client's checksum is current)" if known else "with @enc_")
+                    return data, MSGPACK
                 except (ValueError, OverflowError, TypeError):
                     pass  # too deep, an integer too big, or a value MessagePack lacks: try JSON
+            log.debug("11 encode: JSON although @bin_ asked for MessagePack, because the result is %s or "
+                      "MessagePack cannot carry it", next(iter(result)))
         if not result.keys().isdisjoint(self.gives_bytes.get(name, ())) and codec.holds_bytes(result):
             result, marks = codec.to_base64(result, self.results[name])
             if marks:
                 response_headers["@base64_"] = marks
+                log.debug("11 encode: bytes as base64, marked in @base64_ %s", marks)
         try:
             return codec.encode([response_headers, result]), JSON
         except (ValueError, TypeError):  # only a handler can put such values in a response
@@ -188,6 +210,19 @@ class Service:
             case_id = str(uuid.uuid4())
             log.exception("the response of %s cannot be encoded as JSON (caseId %s)", name, case_id)
             return codec.encode([kept, {"ErrorUnknown_": {"caseId": case_id}}]), JSON
+
+
+def _removed(before, after, path=()):
+    """The paths of the fields a selection removed (for the debug log)."""
+    if type(before) is dict and type(after) is dict:
+        for key, value in before.items():
+            if key not in after:
+                yield [*path, key]
+            else:
+                yield from _removed(value, after[key], (*path, key))
+    elif type(before) is list and type(after) is list:
+        for index, (value, kept) in enumerate(zip(before, after)):
+            yield from _removed(value, kept, (*path, index))
 
 
 def _excused(case, selection, function):

@@ -240,3 +240,33 @@ def test_binary_falls_back_to_json_when_messagepack_cannot_carry_the_result():
     """An integer beyond 64 bits (allowed with @unsafe_) cannot be MessagePack; JSON carries it."""
     response = answer([{"@bin_": [], "@unsafe_": True, "@result": {"Ok_": {"n!": 2**70}}}, {"fn.echo": {}}])
     assert response == [{}, {"Ok_": {"n!": 2**70}}]
+
+
+@pytest.mark.parametrize("request_, steps", [
+    ([{"@select_": {"struct.Pair": ["left"]}, "@bin_": []}, {"fn.echo": {"value!": 1}}],
+     ["1 decode: ", "6-7 arguments: valid; the handler of fn.echo returned {'Ok_': {'value!': 1}}",
+      "8 result: valid (missing fields @select_ drops are excused)", "10 select: removed nothing",
+      "11 encode: MessagePack, as @bin_ asked, with @enc_"]),
+    ([{"@result": {"Ok_": {"pairs!": [{"left": 1, "right": 2}]}}, "@select_": {"struct.Pair": ["left"]}},
+      {"fn.echo": {}}],
+     ["8 result: valid", "10 select: removed [['Ok_', 'pairs!', 0, 'right']]"]),
+    ([{"@n": 1, "@in": "x"}, {"fn.echo": {}}], ["3 headers: ErrorInvalidRequestHeaders_, with 1 cases"]),
+    ([{}, {"fn.secret": {"n": "x"}}], ["4 auth: fn.secret is protected and the request has no @auth_"]),
+    ([{}, {"fn.nope": {}}], ["5 function: the schema has no fn.nope"]),
+    ([{}, {"fn.echo": {"n": 1}}], ["6 arguments: ErrorInvalidRequestBody_, with 1 cases"]),
+    ([{"@unsafe_": True, "@headers": {"@out": 1}}, {"fn.echo": {}}],
+     ["8 result: not checked, as @unsafe_ asks", "9 response headers: the handler added ['@out'], refused, so none"]),
+    ([{"@bin_": [], "@result": {"ErrorNope": {"why": "w"}}}, {"fn.echo": {}}],
+     ["11 encode: JSON although @bin_ asked for MessagePack, because the result is ErrorNope"]),
+    ([{}, {"fn.echo": {"blob!": "AQI="}}], ["11 encode: bytes as base64, marked in @base64_ {'Ok_': {'blob!': True}}"]),
+    (b"[1, 2]", ["1 decode: 6 bytes of JSON are not a message: ExpectedJsonArrayOfTwoObjects"]),
+])
+def test_the_debug_log_follows_a_request_step_by_step(request_, steps, caplog):
+    """With --log-level debug, each step says what it decided: a learner can follow a request."""
+    with caplog.at_level(logging.DEBUG, logger="reference"):
+        answer(request_)
+    lines = [record.getMessage() for record in caplog.records if record.levelno == logging.DEBUG]
+    for expected in steps:
+        assert any(line.startswith(expected) for line in lines), (expected, lines)
+    numbers = [int(line.split()[0].split("-")[0]) for line in lines]
+    assert numbers == sorted(numbers)  # in the order of the pipeline
