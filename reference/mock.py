@@ -250,21 +250,23 @@ def default_cache(url):
 
 def main(argv=None):
     """Serve a mock of a live server's schema until interrupted."""
-    parser = argparse.ArgumentParser(
+    parser = server.Parser(
         prog="python -m reference.mock",
         description="Serve a mock built from a live server's schema (or a saved copy): it "
                     "validates like the server and answers with stubs or generated values.")
     source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--schema-url", metavar="URL", help="fetch the schema from this live server "
-                        "(fn.api_) and save a copy in the cache file")
+    source.add_argument("--schema-url", metavar="URL", type=_http_url, help="fetch the schema from this "
+                        "live server (fn.api_, over http://) and save a copy in the cache file")
     source.add_argument("--schema-file", metavar="FILE", help="read the schema from a saved JSON file")
     source.add_argument("--schema-dir", metavar="DIR", help="read the schema from a directory of JSON files")
-    parser.add_argument("--cache", metavar="FILE", help="where --schema-url saves the schema "
-                        "(default ~/.cache/sdms-reference/HOST-PORT_PATH.json)")
+    parser.add_argument("--cache", metavar="FILE", help="where --schema-url saves the schema (default "
+                        "$XDG_CACHE_HOME/sdms-reference/HOST-PORT_PATH.json, where $XDG_CACHE_HOME is "
+                        "~/.cache unless set)")
     server.add_options(parser, port=8080)
     parser.add_argument("--seed", type=int, default=0, help="seed of the generated values (default 0)")
     parser.add_argument("--collection-length", type=int, nargs=2, default=(0, 3), metavar=("MIN", "MAX"),
-                        help="generated arrays and maps have MIN to MAX-1 elements (default 0 3)")
+                        help="generated arrays and maps have at least MIN and fewer than MAX elements, "
+                             "or exactly MIN if MAX is MIN (default 0 3: 0, 1 or 2)")
     optional = parser.add_mutually_exclusive_group()
     optional.add_argument("--no-optional-fields", dest="optional", action="store_const", const="none",
                           default="random", help="never generate optional fields")
@@ -291,8 +293,22 @@ def main(argv=None):
                        max_calls=options.max_calls, max_bytes=options.max_bytes)
     except (TransportError, OSError, SchemaError) as error:
         print(f"error: {error}", file=sys.stderr)
-        return 1
+        return 2
     return server.run(mock, options, f"a mock of {options.schema_url or source}")
+
+
+def _http_url(text):
+    try:
+        parts = urllib.parse.urlsplit(text)
+        parts.port  # a port that is not a number raises ValueError here
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a URL") from None
+    if parts.scheme == "https":
+        raise argparse.ArgumentTypeError(f"{text}: https:// is not supported; fetch the schema over http://, "
+                                         "or save it to a file and use --schema-file")
+    if parts.scheme != "http" or not parts.hostname:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an http:// URL, such as http://127.0.0.1:8000/api")
+    return text
 
 
 def _source(options):

@@ -267,13 +267,20 @@ def _hang_up(connection):
         pass
 
 
+class Parser(argparse.ArgumentParser):
+    """A command line parser whose errors are one line, and exit status 2."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def add_options(parser, port):
     """Add the options every server command has to an argparse parser."""
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default %(default)s)")
     parser.add_argument("--port", type=int, default=port, help="port to listen on (default %(default)s)")
     parser.add_argument("--path", default="/api", help="the API path (default %(default)s)")
-    parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"],
-                        help="logging detail (default %(default)s)")
+    parser.add_argument("--log-level", default="info", type=str.lower, choices=["debug", "info", "warning", "error"],
+                        help="logging detail; debug shows each step of every request (default %(default)s)")
     parser.add_argument("--max-body", type=int, default=MAX_BODY, metavar="BYTES",
                         help="largest request body accepted (default %(default)s)")
     parser.add_argument("--max-connections", type=int, default=MAX_CONNECTIONS, metavar="N",
@@ -303,7 +310,7 @@ def run(service, options, what):
                         options.timeout, options.max_connections)
     except OSError as error:
         print(f"error: cannot listen on {options.host}:{options.port}: {error.strerror}", file=sys.stderr)
-        return 1
+        return 2
     print(f"Serving {what} at {server.url} (Ctrl-C to stop)", flush=True)
     try:
         server.serve_forever()
@@ -316,7 +323,7 @@ def run(service, options, what):
 
 def main(argv=None):
     """Serve the calculator (or the testbed) over HTTP until interrupted."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="python -m reference.server",
         description="Serve the demo calculator, or the conformance suite's testbed, over HTTP "
                     "(POST [headers, body] messages).")

@@ -237,27 +237,32 @@ def run(*args):
     (["--schema-file", "a", "--collection-length", "3", "1"], "--collection-length needs 0 <= MIN <= MAX"),
     (["--schema-file", "a", "--no-optional-fields", "--all-optional-fields"], "not allowed with argument"),
     (["--schema-file", "a", "--seed", "x"], "argument --seed: invalid int value: 'x'"),
+    (["--schema-url", "not-a-url"], "'not-a-url' is not an http:// URL, such as http://127.0.0.1:8000/api"),
+    (["--schema-url", "https://example.com/api"], "https:// is not supported; fetch the schema over http://"),
+    (["--schema-url", "http://[::1"], "'http://[::1' is not a URL"),
+    (["--schema-file", "a", "--log-level", "loud"], "argument --log-level: invalid choice: 'loud'"),
 ])
-def test_bad_command_lines_get_usage_and_exit_2(args, message):
+def test_bad_command_lines_are_one_line_and_exit_2(args, message):
     result = run(*args)
-    assert result.returncode == 2 and result.stderr.startswith("usage: python -m reference.mock")
-    assert message in result.stderr
+    assert result.returncode == 2 and result.stderr.startswith("python -m reference.mock: error: ")
+    assert message in result.stderr and result.stderr.count("\n") == 1, result.stderr
 
 
-def test_start_up_problems_are_one_line_errors(tmp_path, calculator_url):
+def test_start_up_problems_are_one_line_errors_and_exit_2(tmp_path, calculator_url):
+    """The same status as the runner's for a target it cannot use."""
     missing = run("--schema-file", str(tmp_path / "none.json"))
     assert (missing.returncode, missing.stderr) == (
-        1, f"error: cannot read the schema: {tmp_path / 'none.json'} does not exist\n")
+        2, f"error: cannot read the schema: {tmp_path / 'none.json'} does not exist\n")
     (tmp_path / "bad.json").write_text('[{"fn.f": {}}]')
     bad = run("--schema-file", str(tmp_path / "bad.json"))
-    assert bad.returncode == 1 and bad.stderr.startswith("error: invalid schema, 1 problem:\n  bad.json, entry 0")
+    assert bad.returncode == 2 and bad.stderr.startswith("error: invalid schema, 1 problem:\n  bad.json, entry 0")
     with serving(calculator.service()) as server:
         url = server.url
     unreachable = run("--schema-url", url)
-    assert unreachable.returncode == 1 and unreachable.stderr.startswith(f"error: cannot reach {url}: ")
+    assert unreachable.returncode == 2 and unreachable.stderr.startswith(f"error: cannot reach {url}: ")
     assert "tried 10 times" in unreachable.stderr and unreachable.stderr.count("\n") == 1
     elsewhere = run("--schema-url", calculator_url.replace("/api", "/other"))
-    assert elsewhere.returncode == 1 and "answered HTTP 404" in elsewhere.stderr
+    assert elsewhere.returncode == 2 and "answered HTTP 404" in elsewhere.stderr
 
 
 def test_start_from_a_live_server_then_from_the_saved_copy(tmp_path):

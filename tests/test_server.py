@@ -146,11 +146,13 @@ def run_cli(*args, **options):
     (["--path", "api"], "--path must start with /"),
     (["--log-level", "loud"], "argument --log-level: invalid choice: 'loud'"),
     (["--nope"], "unrecognized arguments: --nope"),
+    (["--service", "nope"], "argument --service: invalid choice: 'nope'"),
+    (["--max-body", "0"], "--max-body must be positive"),
 ])
-def test_bad_command_lines_get_usage_and_exit_2(args, message):
+def test_bad_command_lines_are_one_line_and_exit_2(args, message):
     result = run_cli(*args)
-    assert result.returncode == 2
-    assert result.stderr.startswith("usage: python -m reference.server") and message in result.stderr
+    assert result.returncode == 2 and result.stderr.startswith("python -m reference.server: error: ")
+    assert message in result.stderr and result.stderr.count("\n") == 1, result.stderr
 
 
 def test_help_describes_every_option():
@@ -164,8 +166,8 @@ def test_a_busy_port_is_a_one_line_error():
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
-        result = run_cli("--port", str(taken.getsockname()[1]))
-    assert result.returncode == 1
+        result = run_cli("--port", str(taken.getsockname()[1]), "--log-level", "WARNING")
+    assert result.returncode == 2
     assert result.stderr.startswith("error: cannot listen on 127.0.0.1:") and "Traceback" not in result.stderr
 
 
