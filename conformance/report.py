@@ -105,6 +105,7 @@ text-align: left; vertical-align: top; } td.n { text-align: right; font-variant-
 tr.bad td:first-child { border-left: 4px solid #c0392b; }
 pre { background: #f6f6f6; padding: .6em; overflow-x: auto; white-space: pre-wrap; word-break: break-all; }
 details { margin: .6em 0; border: 1px solid #ddd; border-radius: 4px; padding: .4em .8em; }
+details.failure { border-left: 4px solid #c0392b; }
 summary { cursor: pointer; font-weight: 600; }
 """
 
@@ -117,18 +118,20 @@ def as_html(results, target, service, without, requirements):
              f"<style>{STYLE}</style><h1>Conformance of {e(target.url)}</h1>",
              f"<p>{e(service)}, {time.strftime('%Y-%m-%d %H:%M')}"
              + (f"; declared without {e(', '.join(sorted(without)))}" if without else "") + "</p><p class=tally>",
-             *(f"<span class={s}>{tally[s]} {LABELS[s]}</span>" for s in STATUSES if tally[s]), "</p>",
-             "<h2>By area</h2>", _table(_grouped(results, lambda r: [r.case["id"].split("/")[0]])),
-             "<h2>By requirement</h2>",
-             _table(_grouped(results, lambda r: r.case["requirements"]), {r["id"]: r["text"] for r in requirements})]
+             *(f"<span class={s}>{tally[s]} {LABELS[s]}</span>" for s in STATUSES if tally[s]), "</p>"]
     failures = [r for r in results if r.status in ("fail", "stale")]
     parts.append(f"<h2>Failures ({len(failures)})</h2>" if failures else "<h2>No failures</h2>")
     for result in failures:
         case = result.case
-        parts.append(f"<details open><summary>{e(case['id'])}</summary><p>{e(case['description'])} "
-                     f"({e(case['level'])}; {e(case['file'])}; checks {e(', '.join(case['requirements']))})</p>"
-                     f"<pre>{e(chr(10).join(result.problems))}</pre>"
+        parts.append(f"<details{' open' if len(failures) <= 10 else ''} class=failure><summary>{e(case['id'])}"
+                     f"{' (stale: it passes, but is listed as a known failure)' if result.status == 'stale' else ''}"
+                     f"</summary><p>{e(case['description'])} ({e(case['level'])}; {e(case['file'])}; "
+                     f"checks {e(', '.join(case['requirements']))})</p><pre>{e(chr(10).join(result.problems))}</pre>"
                      f"<p>To reproduce:</p><pre>{e(chr(10).join(reproduce(target, result.transcript)))}</pre></details>")
+    texts = {r["id"]: r["text"] for r in requirements}
+    parts += ["<h2>By area</h2>", _table(_grouped(results, lambda r: [r.case["file"].removesuffix(".json")])),
+              f"<details><summary>By requirement ({len(texts)})</summary>",
+              _table(_grouped(results, lambda r: r.case["requirements"]), texts), "</details>"]
     return "\n".join(parts) + "\n</html>\n"
 
 

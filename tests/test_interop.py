@@ -2,8 +2,9 @@
 
 Every sequence runs in a fresh namespace on both servers; the answers must be
 equal once the values that legitimately vary (tokens, caseIds, timestamps,
-comments in the schema) are set aside. The few differences DECISIONS.md asks
-for are listed in DIFFERENCES, with the answer this server gives instead."""
+comments in the schema) are set aside. The few places where we answer otherwise
+on purpose (conformance/PROTOCOL.md, section 12) are listed in DIFFERENCES, with
+the answer this server gives instead."""
 
 import json
 import random
@@ -114,13 +115,13 @@ SEQUENCES = {
             [{}, {"fn.api_": {"includeInternal!": True}}]],
 }
 
-# What DECISIONS.md asks us to do better, and the answer we give instead.
+# Where we do better on purpose (PROTOCOL.md, section 12), and the answer we give instead.
 DIFFERENCES = {
     b'[{}, {"fn.add": {"x": NaN, "y": 1}}]':
         ("NaN is not JSON", [{}, {"ErrorParseFailure_": {"reasons": [{"ExpectedJsonArrayOfTwoObjects": {}}]}}]),
 }
 # fn.api_ answers differ in comments, and in what our calculator schema adds to fn.import
-# fn.saveVariable(s) and union.ParseFailure_ (DECISIONS: a specific fn.import error; our documented limits).
+# fn.saveVariable(s) and union.ParseFailure_ (a specific fn.import error; our documented limits).
 API_ADDITIONS = {"ErrorInvalidBlob", "ErrorNamespaceFull", "NestingTooDeep"}
 CASE_ID = r'"caseId": "[^"]+"'
 
@@ -428,7 +429,7 @@ for line in sys.stdin:
         print(";".join(sorted({next(iter(json.loads(json.dumps({f.reason: 0})))) for f in error.schema_parse_failures})))
 """
 OK = [{"Ok_": {}}]
-# Where the peer accepts what this implementation refuses, on purpose (see the README).
+# Where the peer accepts what this implementation refuses, on purpose (see reference/README.md).
 SCHEMA_PROBES = [
     ([{"struct.V": {"sel!": "_ext.Select_"}}, {"fn.test": {"value!": "struct.V"}, "->": OK}], None),
     ([{"struct.V": {"s": "_ext.Select_?", "a": ["_ext.Select_"], "m": {"string": "_ext.Select_"}}}], None),
