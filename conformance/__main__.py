@@ -6,6 +6,7 @@ that cannot be tested.
 """
 
 import argparse
+import http.client
 import sys
 from pathlib import Path
 
@@ -106,8 +107,8 @@ def _run(options, parser):
         profile, service = runner.detect(target)
     except runner.Trouble as trouble:
         return _trouble(trouble)
-    except OSError as error:
-        return _trouble(f"cannot reach {target.url}: {error.strerror or error}")
+    except (OSError, http.client.HTTPException) as error:
+        return _trouble(f"cannot reach {target.url}: {getattr(error, 'strerror', None) or error}")
     other = [c for c in chosen if not cases.applies(c, profile)]
     unchecked = [c for c in chosen if cases.applies(c, profile) and options.without & set(c["features"])]
     selected = [c for c in chosen if c not in other and c not in unchecked]

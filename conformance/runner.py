@@ -26,6 +26,7 @@ shared by every client.
 import base64
 import http.client
 import json
+import sys
 import time
 import urllib.parse
 import uuid
@@ -37,6 +38,9 @@ import msgpack
 from .match import compare, explain, from_msgpack, substitute, to_msgpack, unpacked
 
 RETRIES = 5
+# A server may rightly echo a value thousands of levels deep (an @id_, say); reading it
+# back takes as many levels of the parser's recursion.
+sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
 
 
 class Trouble(Exception):
@@ -87,6 +91,9 @@ class Target:
         while True:
             try:
                 return self.post([{}, {"fn.ping_": {}}])
+            except http.client.HTTPException as error:
+                raise Trouble(f"{self.url} is not a server of the protocol: its answer is not HTTP "
+                              f"({type(error).__name__}: {' '.join(str(error).split())[:80] or 'nothing'})") from None
             except OSError as error:
                 reason = error.strerror or str(error)
             if time.monotonic() >= deadline:
@@ -237,7 +244,7 @@ def _decode(answer, state, unpack=False):
             return None
     try:
         return json.loads(answer)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than the parser goes
         return None
 
 

@@ -3,6 +3,7 @@
 import http.server
 import json
 import re
+import socket
 import threading
 import xml.etree.ElementTree as ElementTree
 
@@ -342,6 +343,36 @@ def test_a_target_that_is_not_a_protocol_server_exits_2_with_one_line(answer, pa
     assert error.startswith(f"error: http://127.0.0.1:{server.server_port}{path} is not a server of the protocol")
 
 
+@pytest.mark.parametrize("reply, message", [
+    (None, "cannot reach http://127.0.0.1:{port}/api: "),  # it hangs up at once
+    (b"hello there\r\n\r\n", "is not a server of the protocol: its answer is not HTTP (BadStatusLine: hello there)"),
+    (b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n[{}, ",
+     "its answer is not HTTP (IncompleteRead: IncompleteRead(5 bytes read, 95 more expected))"),
+])
+def test_a_target_that_does_not_speak_http_exits_2_with_one_line(reply, message, capsys):
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+
+    def answer():
+        while True:
+            try:
+                connection, _ = listener.accept()
+            except OSError:
+                return
+            with connection:
+                if reply:
+                    connection.recv(65536)
+                    connection.sendall(reply)
+
+    threading.Thread(target=answer, daemon=True).start()
+    try:
+        status = main(["run", "--target", f"http://127.0.0.1:{port}/api", "--wait", "0.5"])
+    finally:
+        listener.close()
+    error = capsys.readouterr().err
+    assert status == 2 and message.format(port=port) in error and error.count("\n") == 1, error
+
+
 def test_list_selects_by_id_and_level(capsys):
     status, lines = run(capsys, "list", "--id", "binary/negotiate/*", "--level", "MUST")
     assert status == 0 and lines and all(line.startswith("binary/negotiate/") and " MUST " in line for line in lines)
@@ -454,3 +485,11 @@ def test_service_wide_unavailability_is_retried_then_reported(capsys):
     with serving(calculator.service(unavailable_rate=1.0)) as server:
         status, lines = run(capsys, "run", "--target", server.url, "--id", "calculator/add/integers")
     assert status == 1 and "  step 1 of 1: the target answered ErrorUnavailable 5 times in a row" in lines
+
+
+def test_the_runner_reads_answers_thousands_of_levels_deep():
+    """A server may echo a deep @id_ back; reading it must not crash the runner."""
+    from conformance import runner
+    answer = b'[{"@id_": ' + b"[" * 5000 + b"]" * 5000 + b'}, {"Ok_": {}}]'
+    message = runner._decode(answer, {"encodings": {}})
+    assert message[1] == {"Ok_": {}} and type(message[0]["@id_"]) is list
