@@ -22,6 +22,7 @@ base64 strings that the `@base64_` header points at.
 
 import http.client
 import socket
+import time
 import urllib.parse
 
 from . import codec
@@ -82,9 +83,9 @@ class Client:
             data = codec.encode(message, encoding, self.packed)
         else:
             data = codec.encode(message)
-        return self._read(self._post(data))
+        return self._message(self._post(data))
 
-    def _read(self, data):
+    def _message(self, data):
         """The response message in `data`, with ids turned back into names and base64 into bytes."""
         try:
             if data[:1] != b"\x92":
@@ -105,16 +106,19 @@ class Client:
 
     def _post(self, data):
         """POST `data` and return the response bytes, reconnecting once if a kept-alive
-        connection turns out to have been closed by the server."""
+        connection turns out to have been closed by the server. The whole exchange must
+        end within the timeout, however slowly the answer comes."""
         media_type = "application/octet-stream" if data[:1] == b"\x92" else "application/json"
+        deadline = time.monotonic() + self.timeout
         for attempt in range(2):
             reused = self.connection is not None
             if not reused:
                 self.connection = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
             try:
                 self.connection.request("POST", self.path, data, {"Content-Type": media_type})
+                sock = self.connection.sock  # the connection forgets it once an answer says Connection: close
                 response = self.connection.getresponse()
-                payload = response.read()
+                payload = self._read(response, sock, deadline)
             except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError) as error:
                 self.close()
                 if reused and attempt == 0:
@@ -130,6 +134,20 @@ class Client:
                 raise NotAMessage(f"{self.url} answered HTTP {response.status}: {payload[:200]!r}")
             return payload
 
+    @staticmethod
+    def _read(response, sock, deadline):
+        """The body of `response`, read piece by piece, each read given only the time left."""
+        pieces = []
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise socket.timeout()
+            sock.settimeout(left)
+            piece = response.read1(65536)
+            if not piece:
+                return b"".join(pieces) + response.read()  # which marks the response done, for the next one
+            pieces.append(piece)
+
     def close(self):
         """Close the connection; the next call opens a new one."""
         if self.connection is not None:
@@ -141,3 +159,4 @@ class Client:
 
     def __exit__(self, *exc_info):
         self.close()
+

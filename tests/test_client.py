@@ -238,3 +238,28 @@ def test_malformed_messagepack_is_a_clean_parse_failure(calculator_server, name,
     assert status == 200 and headers["Content-Type"] == "application/json"
     assert list(json.loads(response)[1]) == ["ErrorParseFailure_"]
     assert connection.post(b'[{}, {"fn.ping_": {}}]')[2] == b'[{}, {"Ok_": {}}]'
+
+
+def test_a_slow_answer_times_out_within_the_timeout_however_slowly_it_trickles():
+    """The timeout bounds the whole exchange, not each read: a byte every 0.2 s does not keep it waiting."""
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def trickle():
+        connection, _ = listener.accept()
+        with connection:
+            connection.recv(65536)
+            connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n")
+            for _ in range(30):
+                time.sleep(0.2)
+                try:
+                    connection.sendall(b" ")
+                except OSError:
+                    return
+
+    threading.Thread(target=trickle, daemon=True).start()
+    started = time.monotonic()
+    with pytest.raises(TimedOut), Client(f"http://127.0.0.1:{listener.getsockname()[1]}/api", timeout=1) as client:
+        client.call("fn.ping_")
+    assert time.monotonic() - started < 1.5
+    listener.close()
+
