@@ -18,10 +18,18 @@ the client then forgets what it knew and tries once more in JSON.
 
 Bytes come back as `bytes` either way: on the JSON wire the client decodes the
 base64 strings that the `@base64_` header points at.
+
+`python -m reference.client --driver URL` drives this client for the
+conformance suite's client checks (conformance/README.md): it reads
+instructions as JSON lines on standard input and writes each call's result as
+a JSON line on standard output.
 """
 
+import base64
 import http.client
+import json
 import socket
+import sys
 import time
 import urllib.parse
 
@@ -160,3 +168,68 @@ class Client:
     def __exit__(self, *exc_info):
         self.close()
 
+
+MODES = {  # a mode of the conformance suite's driver protocol -> the Client options it means
+    "json": {}, "binary": {"binary": True}, "binary-requests": {"binary": True, "binary_requests": True},
+    "packed": {"binary": True, "packed": True},
+}
+
+
+def drive(url, instructions, out):
+    """Make the calls the JSON lines of `instructions` ask for; write each result as a JSON line."""
+    clients = {}
+    for line in instructions:
+        instruction = json.loads(line)
+        name = instruction["client"]
+        if name not in clients:  # a new case: a fresh client, and the old ones' connections closed
+            for old in clients.values():
+                old.close()
+            clients = {name: Client(url, timeout=instruction["timeout"], **MODES[instruction["mode"]])}
+        try:
+            headers, body = clients[name].call(instruction["function"], _from_wire(instruction["arguments"]),
+                                               _from_wire(instruction["headers"]))
+            reply = {"headers": _to_wire(headers), "body": _to_wire(body)}
+        except TransportError as error:
+            reply = {"error": str(error)}
+        out.write(json.dumps({"id": instruction["id"], **reply}) + "\n")
+        out.flush()
+
+
+def _to_wire(value):
+    """Bytes as {"$bin": base64}, as the driver protocol writes them."""
+    if type(value) is bytes:
+        return {"$bin": base64.b64encode(value).decode()}
+    if type(value) is dict:
+        return {key: _to_wire(element) for key, element in value.items()}
+    return [_to_wire(element) for element in value] if type(value) is list else value
+
+
+def _from_wire(value):
+    if type(value) is dict:
+        if list(value) == ["$bin"]:
+            return base64.b64decode(value["$bin"])
+        return {key: _from_wire(element) for key, element in value.items()}
+    return [_from_wire(element) for element in value] if type(value) is list else value
+
+
+def main(argv=None):
+    """The command line: `--driver URL` for the conformance suite's client checks."""
+    from .server import Parser
+    parser = Parser(prog="python -m reference.client", description=(
+        "Drive this client for the conformance suite (python -m conformance client --command "
+        "'python -m reference.client --driver'): instructions as JSON lines on stdin, results on stdout."))
+    parser.add_argument("--driver", action="store_true", required=True, help="speak the driver protocol")
+    parser.add_argument("url", metavar="URL", help="the server to call, such as http://127.0.0.1:8000/api")
+    options = parser.parse_args(argv)
+    try:
+        drive(options.url, sys.stdin, sys.stdout)
+    except (ValueError, KeyError) as error:
+        print(f"error: not an instruction of the driver protocol: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
