@@ -10,7 +10,7 @@ import http.client
 import sys
 from pathlib import Path
 
-from . import cases, report, runner, tables
+from . import cases, clients, report, runner, tables
 
 
 class Parser(argparse.ArgumentParser):
@@ -23,7 +23,7 @@ class Parser(argparse.ArgumentParser):
 def main(argv=None):
     parser = Parser(prog="python -m conformance", description=(
         "A language-neutral conformance suite for the Schema-Driven Message Service protocol."))
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=Parser)
+    commands = parser.add_subparsers(dest="subcommand", required=True, metavar="COMMAND", parser_class=Parser)
 
     run = commands.add_parser("run", help="run the cases against a server",
                               description="Run every case that applies against the server at --target.")
@@ -32,30 +32,34 @@ def main(argv=None):
     run.add_argument("--without", type=_features, default=set(), metavar="LIST",
                      help="protocol features the target lacks, so their cases are not checked: "
                           + ", ".join(f"{name} ({meaning})" for name, meaning in cases.FEATURES.items()))
-    run.add_argument("--known-failures", metavar="FILE", help="ids (or globs) expected to fail, one per line, "
-                     "'#' comments allowed; they still run, and one that passes is reported as stale")
     run.add_argument("--workers", type=_positive, default=4, metavar="N", help="cases run at once (default 4)")
     run.add_argument("--wait", type=_seconds, default=10, metavar="SECONDS",
                      help="how long to wait for the target to answer (default 10)")
-    for kind, what in (("junit", "a JUnit XML report"), ("json", "a JSON report"),
-                       ("html", "an HTML report: one self-contained page, to open in a browser")):
-        run.add_argument(f"--{kind}", metavar="FILE", help=f"write {what} there")
-    run.add_argument("-v", "--verbose", action="store_true", help="print every case, not only failures")
+    _outcomes(run)
+
+    client = commands.add_parser("client", help="check a client library through a driver", description=(
+        "Check a client: a scripted server of the suite's own plays the other side, and --command, a driver "
+        "for the client under test, makes the calls (conformance/README.md, Checking a client)."))
+    client.add_argument("--command", required=True, metavar="CMD", help="the driver to start; the scripted "
+                        "server's URL is added as its last argument")
+    _selectors(client)
+    _outcomes(client)
 
     listing = commands.add_parser("list", help="list the cases", description="List the cases, one per line.")
     _selectors(listing)
     commands.add_parser("check", help="lint the suite itself", description=(
         "Check the fixtures: their format, unique ids, known requirements, the features they use, that the "
         "generated ones are current, and that what they expect fits the schema of their service."))
-    coverage = commands.add_parser("coverage", help="show which spec rules have cases",
+    coverage = commands.add_parser("coverage", help="show which rules have cases (server and client)",
                                    description="Show every requirement and the cases that check it.")
     coverage.add_argument("--missing", action="store_true", help="show only requirements without cases")
     commands.add_parser("generate", help="write the testbed schema and cases from conformance/tables",
                         description="Write testbed.json and cases/testbed-*.json from the tables in conformance/tables.")
 
     options = parser.parse_args(argv)
-    command = {"run": _run, "list": _list, "check": _check, "coverage": _coverage, "generate": _generate}
-    return command[options.command](options, commands.choices[options.command])
+    command = {"run": _run, "client": _client, "list": _list, "check": _check, "coverage": _coverage,
+               "generate": _generate}
+    return command[options.subcommand](options, commands.choices[options.subcommand])
 
 
 def _selectors(parser):
@@ -63,6 +67,15 @@ def _selectors(parser):
                         help="only cases whose id matches (* within a segment, ** across); repeatable")
     parser.add_argument("--level", choices=["MUST", "SHOULD", "MAY"], default="MAY",
                         help="MUST cases only, MUST and SHOULD, or all of them (MAY, the default)")
+
+
+def _outcomes(parser):
+    parser.add_argument("--known-failures", metavar="FILE", help="ids (or globs) expected to fail, one per line, "
+                        "'#' comments allowed; they still run, and one that passes is reported as stale")
+    for kind, what in (("junit", "a JUnit XML report"), ("json", "a JSON report"),
+                       ("html", "an HTML report: one self-contained page, to open in a browser")):
+        parser.add_argument(f"--{kind}", metavar="FILE", help=f"write {what} there")
+    parser.add_argument("-v", "--verbose", action="store_true", help="print every case, not only failures")
 
 
 def _features(text):
@@ -94,14 +107,7 @@ def _run(options, parser):
         target = runner.Target(options.target)
     except ValueError as error:
         parser.error(str(error))
-    for kind in ("junit", "json", "html"):  # find out now, not after the whole run
-        if getattr(options, kind) and not _writable(Path(getattr(options, kind))):
-            parser.error(f"cannot write the --{kind} report to {getattr(options, kind)}")
-    everything = cases.load()
-    known = _known(options.known_failures, everything, parser) if options.known_failures else set()
-    chosen = cases.select(everything, options.id, options.level)
-    if not chosen:
-        parser.error("no case matches the --id and --level given")
+    chosen, known = _chosen(options, parser, cases.load())
     try:
         target.wait(options.wait)
         profile, service = runner.detect(target)
@@ -116,6 +122,44 @@ def _run(options, parser):
           + (f"; {len(other)} are for other services" if other else "")
           + (f"; {len(unchecked)} are not checked (without {', '.join(sorted(options.without))})" if unchecked else "")
           + ".", flush=True)
+    results = _running(options, selected, lambda progress: runner.run(selected, target, options.workers,
+                                                                      _matching(known, selected), progress), target)
+    results += [runner.Result(c, "other-service", [f"needs {', '.join(c['requires'])}"], [], 0) for c in other]
+    results += [runner.Result(c, "not-checked", [f"uses {', '.join(sorted(options.without & set(c['features'])))}"],
+                              [], 0) for c in unchecked]
+    return _finish(options, results, target, service, options.without)
+
+
+def _client(options, parser):
+    chosen, known = _chosen(options, parser, cases.load(cases.CLIENTS))
+    print(f"Checking the client driven by {options.command!r}. Running {len(chosen)} cases.", flush=True)
+    try:
+        results = _running(options, chosen, lambda progress: clients.run(chosen, options.command,
+                                                                          _matching(known, chosen), progress))
+    except runner.Trouble as trouble:
+        return _trouble(trouble)
+    return _finish(options, results, clients.Subject(f"the client driven by {options.command!r}"),
+                   "a client", set())
+
+
+def _chosen(options, parser, everything):
+    """The cases the options select, and the known-failure globs; usage problems found before any run."""
+    for kind in ("junit", "json", "html"):
+        if getattr(options, kind) and not _writable(Path(getattr(options, kind))):
+            parser.error(f"cannot write the --{kind} report to {getattr(options, kind)}")
+    known = _known(options.known_failures, cases.everything(), parser) if options.known_failures else set()
+    chosen = cases.select(everything, options.id, options.level)
+    if not chosen:
+        parser.error("no case matches the --id and --level given")
+    return chosen, known
+
+
+def _matching(globs, chosen):
+    return {c["id"] for c in chosen if any(cases.pattern(glob).match(c["id"]) for glob in globs)}
+
+
+def _running(options, selected, run, target=None):
+    """Run with a progress line (or a line per case with -v); print each failure; return the results."""
     done, terminal = [], sys.stdout.isatty()
 
     def progress(result):
@@ -125,24 +169,25 @@ def _run(options, parser):
         elif terminal:
             print(f"\r[{len(done)}/{len(selected)}] {result.case['id'][:60]:<60}", end="", flush=True)
 
-    known = {c["id"] for c in selected if any(cases.pattern(glob).match(c["id"]) for glob in known)}
-    results = runner.run(selected, target, options.workers, known, progress)
+    results = run(progress)
     if terminal and not options.verbose:
         print("\r" + " " * 80 + "\r", end="")
     for result in results:
         if result.status in ("fail", "stale"):
             _print_failure(result, target)
-    results += [runner.Result(c, "other-service", [f"needs {', '.join(c['requires'])}"], [], 0) for c in other]
-    results += [runner.Result(c, "not-checked", [f"uses {', '.join(sorted(options.without & set(c['features'])))}"],
-                              [], 0) for c in unchecked]
-    reports = {"junit": lambda: report.junit(results, target),
-               "json": lambda: report.as_json(results, target, service, options.without),
-               "html": lambda: report.as_html(results, target, service, options.without,
+    return results
+
+
+def _finish(options, results, subject, service, without):
+    """Write the reports asked for, print the summary, and return the exit status."""
+    reports = {"junit": lambda: report.junit(results, subject),
+               "json": lambda: report.as_json(results, subject, service, without),
+               "html": lambda: report.as_html(results, subject, service, without,
                                               cases.load_json("requirements.json"))}
     for kind, make in reports.items():
         if getattr(options, kind):
             Path(getattr(options, kind)).write_text(make(), encoding="utf-8")
-    print(report.summary(results, options.without))
+    print(report.summary(results, without))
     return 1 if any(r.status in ("fail", "stale") for r in results) else 0
 
 
@@ -171,7 +216,7 @@ def _print_failure(result, target):
         print(f"  ... and {len(result.problems) - 10} more differences (all of them are in the --json report)")
     commands = report.reproduce(target, result.transcript)
     if commands:
-        print("  To reproduce:")
+        print("  To reproduce:" if target else "  What happened:")
         for command in commands:
             print("    " + command)
 
@@ -190,9 +235,10 @@ def _known(path, everything, parser):
 
 
 def _list(options, parser):
-    for case in cases.select(cases.load(), options.id, options.level):
-        print(f"{case['id']:<55} {case['level']:<6} {','.join(case['requires']) or 'any':<18} "
-              f"{','.join(case['features']) or '-':<14} {case['description']}")
+    for case in cases.select(cases.everything(), options.id, options.level):
+        needs = f"client:{case['client']['mode']}" if "client" in case else ",".join(case["requires"]) or "any"
+        print(f"{case['id']:<55} {case['level']:<6} {needs:<22} {','.join(case.get('features', [])) or '-':<14} "
+              f"{case['description']}")
     return 0
 
 
@@ -200,13 +246,15 @@ def _check(options, parser):
     problems = cases.check()
     for problem in problems:
         print(problem)
-    count = len(cases.load()) if not problems else 0
-    print(f"{len(problems)} problems" if problems else f"The suite is sound: {count} cases.")
+    if problems:
+        print(f"{len(problems)} problems")
+    else:
+        print(f"The suite is sound: {len(cases.load())} server cases and {len(cases.load(cases.CLIENTS))} client cases.")
     return 1 if problems else 0
 
 
 def _coverage(options, parser):
-    rows = cases.coverage(cases.load())
+    rows = cases.coverage(cases.everything())
     missing = [requirement for requirement, ids in rows if not ids]
     for requirement, ids in rows:
         if ids and options.missing:
@@ -219,6 +267,7 @@ def _coverage(options, parser):
 
 def _generate(options, parser):
     for name, text in tables.files().items():
+        (cases.HERE / name).parent.mkdir(exist_ok=True)
         (cases.HERE / name).write_text(text, encoding="utf-8")
         print(f"wrote conformance/{name}")
     return 0

@@ -26,6 +26,7 @@ from .match import is_matcher
 
 HERE = Path(__file__).parent
 CASES = HERE / "cases"
+CLIENTS = HERE / "clients"  # cases that check a client (clients.py)
 SERVICES = ("calculator", "testbed", "live", "mock")
 FEATURES = {  # protocol features a target may be declared to lack, and how a case uses each
     "binary": "MessagePack: requests or answers with @bin_, packing",
@@ -90,8 +91,23 @@ def check(directory=CASES):
             problems.append(f"{path.name}: not valid JSON: {error}")
             continue
         problems += [f"{path.name}: {problem}" for problem in conforms(document, fixture_schema, fixture_schema)]
+    clients = Path(directory).parent / "clients"
+    for path in sorted(clients.glob("*.json")):
+        try:
+            document = json.loads(path.read_text(encoding="utf-8"))
+        except ValueError as error:
+            problems.append(f"clients/{path.name}: not valid JSON: {error}")
+            continue
+        problems += [f"clients/{path.name}: {problem}"
+                     for problem in conforms(document, fixture_schema["$defs"]["clientFile"], fixture_schema)]
     if problems:
         return problems
+    for case in load(clients):
+        where = f"clients/{case['file']}: {case['id']}"
+        if case["id"] in seen:
+            problems.append(f"{where}: the id is also used in {seen[case['id']]}")
+        seen[case["id"]] = case["file"]
+        problems += [f"{where}: unknown requirement {r}" for r in case["requirements"] if r not in known_requirements]
     cases = load(directory)
     schemas = {"calculator": calculator_schema(cases), "testbed": testbed_schema(cases)}
     for case in cases:
@@ -115,8 +131,9 @@ def conforms(value, rule, root, path="$"):
     """Yield how `value` breaks a JSON Schema (the small subset the fixture schema uses)."""
     if "$ref" in rule:
         rule = root["$defs"][rule["$ref"].split("/")[-1]]
-    kinds = {"object": dict, "array": list, "string": str, "integer": int, "boolean": bool}
-    if "type" in rule and type(value) is not kinds[rule["type"]]:
+    kinds = {"object": (dict,), "array": (list,), "string": (str,), "integer": (int,), "boolean": (bool,),
+             "number": (int, float)}
+    if "type" in rule and type(value) not in kinds[rule["type"]]:
         yield f"{path}: expected {rule['type']}, got {json.dumps(value)[:60]}"
         return
     if "enum" in rule and value not in rule["enum"]:
@@ -255,6 +272,11 @@ def fits_fields(value, fields, schema):
     required = {k for k in fields if not k.endswith("!")}
     return type(value) is dict and required <= value.keys() and all(
         k in fields and fits(v, fields[k], schema) for k, v in value.items())
+
+
+def everything():
+    """The server cases and the client cases."""
+    return load(CASES) + load(CLIENTS)
 
 
 def coverage(cases):

@@ -61,6 +61,9 @@ def compare(expected, actual, captured, path=()):
     if is_matcher(expected):
         yield from _matcher(expected, actual, captured, path)
     elif type(expected) is dict:
+        if list(expected) == ["$bin"] and actual != expected:
+            yield path, f"expected the bytes {_show(expected)}, got {_show(actual)}"
+            return
         if type(actual) is not dict:
             yield path, f"expected an object, got {_show(actual)}"
             return

@@ -40,7 +40,10 @@ def summary(results, without=()):
 
 
 def reproduce(target, transcript):
-    """Shell commands that send a case's requests again, one per step."""
+    """Shell commands that send a case's requests again, one per step. (A client case's
+    transcript is text already: the instruction, each request and answer, the reply.)"""
+    if transcript and type(transcript[0]) is str:
+        return transcript
     commands = []
     for number, (data, method, path, media_type, _, _, answer) in enumerate(transcript, 1):
         url = shlex.quote(f"http://{target.host}:{target.port}{path}")
@@ -88,7 +91,8 @@ def as_json(results, target, service, without):
     return json.dumps({
         "target": target.url, "service": service, "without": sorted(without), "summary": counts(results),
         "cases": [{"id": r.case["id"], "status": r.status, "level": r.case["level"],
-                   "requires": r.case["requires"], "features": r.case["features"],
+                   "requires": r.case.get("requires", []), "features": r.case.get("features", []),
+                   **({"client": r.case["client"]} if "client" in r.case else {}),
                    "requirements": r.case["requirements"], "seconds": round(r.seconds, 3), "problems": r.problems,
                    "reproduce": reproduce(target, r.transcript) if r.status in ("fail", "stale") else []}
                   for r in results]}, indent=2) + "\n"

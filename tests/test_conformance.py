@@ -3,7 +3,9 @@
 import http.server
 import json
 import re
+import shlex
 import socket
+import sys
 import threading
 import xml.etree.ElementTree as ElementTree
 
@@ -81,22 +83,23 @@ def test_core_cases_need_nothing_but_the_protocol():
 
 
 def test_the_suite_is_sound_large_and_covers_every_requirement(capsys):
-    assert run(capsys, "check") == (0, [f"The suite is sound: {len(ALL)} cases."])
+    clients = len(cases.load(cases.CLIENTS))
+    assert run(capsys, "check") == (0, [f"The suite is sound: {len(ALL)} server cases and {clients} client cases."])
     assert len(ALL) >= 1300 and len([c for c in ALL if c["id"].startswith("testbed/")]) >= 1000
     requirements = cases.load_json("requirements.json")
     status, lines = run(capsys, "coverage")
     assert status == 0 and lines[-1] == f"{len(requirements)} of {len(requirements)} requirements have cases"
 
 
-CALCULATOR_ONLY = re.compile(r"calc\.|calculator\.|conv\.calculator|auth\.session|error\.(unavailable|unknown-variables"
-                             r"|divide-by-zero)")
+NOT_ON_THE_TESTBED = re.compile(r"calc\.|calculator\.|conv\.calculator|auth\.session|error\.(unavailable|unknown-variables"
+                             r"|divide-by-zero)|client\.")  # (client rules have client cases: see below)
 
 
 def test_every_rule_but_the_calculators_own_has_cases_on_the_testbed():
     on_testbed = {r for c in ALL for r in c["requirements"]
                   if cases.applies(c, {"testbed", "live"}) or cases.applies(c, {"testbed", "mock"})}
     rules = {r["id"] for r in cases.load_json("requirements.json")}
-    assert rules - on_testbed == {r for r in rules if CALCULATOR_ONLY.match(r)}
+    assert rules - on_testbed == {r for r in rules if NOT_ON_THE_TESTBED.match(r)}
 
 
 def test_requirements_are_cited_not_copied():
@@ -377,7 +380,7 @@ def test_list_selects_by_id_and_level(capsys):
     status, lines = run(capsys, "list", "--id", "binary/negotiate/*", "--level", "MUST")
     assert status == 0 and lines and all(line.startswith("binary/negotiate/") and " MUST " in line for line in lines)
     status, lines = run(capsys, "list", "--level", "MAY")
-    assert len(lines) == len(ALL) and any(" MAY " in line for line in lines)
+    assert len(lines) == len(cases.everything()) and any(" MAY " in line for line in lines)
     status, lines = run(capsys, "list", "--id", "testbed/mock/**")
     assert lines and all(" testbed,mock " in line for line in lines)
 
@@ -493,3 +496,90 @@ def test_the_runner_reads_answers_thousands_of_levels_deep():
     answer = b'[{"@id_": ' + b"[" * 5000 + b"]" * 5000 + b'}, {"Ok_": {}}]'
     message = runner._decode(answer, {"encodings": {}})
     assert message[1] == {"Ok_": {}} and type(message[0]["@id_"]) is list
+
+
+# Checking clients
+
+CLIENT_CASES = cases.load(cases.CLIENTS)
+OUR_DRIVER = f"{shlex.quote(sys.executable)} -m reference.client --driver"
+NEVER_RENEGOTIATES = """
+import sys
+from reference import client
+def call(self, function, arguments=None, headers=None):  # no second try after IncompatibleBinaryEncoding
+    message = [{"@time_": round(self.timeout * 1000), **(headers or {})}, {function: arguments or {}}]
+    if not self.binary:
+        return self._exchange(message)
+    return self._exchange(self._negotiating(message), self.encodings.get(self.checksum))
+client.Client.call = call
+client.drive(sys.argv[1], sys.stdin, sys.stdout)
+"""
+BYTES_AS_TEXT = """
+import base64, sys
+from reference import client
+def wire(value):  # base64 text where the protocol says bytes
+    if type(value) is bytes:
+        return base64.b64encode(value).decode()
+    if type(value) is dict:
+        return {k: wire(v) for k, v in value.items()}
+    return [wire(v) for v in value] if type(value) is list else value
+client._to_wire = wire
+client.drive(sys.argv[1], sys.stdin, sys.stdout)
+"""
+
+
+def driver(program):
+    return f"{shlex.quote(sys.executable)} -c {shlex.quote(program)}"
+
+
+def test_the_reference_client_passes_every_client_case(tmp_path, capsys):
+    status, lines = run(capsys, "client", "--command", OUR_DRIVER, "--json", str(tmp_path / "r.json"))
+    assert status == 0, "\n".join(lines)
+    assert lines[0] == f"Checking the client driven by {OUR_DRIVER!r}. Running {len(CLIENT_CASES)} cases."
+    assert lines[-1] == f"{len(CLIENT_CASES)} passed, 0 failed" and len(CLIENT_CASES) >= 60
+    assert json.loads((tmp_path / "r.json").read_text())["summary"]["pass"] == len(CLIENT_CASES)
+
+
+def test_client_cases_cover_the_client_rules():
+    covered = {r for c in CLIENT_CASES for r in c["requirements"]}
+    rules = {r["id"] for r in cases.load_json("requirements.json") if r["id"].startswith("client.")}
+    assert len(rules) >= 10 and rules <= covered
+    assert {c["client"]["mode"] for c in CLIENT_CASES} == {"json", "binary", "binary-requests", "packed"}
+
+
+@pytest.mark.parametrize("program, failing, diff", [
+    (NEVER_RENEGOTIATES, {"client/renegotiate/stale-checksum/binary", "client/renegotiate/stale-checksum/packed"},
+     ["step 2 of 3: the client sent 1 requests; expected 2",
+      'step 2 of 3: returned [1].ErrorParseFailure_: unexpected key, holding {"reasons": [{"IncompatibleBinaryEncoding": {}}]}']),
+    (BYTES_AS_TEXT, {"client/bytes/field/json", "client/bytes/array/binary", "client/bytes/union/json"},
+     ['step 1 of 1: returned [1].Ok_.blob: expected the bytes {"$bin": "AQI="}, got "AQI="']),
+])
+def test_a_broken_client_fails_with_a_readable_diff(program, failing, diff, capsys):
+    status, lines = run(capsys, "client", "--command", driver(program))
+    failed = {line.split()[1] for line in lines if line.startswith("FAIL ")}
+    assert status == 1 and failing <= failed, "\n".join(lines)
+    assert all(f"  {line}" in lines for line in diff), "\n".join(lines)
+    assert any(line.startswith("    the instruction: {") for line in lines)
+    assert any(line.startswith("    request 1 (json): [{") for line in lines)
+
+
+def test_a_client_that_never_returns_is_reported_and_the_run_goes_on(capsys):
+    hangs = driver("import sys, time\nfor line in sys.stdin: time.sleep(60)")
+    status, lines = run(capsys, "client", "--command", hangs, "--id", "client/failures/stall/json",
+                        "--id", "client/failures/closed/json")
+    assert status == 1 and lines[-1] == "0 passed, 2 failed"
+    assert "  step 1 of 1: the client did not return within 3 s (the driver was restarted)" in lines
+
+
+@pytest.mark.parametrize("command, message", [
+    ("no-such-program-anywhere", "cannot start the driver 'no-such-program-anywhere': No such file or directory"),
+    ("'unterminated", "cannot start the driver \"'unterminated\": No closing quotation"),
+])
+def test_a_driver_that_cannot_start_exits_2(command, message, capsys):
+    status = main(["client", "--command", command])
+    assert status == 2 and capsys.readouterr().err == f"error: {message}\n"
+
+
+def test_a_driver_that_dies_fails_its_cases_with_its_last_words(capsys):
+    dies = driver("import sys\nsys.stdin.readline()\nsys.exit('the driver gave up')")
+    status, lines = run(capsys, "client", "--command", dies, "--id", "client/json/call")
+    assert status == 1 and "  step 1 of 1: the driver exited with status 1: the driver gave up" in lines

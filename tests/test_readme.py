@@ -16,3 +16,34 @@ def test_the_quick_start_starts_the_calculator_server():
     quick_start = readme.split("## Quick start")[1].split("\n## ")[0]
     assert quick_start.count("```sh\n") == 2 + 1  # the two commands, and the curl example
     assert "-m reference.server\n```" in quick_start
+
+
+def _python_after(readme, heading):
+    """The first Python block after a heading of a README."""
+    text = (ROOT / readme).read_text()
+    return text.split(heading, 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+
+
+def test_the_testbed_handler_in_the_suites_readme_passes_the_testbed_cases(capsys, monkeypatch):
+    """The handler conformance/README.md shows is complete: served as written, it passes."""
+    from conftest import serving
+    from conformance.__main__ import main
+    import reference
+    monkeypatch.chdir(ROOT)
+    scope = {"reference": reference}
+    exec(_python_after("conformance/README.md", "The whole handler"), scope)
+    with serving(scope["service"]) as server:
+        status = main(["run", "--target", server.url, "--id", "testbed/result*/**", "--id", "testbed/types/shape/**"])
+    assert status == 0, capsys.readouterr().out
+
+
+def test_the_example_driver_in_the_suites_readme_passes(tmp_path, capsys):
+    """The driver conformance/README.md shows works as written, for a new user to adapt."""
+    import shlex
+    import sys
+    from conformance.__main__ import main
+    path = tmp_path / "my_driver.py"
+    path.write_text(_python_after("conformance/README.md", "### A complete driver"))
+    status = main(["client", "--command", f"{shlex.quote(sys.executable)} {path}", "--id", "client/binary/**",
+                   "--id", "client/bytes/**", "--id", "client/renegotiate/**"])
+    assert status == 0, capsys.readouterr().out

@@ -4,8 +4,9 @@ How this works
 --------------
 `testbed.py` makes the testbed schema from two small tables and gives every
 type valid and invalid values; `checks.py` and `extras.py` turn those into
-families of cases, each a generator of cases in the fixture format. FILES
-says which family fills which file of `cases/`.
+families of cases, each a generator of cases in the fixture format;
+`clients.py` makes the cases that check a client. FILES says which family
+fills which file.
 
 `python -m conformance generate` writes the files; `python -m conformance
 check` fails when the committed files are not what the tables make, so the
@@ -16,8 +17,7 @@ stay its source.
 import json
 import re
 
-from .checks import auth_cases, precedence_cases, result_cases, strict_cases, type_cases
-from .extras import api_cases, base64_cases, binary_cases, mock_cases, select_cases
+from . import checks, clients, extras
 from .testbed import features, schema
 
 __all__ = ["FILES", "features", "files", "schema"]
@@ -32,16 +32,22 @@ def dumps(value):
 
 GENERATED = "Made by conformance/tables (python -m conformance generate): change the tables, not this file. "
 FILES = {  # file -> (what its cases check, the family that makes them)
-    "cases/testbed-types.json": ("Every type in every position, valid, invalid and null.", type_cases),
-    "cases/testbed-fields.json": ("Required, optional and nullable fields.", strict_cases),
-    "cases/testbed-precedence.json": ("Which error wins when a message has several problems.", precedence_cases),
-    "cases/testbed-results.json": ("Checking what handlers return: results, response headers, raising.", result_cases),
-    "cases/testbed-auth.json": ("Protected and open functions, and the @auth_ header.", auth_cases),
-    "cases/testbed-select.json": ("@select_ on every shape of result, and how it is checked.", select_cases),
-    "cases/testbed-base64.json": ("@base64_ marks inside every kind of container.", base64_cases),
-    "cases/testbed-binary.json": ("MessagePack round trips of every shape, packed arrays, deep values.", binary_cases),
-    "cases/testbed-api.json": ("fn.api_ of the testbed: public and internal entries, examples.", api_cases),
-    "cases/testbed-mock.json": ("A mock of the testbed: seeded values, stubs of every type, verification.", mock_cases),
+    "cases/testbed-types.json": ("Every type in every position, valid, invalid and null.", checks.type_cases),
+    "cases/testbed-fields.json": ("Required, optional and nullable fields.", checks.strict_cases),
+    "cases/testbed-precedence.json": ("Which error wins when a message has several problems.", checks.precedence_cases),
+    "cases/testbed-results.json": ("Checking what handlers return: results, response headers, raising.", checks.result_cases),
+    "cases/testbed-auth.json": ("Protected and open functions, and the @auth_ header.", checks.auth_cases),
+    "cases/testbed-select.json": ("@select_ on every shape of result, and how it is checked.", extras.select_cases),
+    "cases/testbed-base64.json": ("@base64_ marks inside every kind of container.", extras.base64_cases),
+    "cases/testbed-binary.json": ("MessagePack round trips of every shape, packed arrays, deep values.", extras.binary_cases),
+    "cases/testbed-api.json": ("fn.api_ of the testbed: public and internal entries, examples.", extras.api_cases),
+    "cases/testbed-mock.json": ("A mock of the testbed: seeded values, stubs of every type, verification.", extras.mock_cases),
+    "clients/plain.json": ("Client: JSON calls, headers both ways, @time_, @id_.", clients.plain_cases),
+    "clients/results.json": ("Client: every kind of error result handed back unchanged.", clients.result_cases),
+    "clients/binary.json": ("Client: binary negotiation, the steady state, a changed encoding.", clients.binary_cases),
+    "clients/bytes.json": ("Client: bytes in every position, both wires, both ways.", clients.bytes_cases),
+    "clients/packed.json": ("Client: packed answers.", clients.packed_cases),
+    "clients/failures.json": ("Client: garbage, HTTP errors and silence, reported in time.", clients.failure_cases),
 }
 
 

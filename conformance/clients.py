@@ -1,0 +1,284 @@
+"""Checking a client: a scripted server plays the other side, and a driver makes the calls.
+
+How this works
+--------------
+`python -m conformance client --command CMD` starts a small HTTP server of its
+own (`Script`) on a free loopback port, and starts CMD with that server's URL
+as its last argument. CMD is a **driver**: it reads instructions as JSON lines
+on its standard input, makes each call with the client library under test,
+and writes what the client returned as a JSON line on its standard output
+(conformance/README.md defines both, with an example).
+
+A case gives the client's mode and timeout, then steps. For each step the
+script is loaded with the exchanges the call must cause: the request the
+client must send, and the answer to give it (a message, garbage, an HTTP
+error, a closed connection, or nothing at all). The step passes when the
+client sent what was expected and returned what it should, in time.
+"""
+
+import base64
+import itertools
+import json
+import queue
+import shlex
+import subprocess
+import threading
+import time
+from collections import deque
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import NamedTuple
+
+import msgpack
+
+from .match import compare, explain, from_msgpack, to_msgpack
+from .runner import Result, Trouble
+
+PATH = "/conformance/api"
+GRACE = 2.0  # seconds a client may take beyond its timeout to report a failure
+STALL = 60.0  # the longest a stalled answer is held, should nobody release it
+FRESH = itertools.count(1)  # each case gets a client of its own, named by the case and this number
+
+
+class Subject(NamedTuple):
+    """The client under test, as reports name it."""
+
+    url: str
+
+
+class Script(ThreadingHTTPServer):
+    """A server that answers from a script, and records what it was sent."""
+
+    daemon_threads = True
+
+    def __init__(self):
+        super().__init__(("127.0.0.1", 0), Answering)
+        self.url = f"http://127.0.0.1:{self.server_port}{PATH}"
+        self.lock, self.released = threading.Lock(), threading.Event()
+        self.answers, self.seen = [], []
+
+    def load(self, answers):
+        """Answer the next requests with `answers`, in order, and forget what was seen."""
+        with self.lock:
+            self.answers, self.seen = list(answers), []
+        self.released.clear()
+
+    def release(self):
+        """End every stalled answer."""
+        self.released.set()
+
+    def handle_error(self, request, client_address):
+        pass  # a client that hangs up is the client's business, and its case says so
+
+
+class Answering(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def do_POST(self):
+        data = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        with self.server.lock:
+            self.server.seen.append((self.command, self.path, data))
+            answer = self.server.answers.pop(0) if self.server.answers else None
+        if answer is None:
+            return self.reply(500, b"the script expected no more requests", "text/plain")
+        if answer.get("close"):
+            self.close_connection = True
+            return
+        if answer.get("stall"):
+            if answer["stall"] in ("body", "trickle"):
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", "100")
+                self.end_headers()
+                self.wfile.flush()
+            while answer["stall"] == "trickle" and not self.server.released.wait(0.3):
+                self.wfile.write(b" ")  # whitespace: a byte at a time, never the whole body in time
+                self.wfile.flush()
+            self.server.released.wait(STALL)
+            self.close_connection = True
+            return
+        if "message" in answer:
+            data, media_type = json.dumps(answer["message"]).encode(), "application/json"
+        elif "msgpack" in answer:
+            data, media_type = msgpack.packb(to_msgpack(answer["msgpack"])), "application/octet-stream"
+        else:
+            data = base64.b64decode(answer["base64"]) if "base64" in answer else answer["text"].encode()
+            media_type = answer.get("contentType", "application/json")
+        self.reply(answer.get("status", 200), data, answer.get("contentType", media_type))
+
+    do_GET = do_PUT = do_DELETE = do_POST
+
+    def reply(self, status, data, media_type):
+        self.send_response(status)
+        self.send_header("Content-Type", media_type)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass
+
+
+class Driver:
+    """The driver process: instructions in on stdin, results out on stdout, one JSON line each."""
+
+    def __init__(self, command, url):
+        self.command, self.url, self.number = command, url, 0
+        self.start()
+
+    def start(self):
+        try:
+            self.process = subprocess.Popen([*shlex.split(self.command), self.url], stdin=subprocess.PIPE,
+                                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1)
+        except (OSError, ValueError) as error:
+            raise Trouble(f"cannot start the driver {self.command!r}: {getattr(error, 'strerror', None) or error}")
+        self.lines, self.errors = queue.Queue(), deque(maxlen=20)
+        threading.Thread(target=self._read, args=(self.process.stdout, self.lines.put), daemon=True).start()
+        threading.Thread(target=self._read, args=(self.process.stderr, self.errors.append), daemon=True).start()
+
+    @staticmethod
+    def _read(stream, keep):
+        for line in stream:
+            keep(line.rstrip("\n"))
+        keep(None)  # the end of the stream
+
+    def call(self, instruction, seconds):
+        """Send one instruction; return the driver's JSON reply, or a string saying what went wrong."""
+        self.number += 1
+        instruction = {"id": self.number, **instruction}
+        try:
+            self.process.stdin.write(json.dumps(instruction) + "\n")
+            self.process.stdin.flush()
+            line = self.lines.get(timeout=seconds)
+        except queue.Empty:
+            self.restart()
+            return f"the client did not return within {seconds:g} s (the driver was restarted)"
+        except OSError:
+            line = None
+        if line is None:
+            status = self.process.wait()
+            tail = " | ".join(e for e in self.errors if e)[-500:]
+            self.restart()
+            return f"the driver exited with status {status}" + (f": {tail}" if tail else "")
+        try:
+            reply = json.loads(line)
+        except ValueError:
+            return f"the driver wrote a line that is not JSON: {line[:200]!r}"
+        if type(reply) is not dict or reply.get("id") != self.number:
+            return f"the driver's reply does not answer instruction {self.number}: {line[:200]}"
+        return reply
+
+    def restart(self):
+        self.stop()
+        self.start()
+
+    def stop(self):
+        self.process.kill()
+        self.process.wait()
+
+
+def run(cases, command, known=frozenset(), progress=None):
+    """Run the client cases one after the other with the driver `command`; return their Results."""
+    script = Script()
+    threading.Thread(target=script.serve_forever, args=(0.05,), daemon=True).start()
+    driver = Driver(command, script.url)
+    results = []
+    try:
+        for case in cases:
+            result = run_case(case, script, driver, known)
+            results.append(result)
+            if progress:
+                progress(result)
+    finally:
+        script.release()
+        driver.stop()
+        script.shutdown()
+        script.server_close()
+    return results
+
+
+def run_case(case, script, driver, known=frozenset()):
+    """Make a fresh client go through one case's steps; a failing step ends the case."""
+    started, problems = time.monotonic(), []
+    settings = {"client": f"{case['id']}#{next(FRESH)}", **case["client"]}
+    for number, step in enumerate(case["steps"], 1):
+        script.load([exchange["answer"] for exchange in step["exchanges"]])
+        instruction = {**settings, **step["call"]}
+        began = time.monotonic()
+        reply = driver.call(instruction, case["client"]["timeout"] + GRACE)
+        took = time.monotonic() - began
+        script.release()
+        with script.lock:
+            seen = list(script.seen)
+        found = list(_check_requests(step["exchanges"], seen)) + list(_check_reply(step["returns"], reply, took, case))
+        if found:
+            problems = [f"step {number} of {len(case['steps'])}: {p}" for p in found]
+            transcript = _transcript(instruction, step["exchanges"], seen, reply)
+            break
+    else:
+        transcript = []
+    status = "fail" if problems else "pass"
+    if case["id"] in known:
+        status = "known-failure" if problems else "stale"
+    return Result(case, status, problems, transcript, time.monotonic() - started)
+
+
+def _decoded(data):
+    """A request as (wire, message in the suite's notation), or (wire, None) if it is not a message."""
+    if data[:1] == b"\x92":
+        try:
+            return "msgpack", from_msgpack(msgpack.unpackb(data, strict_map_key=False))
+        except Exception:
+            return "msgpack", None
+    try:
+        return "json", json.loads(data)
+    except ValueError:
+        return "json", None
+
+
+def _check_requests(exchanges, seen):
+    for index, (exchange, (method, path, data)) in enumerate(zip(exchanges, seen), 1):
+        expected = exchange["request"]
+        wire, message = _decoded(data)
+        where = f"request {index}"
+        if (method, path) != ("POST", PATH):
+            yield f"{where}: expected POST {PATH}, got {method} {path}"
+        elif message is None:
+            yield f"{where}: not a message: {data[:120]!r}"
+        else:
+            if expected["wire"] not in ("any", wire):
+                yield f"{where}: expected a {expected['wire']} request, got {wire}"
+            yield from (f"{where}: {line}" for line in explain(list(compare(expected["message"], message, {}))))
+    if len(seen) < len(exchanges):
+        yield f"the client sent {len(seen)} requests; expected {len(exchanges)}"
+    elif len(seen) > len(exchanges):
+        yield f"the client sent {len(seen)} requests; expected only {len(exchanges)}"
+
+
+def _check_reply(expected, reply, took, case):
+    if type(reply) is str:
+        yield reply
+    elif expected.get("error"):
+        if "error" not in reply:
+            yield f"expected the client to report a failure, but it returned {json.dumps(reply)[:200]}"
+        elif not str(reply["error"]).strip():
+            yield "the client reported a failure with an empty message"
+        elif took > case["client"]["timeout"] + GRACE:
+            yield f"the failure took {took:.1f} s, beyond the timeout of {case['client']['timeout']:g} s"
+    elif "error" in reply:
+        yield f"the client failed: {str(reply['error'])[:300]}"
+    else:
+        returned = [reply.get("headers"), reply.get("body")]
+        yield from (f"returned {line}" for line in explain(list(compare(expected["message"], returned, {}))))
+
+
+def _transcript(instruction, exchanges, seen, reply):
+    """The exchange, for a reader to see what happened: the instruction, each request and answer, the reply."""
+    lines = [f"the instruction: {json.dumps(instruction)}"]
+    for index, (_, _, data) in enumerate(seen, 1):
+        wire, message = _decoded(data)
+        shown = json.dumps(message) if message is not None else repr(data[:200])
+        lines.append(f"request {index} ({wire}): {shown[:300]}")
+        if index <= len(exchanges):
+            lines.append(f"answered: {json.dumps(exchanges[index - 1]['answer'])[:300]}")
+    lines.append(f"the client returned: {json.dumps(reply)[:300]}")
+    return lines
