@@ -54,7 +54,8 @@ def main(argv=None):
                                    description="Show every requirement and the cases that check it.")
     coverage.add_argument("--missing", action="store_true", help="show only requirements without cases")
     commands.add_parser("generate", help="write the testbed schema and cases from conformance/tables",
-                        description="Write testbed.json and cases/testbed-*.json from the tables in conformance/tables.")
+                        description="Write testbed.json, cases/testbed-*.json and clients/*.json from the "
+                                    "tables in conformance/tables.")
 
     options = parser.parse_args(argv)
     command = {"run": _run, "client": _client, "list": _list, "check": _check, "coverage": _coverage,
@@ -216,7 +217,7 @@ def _print_failure(result, target):
         print(f"  ... and {len(result.problems) - 10} more differences (all of them are in the --json report)")
     commands = report.reproduce(target, result.transcript)
     if commands:
-        print("  To reproduce:" if target else "  What happened:")
+        print(f"  {report.heading(result.transcript)}:")
         for command in commands:
             print("    " + command)
 
@@ -249,7 +250,8 @@ def _check(options, parser):
     if problems:
         print(f"{len(problems)} problems")
     else:
-        print(f"The suite is sound: {len(cases.load())} server cases and {len(cases.load(cases.CLIENTS))} client cases.")
+        servers, clients = len(cases.load()), len(cases.load(cases.CLIENTS))
+        print(f"The suite is sound: {servers} server cases and {clients} client cases.")
     return 1 if problems else 0
 
 

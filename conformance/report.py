@@ -39,6 +39,11 @@ def summary(results, without=()):
     return line
 
 
+def heading(transcript):
+    """What a case's reproduction is called: commands to run, or (for a client case) what happened."""
+    return "What happened" if transcript and type(transcript[0]) is str else "To reproduce"
+
+
 def reproduce(target, transcript):
     """Shell commands that send a case's requests again, one per step. (A client case's
     transcript is text already: the instruction, each request and answer, the reply.)"""
@@ -131,7 +136,8 @@ def as_html(results, target, service, without, requirements):
                      f"{' (stale: it passes, but is listed as a known failure)' if result.status == 'stale' else ''}"
                      f"</summary><p>{e(case['description'])} ({e(case['level'])}; {e(case['file'])}; "
                      f"checks {e(', '.join(case['requirements']))})</p><pre>{e(chr(10).join(result.problems))}</pre>"
-                     f"<p>To reproduce:</p><pre>{e(chr(10).join(reproduce(target, result.transcript)))}</pre></details>")
+                     f"<p>{heading(result.transcript)}:</p>"
+                     f"<pre>{e(chr(10).join(reproduce(target, result.transcript)))}</pre></details>")
     texts = {r["id"]: r["text"] for r in requirements}
     parts += ["<h2>By area</h2>", _table(_grouped(results, lambda r: [r.case["file"].removesuffix(".json")])),
               f"<details><summary>By requirement ({len(texts)})</summary>",

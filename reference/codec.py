@@ -106,7 +106,7 @@ def read_json(data):
     brackets than MAX_DEPTH, after parsing, when every string is known to end."""
     try:
         message = DECODER.decode(data.decode())
-        if SURROGATE.search(data):  # rare: then check that every string can be UTF-8
+        if b"\\u" in data and SURROGATE.search(data):  # rare: then check that every string can be UTF-8
             json.dumps(message, ensure_ascii=False).encode()
     except RecursionError:  # deeper than the interpreter's stack allows
         raise ParseFailure("NestingTooDeep", {"limit": MAX_DEPTH}) from None

@@ -88,7 +88,8 @@ class Service:
         try:
             headers, body = codec.decode(data, self.encoding)
         except codec.ParseFailure as failure:
-            log.debug("1 decode: %d bytes of %s are not a message: %s", len(data), "MessagePack" if data[:1] == b"\x92" else "JSON", *failure.reason)
+            log.debug("1 decode: %d bytes of %s are not a message: %s", len(data),
+                      "MessagePack" if data[:1] == b"\x92" else "JSON", *failure.reason)
             reply = {"ErrorParseFailure_": {"reasons": [failure.reason]}}
             return Reply(codec.encode([{}, reply]), JSON, "", "ErrorParseFailure_")
         [(name, arguments)] = body.items()
@@ -147,7 +148,8 @@ class Service:
         added = {}
         if type(result) is tuple and len(result) == 2 and type(result[0]) is dict:
             added, result = result
-        header_cases = validate.first(self._check_headers(added, self.schema.response_headers, function))
+        header_cases = (validate.first(self._check_headers(added, self.schema.response_headers, function))
+                        if added else [])
         if not header_cases:
             response_headers = {**response_headers, **added}
         selection = headers.get("@select_")
