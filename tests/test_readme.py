@@ -24,15 +24,16 @@ def _python_after(readme, heading):
     return text.split(heading, 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
 
 
-def test_the_testbed_handler_in_the_suites_readme_passes_the_testbed_cases(capsys, monkeypatch):
+def test_the_testbed_handler_in_the_suites_readme_passes_the_testbed_cases(capsys):
     """The handler conformance/README.md shows is complete: served as written, it passes."""
     from conftest import serving
     from conformance.__main__ import main
-    import reference
-    monkeypatch.chdir(ROOT)
-    scope = {"reference": reference}
+    from reference import Service, load
+    scope = {}
     exec(_python_after("conformance/README.md", "The whole handler"), scope)
-    with serving(scope["service"]) as server:
+    schema = load(ROOT / "conformance" / "testbed.json")
+    handlers = {name: scope["handle"] for name in schema.functions if not name.endswith("_")}
+    with serving(Service(schema, handlers)) as server:
         status = main(["run", "--target", server.url, "--id", "testbed/result*/**", "--id", "testbed/types/shape/**"])
     assert status == 0, capsys.readouterr().out
 
@@ -43,7 +44,9 @@ def test_the_example_driver_in_the_suites_readme_passes(tmp_path, capsys):
     import sys
     from conformance.__main__ import main
     path = tmp_path / "my_driver.py"
-    path.write_text(_python_after("conformance/README.md", "### A complete driver"))
+    driver = _python_after("conformance/README.md", "### A complete driver")
+    path.write_text(driver.replace("from myclient import Client, ClientError",  # the client it is written for
+                                   "from reference.client import Client, TransportError as ClientError"))
     status = main(["client", "--command", f"{shlex.quote(sys.executable)} {path}", "--id", "client/binary/**",
                    "--id", "client/bytes/**", "--id", "client/renegotiate/**"])
     assert status == 0, capsys.readouterr().out
