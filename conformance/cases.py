@@ -27,7 +27,6 @@ from .match import is_matcher
 HERE = Path(__file__).parent
 CASES = HERE / "cases"
 CLIENTS = HERE / "clients"  # cases that check a client (clients.py)
-SERVICES = ("calculator", "testbed", "live", "mock")
 FEATURES = {  # protocol features a target may be declared to lack, and how a case uses each
     "binary": "MessagePack: requests or answers with @bin_, packing",
     "select": "the @select_ header",

@@ -104,7 +104,7 @@ class Target:
 def detect(target):
     """What the target serves, as (the words cases may require, a description), or raise Trouble."""
     status, data = target.post([{}, {"fn.api_": {"includeInternal!": True}}])
-    message = _decode(data, {"encodings": {}})
+    message = decode(data, {"encodings": {}})
     api = message[1].get("Ok_", {}).get("api") if _is_message(message) else None
     if not isinstance(api, list):
         hint = ""
@@ -181,7 +181,7 @@ def _step(step, connection, target, user, captured, state, transcript):
         answer = response.read()
         if response.getheader("Connection", "").lower() == "close":
             connection.close()
-        actual = _decode(answer, state, expected.get("unpack", False))
+        actual = decode(answer, state, expected.get("unpack", False))
         unavailable = (_is_message(actual) and "ErrorUnavailable" in actual[1]
                        and "ErrorUnavailable" not in json.dumps(expected))
         if not unavailable:
@@ -229,8 +229,10 @@ def _header_ids(header, ids):
     return [_header_ids(cell, ids) if type(cell) is list else ids.get(cell, cell) for cell in header]
 
 
-def _decode(answer, state, unpack=False):
-    """The answer as a message in JSON notation; None if it is neither JSON nor MessagePack."""
+def decode(answer, state=None, unpack=False):
+    """A message as JSON notation (MessagePack keys as names where `state` has learnt the
+    encoding, else "#12"); None if it is neither JSON nor MessagePack."""
+    state = {"encodings": {}} if state is None else state
     if answer[:1] == b"\x92":
         try:
             raw = msgpack.unpackb(answer, strict_map_key=False)

@@ -13,6 +13,7 @@ Serve any schema with plain Python functions:
     Server(Service(schema, {"fn.add": add}), port=8000).serve_forever()
 """
 
+from . import stubs  # for its effect: the mock's calls and stubs join the validator's tables
 from .schema import Schema, SchemaError, load
 from .service import Reply, Service
 

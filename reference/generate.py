@@ -172,57 +172,6 @@ def _sub_select(option, context):
     return chosen
 
 
-def generate_call(type_, context):
-    """An `_ext.Call_`: a call of one of the service's own functions, some fields left out."""
-    function = _drawn_function(type_.of, context)
-    every_required, context.every_required = context.every_required, False
-    call = generate_tags(function.call, context)
-    context.every_required = every_required
-    return call
-
-
-def generate_stub(type_, context):
-    """An `_ext.Stub_`: a call and the Ok_ result it answers, some fields left out."""
-    function = _drawn_function(type_.of, context)
-    every_required, context.every_required = context.every_required, False
-    stub = {function.name: generate_fields(function.arguments, context),
-            "->": {"Ok_": generate_fields(function.result.tags["Ok_"], context)}}
-    context.every_required = every_required
-    return stub
-
-
-def _drawn_function(functions, context):
-    """One of the functions a mock answers (its name does not end with _), drawn by name."""
-    names = sorted(name for name in functions if not name.endswith("_"))
-    return functions[names[context.random.below(len(names))]]
-
-
-def fill(value, type_, context):
-    """Complete a stub's partial value: keep what it gives, generate missing required fields."""
-    kind = type_.kind
-    if value is None or kind not in ("array", "map", "struct", "union", "fn"):
-        return value
-    if kind == "array":
-        return [fill(element, type_.of, context) for element in value]
-    if kind == "map":
-        return {key: fill(element, type_.of, context) for key, element in value.items()}
-    if kind == "struct":
-        return fill_fields(value, type_.of, context)
-    [(tag, fields)] = value.items()
-    return {tag: fill_fields(fields, type_.of.tags[tag], context)}
-
-
-def fill_fields(value, struct, context):
-    """Complete an object of `struct` fields, in field name order like generated ones."""
-    filled = {}
-    for name in sorted(struct.fields):
-        if name in value:
-            filled[name] = fill(value[name], struct.fields[name], context)
-        elif not name.endswith("!"):
-            filled[name] = generate(struct.fields[name], context)
-    return filled
-
-
 GENERATORS = {
     "boolean": lambda type_, context: context.random.boolean(),
     "integer": lambda type_, context: context.random.next_int(),
@@ -235,9 +184,7 @@ GENERATORS = {
     "struct": lambda type_, context: generate_fields(type_.of, context),
     "union": lambda type_, context: generate_tags(type_.of, context),
     "fn": lambda type_, context: generate_tags(type_.of, context),
-    "_ext.Select_": generate_select,
-    "_ext.Call_": generate_call,
-    "_ext.Stub_": generate_stub,
+    "_ext.Select_": generate_select,  # (and the mock's calls and stubs: see stubs.py)
 }
 
 

@@ -14,12 +14,9 @@ core. Every function of the schema gets the same handler, `Mock.answer`:
 3. otherwise generate a result (or, with generation off and no `@gen_: true`
    header, answer `ErrorNoMatchingStub_`).
 
-A stub matches a call partially by default: every argument it names must be
-in the call with the same value, where objects match if they hold the stub's
-keys with matching values, and arrays if every element of the stub's array
-matches some element of the call's. `strictMatch!` asks for equal arguments.
-`fn.verify_` counts the recorded calls that match in the same way and marks
-them verified, which is what `fn.verifyNoMoreInteractions_` looks at.
+How a stub matches a call is in stubs.py. `fn.verify_` counts the recorded
+calls that match in the same way and marks them verified, which is what
+`fn.verifyNoMoreInteractions_` looks at.
 
 Values come from the seeded generator of `generate.py`: a mock answers the
 same calls with the same values every time it starts, or after
@@ -40,10 +37,11 @@ import msgpack
 
 from . import server
 from .client import Client, NotAMessage, TransportError, Unreachable
-from .generate import Context, Random, fill, generate_fields
+from .generate import Context, Random, generate_fields
 from .schema import SchemaError, bundled, load
 from .types import Type
 from .service import Service
+from .stubs import fill, matches
 
 NO_MATCHING_STUB = {"ErrorNoMatchingStub_": {}}
 
@@ -154,46 +152,6 @@ class Mock:
         return {"Ok_": {}}
 
 
-def matches(wanted, actual, strict):
-    """Whether `actual` arguments match `wanted` ones, partially unless `strict`.
-
-    Partially, an object matches if it holds the wanted keys with matching
-    values, and an array if each wanted element matches one of its elements,
-    in any order. Plain values are looked up in a set, so that long arrays
-    cost linear time; objects and arrays in arrays are compared one by one."""
-    if strict:
-        return equal(wanted, actual)
-    if type(wanted) is dict:
-        return type(actual) is dict and all(
-            key in actual and matches(value, actual[key], False) for key, value in wanted.items())
-    if type(wanted) is list:
-        if type(actual) is not list:
-            return False
-        if not (set(map(type, wanted)) | set(map(type, actual))) & {bool, dict, list}:
-            return set(wanted) <= set(actual)  # plain values, which sets compare as `equal` does
-        plain = {_plain(element) for element in actual if type(element) not in (dict, list)}
-        nested = [element for element in actual if type(element) in (dict, list)]
-        return all(_plain(element) in plain if type(element) not in (dict, list)
-                   else any(matches(element, candidate, False) for candidate in nested)
-                   for element in _unique(wanted))
-    return equal(wanted, actual)
-
-
-def _plain(value):
-    """A value that is neither an object nor an array, as a set member that follows `equal`:
-    true is not 1, but 1 is 1.0."""
-    return type(value) is bool, value
-
-
-def _unique(elements):
-    """The elements of an array, each only once (an object by its JSON text)."""
-    seen = {}
-    for element in elements:
-        key = json.dumps(element, sort_keys=True, default=bytes.hex) if type(element) in (dict, list) else _plain(element)
-        seen.setdefault(key, element)
-    return seen.values()
-
-
 def footprint(value):
     """About how many bytes of memory `value` takes: every object it holds, counted."""
     size = sys.getsizeof(value)
@@ -202,17 +160,6 @@ def footprint(value):
     if type(value) is list:
         return size + sum(map(footprint, value))
     return size
-
-
-def equal(a, b):
-    """JSON equality: 1 equals 1.0, but true is not 1."""
-    if type(a) is bool or type(b) is bool:
-        return type(a) is type(b) and a == b
-    if type(a) is dict:
-        return type(b) is dict and a.keys() == b.keys() and all(equal(a[k], b[k]) for k in a)
-    if type(a) is list:
-        return type(b) is list and len(a) == len(b) and all(map(equal, a, b))
-    return a == b
 
 
 def service(source, **options):

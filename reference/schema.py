@@ -152,7 +152,6 @@ class Schema:
         documents = stock + [(name, entries, False) for name, entries in documents]
 
         indexed = [item for document in documents for item in self._index(*document)]
-        self.internal = {key for key, _, internal in self.entries if internal}
         self.functions, self.errors, self.chosen = {}, [], {}
         self.request_headers, self.response_headers, self.owners = {}, {}, {}
         for where, key, entry in indexed:
