@@ -3,8 +3,8 @@
 How this works
 --------------
 `testbed.py` makes the testbed schema from two small tables and gives every
-type valid and invalid values; `checks.py` and `extras.py` turn those into
-families of cases, each a generator of cases in the fixture format;
+type valid and invalid values; `checks.py`, `extras.py` and `seeded.py` turn
+those into families of cases, each a generator of cases in the fixture format;
 `clients.py` makes the cases that check a client. FILES says which family
 fills which file.
 
@@ -17,7 +17,7 @@ stay its source.
 import json
 import re
 
-from . import checks, clients, extras
+from . import checks, clients, extras, seeded
 from .testbed import features, schema
 
 __all__ = ["FILES", "features", "files", "schema"]
@@ -40,8 +40,8 @@ FILES = {  # file -> (what its cases check, the family that makes them)
     "cases/testbed-select.json": ("@select_ on every shape of result, and how it is checked.", extras.select_cases),
     "cases/testbed-base64.json": ("@base64_ marks inside every kind of container.", extras.base64_cases),
     "cases/testbed-binary.json": ("MessagePack round trips of every shape, packed arrays, deep values.", extras.binary_cases),
-    "cases/testbed-api.json": ("fn.api_ of the testbed: public and internal entries, examples.", extras.api_cases),
-    "cases/testbed-mock.json": ("A mock of the testbed: seeded values, stubs of every type, verification.", extras.mock_cases),
+    "cases/testbed-api.json": ("fn.api_ of the testbed: public and internal entries, examples.", seeded.api_cases),
+    "cases/testbed-mock.json": ("A mock of the testbed: seeded values, stubs of every type, verification.", seeded.mock_cases),
     "clients/plain.json": ("Client: JSON calls, headers both ways, @time_, @id_.", clients.plain_cases),
     "clients/results.json": ("Client: every kind of error result handed back unchanged.", clients.result_cases),
     "clients/binary.json": ("Client: binary negotiation, the steady state, a changed encoding.", clients.binary_cases),
