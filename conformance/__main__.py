@@ -108,7 +108,7 @@ def _run(options, parser):
         target = runner.Target(options.target)
     except ValueError as error:
         parser.error(str(error))
-    chosen, known = _chosen(options, parser, cases.load())
+    chosen, known = _chosen(options, parser, clients=False)
     try:
         target.wait(options.wait)
         profile, service = runner.detect(target)
@@ -132,7 +132,7 @@ def _run(options, parser):
 
 
 def _client(options, parser):
-    chosen, known = _chosen(options, parser, cases.load(cases.CLIENTS))
+    chosen, known = _chosen(options, parser, clients=True)
     print(f"Checking the client driven by {options.command!r}. Running {len(chosen)} cases.", flush=True)
     try:
         results = _running(options, chosen, lambda progress: clients.run(chosen, options.command,
@@ -143,13 +143,15 @@ def _client(options, parser):
                    "a client", set())
 
 
-def _chosen(options, parser, everything):
-    """The cases the options select, and the known-failure globs; usage problems found before any run."""
+def _chosen(options, parser, clients):
+    """The server (or client) cases the options select, and the known-failure globs; usage problems
+    found before any run. A known failure may name a case of either kind, so one file serves both."""
     for kind in ("junit", "json", "html"):
         if getattr(options, kind) and not _writable(Path(getattr(options, kind))):
             parser.error(f"cannot write the --{kind} report to {getattr(options, kind)}")
-    known = _known(options.known_failures, cases.everything(), parser) if options.known_failures else set()
-    chosen = cases.select(everything, options.id, options.level)
+    everything = cases.everything()
+    known = _known(options.known_failures, everything, parser) if options.known_failures else set()
+    chosen = cases.select([c for c in everything if ("client" in c) == clients], options.id, options.level)
     if not chosen:
         parser.error("no case matches the --id and --level given")
     return chosen, known

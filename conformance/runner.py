@@ -104,7 +104,7 @@ class Target:
 def detect(target):
     """What the target serves, as (the words cases may require, a description), or raise Trouble."""
     status, data = target.post([{}, {"fn.api_": {"includeInternal!": True}}])
-    message = decode(data, {"encodings": {}})
+    message = decode(data)
     api = message[1].get("Ok_", {}).get("api") if _is_message(message) else None
     if not isinstance(api, list):
         hint = ""
