@@ -44,13 +44,14 @@ import msgpack
 from .schema import bundled, load
 from .types import Type
 from .service import UNAUTHENTICATED, Service
-from .validate import MAX_INT64, MIN_INT64, at, check
+from .validate import at, check
 
 log = logging.getLogger("reference")
 
 SHARED = ""  # the namespace of calls without @auth_ (Ephemeral "" is the same one)
 VARIABLE_BYTES, ENTRY_BYTES, NAMESPACE_BYTES, SESSION_BYTES = 200, 80, 700, 300  # beside the text each holds
 UNAVAILABLE = {"ErrorUnavailable": {}}
+NUMBER = Type("number")
 
 
 class Unauthenticated(Exception):
@@ -297,7 +298,7 @@ class Calculator:
             raise ValueError("the blob is not a map with exactly the keys variables and evaluations")
         variables, evaluations = data["variables"], data["evaluations"]
         if type(variables) is not dict or not all(
-                type(name) is str and type(value) in (int, float) and representable(value)
+                type(name) is str and representable(value)
                 for name, value in variables.items()):
             raise ValueError("variables is not a map of names to numbers")
         if type(evaluations) is not list:
@@ -363,7 +364,5 @@ def compute(expression, variables):
 
 
 def representable(number):
-    """Whether the protocol can carry `number`: a finite float or a 64-bit integer."""
-    if type(number) is float:
-        return math.isfinite(number)
-    return MIN_INT64 <= number <= MAX_INT64
+    """Whether the protocol can carry `number`, as the validator judges a number field."""
+    return not any(check(number, NUMBER))
