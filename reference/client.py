@@ -56,9 +56,15 @@ class Client:
     """Calls the functions of the server at `url`."""
 
     def __init__(self, url, binary=False, binary_requests=False, packed=False, timeout=5.0):
-        parts = urllib.parse.urlsplit(url)
+        try:
+            parts = urllib.parse.urlsplit(url)
+            parts.port  # a port that is not a number raises ValueError here
+        except ValueError:
+            raise ValueError(f"{url!r} is not a URL") from None
+        if parts.scheme == "https":
+            raise ValueError(f"{url}: https:// is not supported")
         if parts.scheme != "http" or not parts.hostname:
-            raise ValueError(f"not an http:// URL: {url!r}")
+            raise ValueError(f"{url!r} is not an http:// URL, such as http://127.0.0.1:8000/api")
         self.url, self.host, self.port = url, parts.hostname, parts.port or 80
         self.path = parts.path or "/"
         self.binary, self.binary_requests, self.packed = binary, binary_requests, packed

@@ -246,15 +246,11 @@ def main(argv=None):
 
 def _http_url(text):
     try:
-        parts = urllib.parse.urlsplit(text)
-        parts.port  # a port that is not a number raises ValueError here
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a URL") from None
-    if parts.scheme == "https":
-        raise argparse.ArgumentTypeError(f"{text}: https:// is not supported; fetch the schema over http://, "
-                                         "or save it to a file and use --schema-file")
-    if parts.scheme != "http" or not parts.hostname:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an http:// URL, such as http://127.0.0.1:8000/api")
+        Client(text)  # which knows what URL it can call
+    except ValueError as error:
+        https = "https://" in str(error)
+        hint = "; fetch the schema over http://, or save it to a file and use --schema-file" if https else ""
+        raise argparse.ArgumentTypeError(f"{error}{hint}") from None
     return text
 
 
