@@ -2,8 +2,7 @@
 
 Serve any schema with plain Python functions:
 
-    from reference import Service, load
-    from reference.server import Server
+    from reference import Server, Service, load
 
     def add(arguments, headers):
         return {"Ok_": {"result": arguments["x"] + arguments["y"]}}
@@ -11,10 +10,13 @@ Serve any schema with plain Python functions:
     schema = load([{"fn.add": {"x": "number", "y": "number"},
                     "->": [{"Ok_": {"result": "number"}}]}])
     Server(Service(schema, {"fn.add": add}), port=8000).serve_forever()
+
+and call any server with `Client(url).call("fn.add", {"x": 1, "y": 2})`.
 """
 
-from . import stubs  # for its effect: the mock's calls and stubs join the validator's tables
-from .schema import Schema, SchemaError, load
+from .http_client import Client
+from .http_server import Server
+from .loader import Schema, SchemaError, load
 from .service import Reply, Service
 
-__all__ = ["Reply", "Schema", "SchemaError", "Service", "load"]
+__all__ = ["Client", "Reply", "Schema", "SchemaError", "Server", "Service", "load"]

@@ -41,10 +41,11 @@ import time
 
 import msgpack
 
-from .schema import bundled, load
+from .loader import bundled, load
 from .types import Type
 from .service import UNAUTHENTICATED, Service
 from .validate import at, check
+from .wsgi import make_application
 
 log = logging.getLogger("reference")
 
@@ -81,6 +82,12 @@ def service(**options):
     """A Service answering with a new Calculator; `options` go to Calculator()."""
     schema = load(bundled("calculator"))
     return Service(schema, Calculator(schema, **options).handlers())
+
+
+def wsgi():
+    """A WSGI application of a new calculator, for a WSGI server to call once:
+    gunicorn --workers 1 --threads 8 'reference.calculator:wsgi()'."""
+    return make_application(service())
 
 
 class Calculator:

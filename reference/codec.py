@@ -7,9 +7,7 @@ A message is a two-element array `[headers, body]`. Bytes that start with
 `decode()` returns the headers and body or raises `ParseFailure` with the
 reason the protocol reports; `encode()` turns a message into bytes.
 
-JSON carries bytes as base64 strings. The server decodes them using the schema
-(`validate.decode_bytes`); on the way out, `to_base64()` encodes them and
-builds the `@base64_` header that tells the client where they were.
+JSON carries bytes as base64 text, which blobs.py decodes and marks.
 
 MessagePack messages are negotiated (`@bin_`) and smaller, because every map
 key of the body that the schema knows is replaced by a small integer. The
@@ -21,10 +19,12 @@ is not the server's cannot be read. Packed mode (`@pac_`) further turns an
 array of maps into a header row of keys and rows of values (see `pack`).
 
 Nesting is limited to `MAX_DEPTH` levels on both wires, the MessagePack
-library's own limit, so no message can exhaust the stack later on.
+library's own limit, so no message can exhaust the stack later on. Reading,
+checking and writing such a message recurse deeper than Python's default
+limit of 1,000 frames allows, so whoever handles messages calls `allow_depth()`
+once, when it is made.
 """
 
-import base64
 import json
 import math
 import re
@@ -35,21 +35,18 @@ from typing import NamedTuple
 
 import msgpack
 
-from .types import Type, Union, reachable
+from . import blobs
+from .types import Union, reachable
 
 MAX_DEPTH = 1024  # levels of arrays and objects in one message
-# Parsing, validating and encoding recurse once or twice per level (json's C code
-# counts against the same limit), so a message MAX_DEPTH deep needs more than
-# Python's default of 1000.
-sys.setrecursionlimit(max(sys.getrecursionlimit(), 4 * MAX_DEPTH + 1000))
+FRAMES = 4 * MAX_DEPTH + 1000  # the recursion such a message needs: a few frames a level, and room
 PACKED, UNDEFINED = msgpack.ExtType(17, b""), msgpack.ExtType(18, b"")
-PLAIN = {str, int, bool, bytes, type(None)}  # values MessagePack gives that need no second look
-JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)  # linear on valid JSON
-NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
-NESTING = [0] * 256  # what each bracket does to the depth
-NESTING[ord("[")] = NESTING[ord("{")] = 1
-NESTING[ord("]")] = NESTING[ord("}")] = -1
-SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")  # the escape of half a UTF-16 pair
+
+
+def allow_depth():
+    """Let Python recurse as deeply as a message MAX_DEPTH deep needs (json's C code counts
+    against the same limit): a process-wide setting, made when a service or client is made."""
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), FRAMES))
 
 
 class ParseFailure(Exception):
@@ -102,25 +99,19 @@ def read_json(data):
 
     Refused as not JSON, beside bad syntax: NaN and Infinity, numbers too large
     for a float, and strings holding half of a UTF-16 surrogate pair (no wire
-    could carry them on). Nesting is measured only for a message with more
-    brackets than MAX_DEPTH, after parsing, when every string is known to end."""
+    could carry them on). Nesting is measured after parsing, when every string
+    is known to end."""
     try:
         message = DECODER.decode(data.decode())
-        if b"\\u" in data and SURROGATE.search(data):  # rare: then check that every string can be UTF-8
-            json.dumps(message, ensure_ascii=False).encode()
+        if _may_hold_surrogates(data):  # (a fast path: see the end of the module)
+            json.dumps(message, ensure_ascii=False).encode()  # which fails on half a pair
     except RecursionError:  # deeper than the interpreter's stack allows
         raise ParseFailure("NestingTooDeep", {"limit": MAX_DEPTH}) from None
     except ValueError:  # UnicodeDecodeError and UnicodeEncodeError included
         raise ParseFailure("ExpectedJsonArrayOfTwoObjects") from None
-    if data.count(b"[") + data.count(b"{") > MAX_DEPTH and _json_depth(data) > MAX_DEPTH:
+    if _deeper(data, MAX_DEPTH):  # (read off the text, a fast path: see the end of the module)
         raise ParseFailure("NestingTooDeep", {"limit": MAX_DEPTH})
     return _two_objects(message)
-
-
-def _json_depth(data):
-    """The deepest nesting of arrays and objects in a valid JSON text, in linear time."""
-    brackets = JSON_STRING.sub(b"", data).translate(None, NOT_BRACKETS)
-    return max(accumulate(map(NESTING.__getitem__, brackets)), default=0)
 
 
 def _finite(text):
@@ -134,16 +125,9 @@ def _reject_constant(name):
     raise ValueError(f"{name} is not JSON")
 
 
-def _base64_text(value):
-    """Bytes where `@base64_` cannot mark them (in headers) still travel, as base64."""
-    if type(value) is bytes:
-        return base64.b64encode(value).decode()
-    raise TypeError(f"{type(value).__name__} is not a JSON value")
-
-
 # Made once: json.loads and json.dumps build new ones for every call given options.
 DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite)
-ENCODER = json.JSONEncoder(allow_nan=False, default=_base64_text)
+ENCODER = json.JSONEncoder(allow_nan=False, default=blobs.as_text)
 
 
 def _two_objects(message):
@@ -190,7 +174,7 @@ def from_binary(value, names, unpack):
     if kind is list:
         if unpack and value and value[0] == PACKED:
             value = unpack_rows(value)
-        if set(map(type, value)) <= PLAIN:  # nothing to undo or refuse inside: keep it as it is
+        if _plain(value):  # (a fast path: see the end of the module)
             return value
         return [from_binary(element, names, unpack) for element in value]
     if kind is float and not math.isfinite(value):
@@ -292,67 +276,38 @@ def _unrow(row, header):
     return value
 
 
-def to_base64(value, type_=None):
-    """Return `value` with bytes as base64 strings, and the `@base64_` map of where they were.
+# Fast paths. Each only skips work whose outcome is known: it gives the same answers as the
+# plain walk (tests/test_codec.py proves it), and could be deleted without changing any
+# answer, only its cost.
 
-    The map mirrors the value: `true` marks bytes, and `"*"` stands for every
-    element of an array or every value of a map (so the type, when known,
-    tells a map from a struct). Nulls and empty collections leave no mark.
-    The map is None when there are no bytes."""
-    kind = type_.kind if type_ else "any"
-    if type(value) is bytes:
-        return base64.b64encode(value).decode(), True
-    if type(value) is list:
-        items = [to_base64(element, type_.of if kind == "array" else None) for element in value]
-        every = _merge([mark for _, mark in items if mark is not None])
-        return [element for element, _ in items], {"*": every} if every else None
-    if type(value) is not dict:
-        return value, None
-    if kind == "map":
-        items = {key: to_base64(element, type_.of) for key, element in value.items()}
-        every = _merge([mark for _, mark in items.values() if mark is not None])
-        return {key: element for key, (element, _) in items.items()}, {"*": every} if every else None
-    if kind in ("union", "fn") and len(value) == 1:
-        [(tag, fields)] = value.items()
-        struct = type_.of.tags.get(tag)
-        items = {tag: to_base64(fields, struct and Type("struct", False, struct))}
-    else:
-        fields = type_.of.fields if kind == "struct" else {}
-        items = {key: to_base64(element, fields.get(key)) for key, element in value.items()}
-    marks = {key: mark for key, (_, mark) in items.items() if mark is not None}
-    return {key: element for key, (element, _) in items.items()}, marks or None
+SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")  # the escape of half a UTF-16 pair
 
 
-def holds_bytes(value):
-    """Whether there are bytes anywhere in `value`."""
-    if type(value) is bytes:
-        return True
-    if type(value) is list:
-        return any(map(holds_bytes, value))
-    if type(value) is dict:
-        return any(map(holds_bytes, value.values()))
-    return False
+def _may_hold_surrogates(data):
+    """Whether JSON text may hold half a surrogate pair: only an escape can write one."""
+    return b"\\u" in data and SURROGATE.search(data) is not None
 
 
-def _merge(marks):
-    if not marks or any(mark is True for mark in marks):
-        return True if marks else None
-    merged = {}
-    for mark in marks:
-        for key, inner in mark.items():
-            merged[key] = _merge([merged[key], inner]) if key in merged else inner
-    return merged
+JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)  # linear on valid JSON
+NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+NESTING = [0] * 256  # what each bracket does to the depth
+NESTING[ord("[")] = NESTING[ord("{")] = 1
+NESTING[ord("]")] = NESTING[ord("}")] = -1
 
 
-def from_base64(value, marks):
-    """Decode the base64 strings at the places an `@base64_` map marks (for clients)."""
-    if marks is True:
-        return base64.b64decode(value) if type(value) is str else value
-    if type(marks) is not dict:
-        return value
-    if type(value) is list and "*" in marks:
-        return [from_base64(element, marks["*"]) for element in value]
-    if type(value) is dict:
-        every = marks.get("*")
-        return {key: from_base64(element, marks.get(key, every)) for key, element in value.items()}
-    return value
+def _deeper(data, limit):
+    """Whether valid JSON text nests arrays and objects more than `limit` deep, read off the
+    text in linear time instead of walking the parsed value: only a text with more brackets
+    than that can; then its strings are blanked out and the brackets left are counted."""
+    if data.count(b"[") + data.count(b"{") <= limit:
+        return False
+    brackets = JSON_STRING.sub(b"", data).translate(None, NOT_BRACKETS)
+    return max(accumulate(map(NESTING.__getitem__, brackets)), default=0) > limit
+
+
+PLAIN = {str, int, bool, bytes, type(None)}  # values MessagePack gives that from_binary keeps
+
+
+def _plain(values):
+    """Whether an array holds nothing from_binary would change or refuse."""
+    return set(map(type, values)) <= PLAIN

@@ -29,7 +29,7 @@ each entry gets a generator seeded with 1, every optional field, and
 collections of two elements.
 """
 
-from .codec import to_base64
+from . import blobs
 from .select import options
 from .types import Type
 
@@ -172,6 +172,34 @@ def _sub_select(option, context):
     return chosen
 
 
+def generate_call(type_, context):
+    """An `_ext.Call_`: a call of one of the service's own functions, some fields left out."""
+    function = _drawn_function(type_.of, context)
+    return _partly(context, lambda: generate_tags(function.call, context))
+
+
+def generate_stub(type_, context):
+    """An `_ext.Stub_`: a call and the Ok_ result it answers, some fields left out."""
+    function = _drawn_function(type_.of, context)
+    return _partly(context, lambda: {function.name: generate_fields(function.arguments, context),
+                                     "->": {"Ok_": generate_fields(function.result.tags["Ok_"], context)}})
+
+
+def _drawn_function(functions, context):
+    """One of the functions a mock answers (its name does not end with _), drawn by name."""
+    names = sorted(name for name in functions if not name.endswith("_"))
+    return functions[names[context.random.below(len(names))]]
+
+
+def _partly(context, make):
+    """Make a value in which a coin decides on required fields too, as in a call or stub."""
+    every_required, context.every_required = context.every_required, False
+    try:
+        return make()
+    finally:
+        context.every_required = every_required
+
+
 GENERATORS = {
     "boolean": lambda type_, context: context.random.boolean(),
     "integer": lambda type_, context: context.random.next_int(),
@@ -184,7 +212,9 @@ GENERATORS = {
     "struct": lambda type_, context: generate_fields(type_.of, context),
     "union": lambda type_, context: generate_tags(type_.of, context),
     "fn": lambda type_, context: generate_tags(type_.of, context),
-    "_ext.Select_": generate_select,  # (and the mock's calls and stubs: see stubs.py)
+    "_ext.Select_": generate_select,
+    "_ext.Call_": generate_call,
+    "_ext.Stub_": generate_stub,
 }
 
 
@@ -192,7 +222,7 @@ def examples(schema, include_internal):
     """The `fn.api_` entries, each with example values added (bytes as base64 text)."""
     names = sorted(schema.functions, key=lambda name: (name.endswith("_"), name))
     scope = schema.functions[names[0]]  # what selections in examples select from
-    return [{**entry, **to_base64(_example(schema, key, scope))[0]}
+    return [{**entry, **blobs.mark(_example(schema, key, scope))[0]}
             for key, entry, internal in schema.entries if include_internal or not internal]
 
 

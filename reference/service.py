@@ -31,7 +31,7 @@ import logging
 import uuid
 from typing import NamedTuple
 
-from . import codec, select, validate
+from . import blobs, codec, select, validate
 from .generate import examples
 from .types import Type
 
@@ -59,18 +59,11 @@ class Service:
         if missing or unknown:
             raise ValueError(f"handlers do not match the schema: missing {missing or 'none'}, "
                              f"not in the schema {unknown or 'none'}")
+        codec.allow_depth()
         self.schema = schema
         self.handlers = {"fn.ping_": lambda arguments, headers: {"Ok_": {}},
                          "fn.api_": self.api, **handlers}
         self.encoding = codec.encoding(schema)
-        # Which functions take or give bytes: the others skip the base64 steps.
-        self.takes_bytes = {name: validate.may_hold(f.arguments)
-                            for name, f in schema.functions.items()}
-        # The validation errors are built here, with no bytes in them, whatever `any` allows.
-        stock = schema.definition("errors.Validation_").tags
-        self.gives_bytes = {name: {tag for tag, fields in f.result.tags.items()
-                                   if tag not in stock and validate.may_hold(fields)}
-                            for name, f in schema.functions.items()}
         self.results = {name: Type("union", False, f.result) for name, f in schema.functions.items()}
         self.examples = {}
 
@@ -122,8 +115,7 @@ class Service:
         if cases:
             log.debug("6 arguments: ErrorInvalidRequestBody_, with %d cases", len(cases))
             return response_headers, {"ErrorInvalidRequestBody_": {"cases": cases}}
-        if self.takes_bytes[name]:
-            arguments = validate.decode_fields(arguments, function.arguments)
+        arguments = blobs.decode_fields(arguments, function.arguments)
         try:
             result = self.handlers[name](arguments, headers)
         except Exception:
@@ -160,8 +152,7 @@ class Service:
             if cases:
                 log.error("%s returned an invalid result: %s", function.name, cases)
                 return response_headers, {"ErrorInvalidResponseBody_": {"cases": cases}}
-            if not result.keys().isdisjoint(self.gives_bytes[function.name]):
-                result = validate.decode_bytes(result, self.results[function.name])
+            result = blobs.decode(result, self.results[function.name])
             log.debug("8 result: valid%s", " (missing fields @select_ drops are excused)" if selection else "")
         else:
             log.debug("8 result: not checked, as @unsafe_ asks")
@@ -196,11 +187,10 @@ class Service:
                     pass  # too deep, an integer too big, or a value MessagePack lacks: try JSON
             log.debug("11 encode: JSON although @bin_ asked for MessagePack, because the result is %s or "
                       "MessagePack cannot carry it", next(iter(result)))
-        if not result.keys().isdisjoint(self.gives_bytes.get(name, ())) and codec.holds_bytes(result):
-            result, marks = codec.to_base64(result, self.results[name])
-            if marks:
-                response_headers["@base64_"] = marks
-                log.debug("11 encode: bytes as base64, marked in @base64_ %s", marks)
+        result, marks = blobs.mark(result, self.results.get(name))
+        if marks:
+            response_headers["@base64_"] = marks
+            log.debug("11 encode: bytes as base64, marked in @base64_ %s", marks)
         try:
             return codec.encode([response_headers, result]), JSON
         except (ValueError, TypeError):  # only a handler can put such values in a response

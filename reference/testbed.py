@@ -8,7 +8,7 @@ with `python -m reference.server --service testbed`.
 
 from importlib import resources
 
-from .schema import load
+from .loader import load
 from .service import Service
 
 

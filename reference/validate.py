@@ -8,10 +8,10 @@ handles `null` itself (allowed only by a nullable `T?`) and otherwise
 dispatches on the type's kind through the `CHECKS` table. Each check is a
 generator: it yields the failures it sees, and recurses with `yield from
 check(child, child_type, (path, key_or_index), function)`, so every case is
-born knowing its full path. (A path is a chain of (parent, key) pairs, so that
-going deeper costs the same at any depth; `at()` builds one.) `function` is
-the function whose message is checked: what a selection (`_ext.Select_`, the
-type of the `@select_` header) may name depends on it.
+born knowing its full path (a `Path`, below). `function` is the function
+whose message is checked: what a selection (`_ext.Select_`, the type of the
+`@select_` header) may name depends on it, and the mock's calls and stubs
+(`_ext.Call_`, `_ext.Stub_`) name one of its service's functions.
 
 Path format and case order are the ones implementations share on the wire:
 
@@ -31,14 +31,11 @@ Whether a number is an integer is decided by its JSON token: `1` is an integer,
 fields alike. Booleans are never numbers.
 """
 
-import base64
-import binascii
-import functools
 import itertools
 import math
 
+from . import blobs
 from .select import options
-from .types import Struct, reachable
 
 MIN_INT64, MAX_INT64 = -(2**63), 2**63 - 1
 MAX_CASES = 100  # cases one message reports
@@ -54,16 +51,19 @@ ACTUAL = {  # the type name a failure reports as "actual", by Python type
 }
 
 
+# A path, as checks pass it down: () at the top, then (parent path, key or index) for each
+# step, so that going one level deeper costs the same at any depth. `case()` turns it into
+# the list the wire shows, only when a case is made.
+Path = tuple
+
+
 def first(cases):
     """The cases a message reports: the first MAX_CASES of a check."""
     return list(itertools.islice(cases, MAX_CASES))
 
 
 def at(*keys):
-    """The path of `keys`, in the form checks pass down: nested (parent, key) pairs.
-
-    Going one level deeper then costs the same at any depth; a case turns its
-    path into the list the wire shows only when it is created."""
+    """The Path of `keys`: at("fn.add", "x") is (((), "fn.add"), "x")."""
     path = ()
     for key in keys:
         path = (path, key)
@@ -123,7 +123,7 @@ def check_string(value, type_, path, function):
 def check_bytes(value, type_, path, function):
     # On the JSON wire bytes travel as base64 strings; MessagePack has a bin type.
     if type(value) is str:
-        if decode_base64(value) is None:
+        if blobs.from_base64(value) is None:
             yield type_unexpected(value, "Base64String", path)
     elif type(value) is not bytes:
         yield type_unexpected(value, "Bytes", path)
@@ -136,7 +136,7 @@ def check_any(value, type_, path, function):
 def check_array(value, type_, path, function):
     if type(value) is not list:
         yield type_unexpected(value, "Array", path)
-    elif not _all_plain(value, type_.of):
+    elif not _all_valid(value, type_.of):  # (a fast path: see the end of the module)
         for index, element in enumerate(value):
             yield from check(element, type_.of, (path, index), function)
 
@@ -144,27 +144,9 @@ def check_array(value, type_, path, function):
 def check_map(value, type_, path, function):
     if type(value) is not dict:
         yield type_unexpected(value, "Object", path)
-    elif not _all_plain(value.values(), type_.of):
+    elif not _all_valid(value.values(), type_.of):
         for key, element in value.items():
             yield from check(element, type_.of, (path, key), function)
-
-
-PLAIN = {"boolean": {bool}, "integer": {int}, "number": {int, float}, "string": {str}}
-
-
-def _all_plain(values, type_):
-    """Whether every value of a large array or map is valid for a scalar type, found out
-    without visiting each in Python (then none needs a case). False says "look closer"."""
-    if type_.kind == "any":
-        return type_.nullable or None not in values
-    kinds = set(map(type, values)) - ({type(None)} if type_.nullable else set())
-    if not kinds <= PLAIN.get(type_.kind, set()):
-        return False
-    if kinds & {int, float}:  # all in the range of 64-bit integers (larger floats: look closer)
-        numbers = [v for v in values if v is not None] if type_.nullable else values
-        return (MIN_INT64 <= min(numbers, default=0) and max(numbers, default=0) <= MAX_INT64
-                and (float not in kinds or math.isfinite(sum(numbers))))  # NaN escapes min and max
-    return True
 
 
 def check_select(value, type_, path, function):
@@ -221,6 +203,81 @@ def check_tags(value, union, path, function=None):
             yield case((path, tag), "ObjectKeyDisallowed")
 
 
+# The mock's own kinds of value. A call, {"fn.X": arguments}, or a stub, the same with
+# "->": result, names one of the service's functions (`type_.of` maps names to them) and
+# may leave out required fields: a mock matches calls on the part a stub gives, and makes
+# up the result fields it leaves out.
+
+MAX_HOLES = 1000  # required result fields a stub may leave for the mock to make up
+
+
+def check_call(value, type_, path, function):
+    """An `_ext.Call_`: {"fn.X": arguments}, where missing required arguments are allowed."""
+    name = yield from _one_function(value, path)
+    called = yield from _mockable(type_.of, name, path)
+    if called is not None:
+        yield from _partial(check_fields(value[name], called.arguments, (path, name), function))
+
+
+def check_stub(value, type_, path, function):
+    """An `_ext.Stub_`: {"fn.X": arguments, "->": result}; missing required fields allowed."""
+    name = yield from _one_function(value, path)
+    if name is None:
+        return
+    if "->" not in value:
+        yield case(path, "RequiredObjectKeyMissing", {"key": "->"})
+    for key in value:
+        if key not in (name, "->"):
+            yield case((path, key), "ObjectKeyDisallowed")
+    called = yield from _mockable(type_.of, name, path)
+    if called is None:
+        return
+    yield from _partial(check_fields(value[name], called.arguments, (path, name), function))
+    if "->" in value:
+        holes = [0]  # how many missing required fields of the result are made up at each call
+        yield from _partial(check_tags(value["->"], called.result, (path, "->"), function), holes)
+        if holes[0] > MAX_HOLES:
+            yield case((path, "->"), "ExtensionValidationFailed", {
+                "reason": f"the result leaves {holes[0]} required fields for the mock to make up; "
+                          f"at most {MAX_HOLES} may be left out"})
+
+
+def _one_function(value, path):
+    """Yield the case of an object without exactly one fn.* key; return that key."""
+    if type(value) is not dict:
+        yield type_unexpected(value, "Object", path)
+        return None
+    names = [key for key in value if key.startswith("fn.")]
+    if len(names) != 1:
+        yield case(path, "ObjectKeyRegexMatchCountUnexpected", {
+            "regex": "^fn\\..*$", "actual": len(names), "expected": 1, "keys": sorted(value)})
+        return None
+    return names[0]
+
+
+def _mockable(functions, name, path):
+    """Yield the case of a function a mock never answers for; return the function otherwise."""
+    if name is None:
+        return None
+    if name not in functions:
+        yield case((path, name), "FunctionUnknown")
+    elif name.endswith("_"):  # fn.ping_ and friends are never stubbed or recorded
+        yield case((path, name), "ObjectKeyDisallowed")
+    else:
+        return functions[name]
+    return None
+
+
+def _partial(cases, missing=None):
+    """Drop the missing-field cases (counting them in `missing[0]`, if given): stubs and
+    verifications match on part of a value."""
+    for found in cases:
+        if "RequiredObjectKeyMissing" not in found["reason"]:
+            yield found
+        elif missing is not None:
+            missing[0] += 1
+
+
 CHECKS = {
     "boolean": check_boolean,
     "integer": check_integer,
@@ -233,66 +290,29 @@ CHECKS = {
     "struct": lambda value, type_, path, function: check_fields(value, type_.of, path, function),
     "union": lambda value, type_, path, function: check_tags(value, type_.of, path, function),
     "fn": lambda value, type_, path, function: check_tags(value, type_.of, path, function),  # one tag
-    "_ext.Select_": check_select,  # (and the mock's calls and stubs: see stubs.py)
+    "_ext.Select_": check_select,
+    "_ext.Call_": check_call,
+    "_ext.Stub_": check_stub,
 }
 
 
-def decode_base64(text):
-    """The bytes a strict, padded, standard-alphabet base64 string holds, or None."""
-    try:
-        return base64.b64decode(text, validate=True)
-    except (binascii.Error, ValueError):
-        return None
+# Fast paths. Each only skips work whose outcome is known: it gives the same answers as the
+# plain walk (tests/test_validate.py proves it), and could be deleted without changing any
+# answer, only its cost.
+
+PLAIN = {"boolean": {bool}, "integer": {int}, "number": {int, float}, "string": {str}}
 
 
-def decode_bytes(value, type_):
-    """Return `value` with the base64 strings in its `bytes` fields decoded to bytes.
-
-    Only for values that passed `check`: JSON requests carry bytes as base64.
-    Values whose type holds no bytes field are returned as they are, unvisited."""
-    if value is None or not _decodes(type_):
-        return value
-    kind = type_.kind
-    if kind == "bytes":
-        return decode_base64(value) if type(value) is str else value
-    if kind == "array":
-        return [decode_bytes(element, type_.of) for element in value]
-    if kind == "map":
-        return {key: decode_bytes(element, type_.of) for key, element in value.items()}
-    if kind == "struct":
-        return decode_fields(value, type_.of)
-    if kind in ("union", "fn"):
-        [(tag, fields)] = value.items()
-        return {tag: decode_fields(fields, type_.of.tags[tag])}
-    return DECODERS[kind](value, type_) if kind in DECODERS else value
-
-
-DECODERS = {}  # kinds decode_bytes hands on: the mock's calls and stubs (stubs.py)
-
-
-def decode_fields(value, struct):
-    """Decode the base64 strings in the bytes fields of an object of `struct` fields."""
-    return {name: decode_bytes(field, struct.fields[name]) for name, field in value.items()}
-
-
-BYTES = ("bytes", "any", "_ext.Call_", "_ext.Stub_")  # the kinds of value that can hold bytes
-DECODED = ("bytes", "_ext.Call_", "_ext.Stub_")  # those whose base64 text decode_bytes turns into bytes
-
-
-def _decodes(type_):
-    """Whether a value of `type_` may hold base64 text that decode_bytes decodes."""
-    while type_.kind in ("array", "map"):
-        type_ = type_.of
-    return may_hold(type_.of, DECODED) if type_.kind in ("struct", "union", "fn") else type_.kind in DECODED
-
-
-@functools.cache
-def may_hold(node, kinds=BYTES):
-    """Whether a value of a Struct or Union can hold a value of one of `kinds` anywhere."""
-    for node in reachable(node):
-        for type_ in node.fields.values() if isinstance(node, Struct) else ():
-            while type_.kind in ("array", "map"):
-                type_ = type_.of
-            if type_.kind in kinds:
-                return True
-    return False
+def _all_valid(values, type_):
+    """Whether every value of an array or map is valid for a scalar type, found out without
+    visiting each in Python (then the walk would find no case). False says "look closer"."""
+    if type_.kind == "any":
+        return type_.nullable or None not in values
+    kinds = set(map(type, values)) - ({type(None)} if type_.nullable else set())
+    if not kinds <= PLAIN.get(type_.kind, set()):
+        return False
+    if kinds & {int, float}:  # all in the range of 64-bit integers (larger floats: look closer)
+        numbers = [v for v in values if v is not None] if type_.nullable else values
+        return (MIN_INT64 <= min(numbers, default=0) and max(numbers, default=0) <= MAX_INT64
+                and (float not in kinds or math.isfinite(sum(numbers))))  # NaN escapes min and max
+    return True

@@ -1,16 +1,17 @@
 """WSGI: the same core behind any WSGI server (gunicorn, uWSGI, mod_wsgi, wsgiref).
 
-    gunicorn --workers 1 --threads 8 'reference.wsgi:application'
+`make_application(service)` serves any Service; the calculator's is
+`reference.calculator:wsgi()`, which gunicorn calls to make it:
 
-`application` serves the calculator; `make_application(service)` serves any
-Service. A calculator keeps its state in its process, so run one worker
-process (with as many threads as you like): two would be two calculators.
+    gunicorn --workers 1 --threads 8 'reference.calculator:wsgi()'
+
+A calculator keeps its state in its process, so run one worker process (with
+as many threads as you like): two would be two calculators.
 """
 
 from http import HTTPStatus
 
-from . import calculator
-from .server import MAX_BODY, refusal
+from .http_server import MAX_BODY, refusal
 
 
 def make_application(service, path="/api", max_body=MAX_BODY):
@@ -32,6 +33,3 @@ def make_application(service, path="/api", max_body=MAX_BODY):
         return [reply.data]
 
     return application
-
-
-application = make_application(calculator.service())

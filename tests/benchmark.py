@@ -29,7 +29,7 @@ ROOT = Path(__file__).parent.parent
 sys.path.insert(0, str(ROOT))
 
 from reference import Service, load  # noqa: E402
-from reference.schema import bundled  # noqa: E402
+from reference.loader import bundled  # noqa: E402
 
 
 def evaluation(i):

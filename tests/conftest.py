@@ -14,7 +14,7 @@ import pytest
 
 import peer
 from reference import calculator, testbed
-from reference.server import Server
+from reference.http_server import Server
 
 
 @contextlib.contextmanager

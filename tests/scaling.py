@@ -30,8 +30,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
 from conftest import Connection, serving  # noqa: E402
-from reference import calculator, mock, testbed  # noqa: E402
-from reference.schema import bundled  # noqa: E402
+from reference import calculator, mocking, testbed  # noqa: E402
+from reference.loader import bundled  # noqa: E402
 
 
 def message(headers, function, arguments):
@@ -79,8 +79,8 @@ FAMILIES = {  # name -> (service, how to build a message of n units, wire)
 
 def mock_families():
     """Families that need a mock with state: a big stub, and a verification against a big call."""
-    tape_mock = mock.service(bundled("calculator"))
-    echo_mock = mock.service(json.loads((ROOT / "conformance" / "testbed.json").read_text()))
+    tape_mock = mocking.service(bundled("calculator"))
+    echo_mock = mocking.service(json.loads((ROOT / "conformance" / "testbed.json").read_text()))
     stub = lambda n: message({}, "fn.createStub_", {"stub": {  # noqa: E731
         "fn.echo": {}, "->": {"Ok_": {"pointArr!": [{"x": i, "y": i} for i in range(n)]}}}})
     verify = lambda n: message({}, "fn.verify_", {"call": {"fn.deleteVariables": {"names": ["z"] * n}}})  # noqa: E731

@@ -7,7 +7,7 @@ import msgpack
 import pytest
 
 from reference import codec, load
-from reference.schema import bundled
+from reference.loader import bundled
 
 CALCULATOR = codec.encoding(load(bundled("calculator")))
 CHECKSUM = 900069279
@@ -198,36 +198,6 @@ def test_packed_requests_are_unpacked_when_pac_is_true():
     data = msgpack.packb([{"@bin_": [CHECKSUM], "@pac_": True}, {4: VARIABLES_PACKED}])
     headers, body = codec.decode(data, CALCULATOR)
     assert body == {"Ok_": {"variables": [{"name": "x", "value": 1.5}, {"name": "zeta", "value": 2}]}}
-
-
-ECHO = load([{"fn.echo": {}, "->": [{"Ok_": {
-    "blob!": "bytes", "n!": "integer", "list!": ["bytes"], "map!": {"string": "bytes"}, "null!": "bytes?",
-    "nested!": ["struct.Holder"], "s!": ["union.Shape"], "a!": "any"}}]},
-    {"struct.Holder": {"d": "bytes?", "m!": {"string": ["bytes"]}}},
-    {"union.Shape": [{"Circle": {"r": "number"}}, {"Square": {"img": "bytes"}}]}])
-RESULT = codec.Type("union", False, ECHO.functions["fn.echo"].result)
-
-
-@pytest.mark.parametrize("value, encoded, marks", [
-    ({"Ok_": {"blob!": b"\x01"}}, {"Ok_": {"blob!": "AQ=="}}, {"Ok_": {"blob!": True}}),
-    ({"Ok_": {"n!": 1}}, {"Ok_": {"n!": 1}}, None),
-    ({"Ok_": {"list!": [b"\x01", b"\x02"], "map!": {"a": b"\x03"}}},
-     {"Ok_": {"list!": ["AQ==", "Ag=="], "map!": {"a": "Aw=="}}},
-     {"Ok_": {"list!": {"*": True}, "map!": {"*": True}}}),
-    ({"Ok_": {"list!": [], "map!": {}, "null!": None}}, {"Ok_": {"list!": [], "map!": {}, "null!": None}}, None),
-    ({"Ok_": {"nested!": [{"d": None}, {"d": b"\x01", "m!": {"k": [b"\x02"], "e": []}}]}},
-     {"Ok_": {"nested!": [{"d": None}, {"d": "AQ==", "m!": {"k": ["Ag=="], "e": []}}]}},
-     {"Ok_": {"nested!": {"*": {"d": True, "m!": {"*": {"*": True}}}}}}),
-    ({"Ok_": {"s!": [{"Circle": {"r": 1}}, {"Square": {"img": b"\x01"}}]}},
-     {"Ok_": {"s!": [{"Circle": {"r": 1}}, {"Square": {"img": "AQ=="}}]}},
-     {"Ok_": {"s!": {"*": {"Square": {"img": True}}}}}),
-    ({"Ok_": {"a!": {"k": [b"\x01"]}}}, {"Ok_": {"a!": {"k": ["AQ=="]}}}, {"Ok_": {"a!": {"k": {"*": True}}}}),
-])
-def test_bytes_travel_as_base64_marked_by_the_base64_header(value, encoded, marks):
-    """On the JSON wire bytes become base64, and @base64_ mirrors where; clients decode back."""
-    assert codec.to_base64(value, RESULT) == (encoded, marks)
-    if marks:
-        assert codec.from_base64(encoded, marks) == value
 
 
 def test_json_encoding_refuses_what_json_cannot_carry():

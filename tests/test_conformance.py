@@ -15,8 +15,8 @@ import pytest
 from conftest import serving
 from conformance import cases, match
 from conformance.__main__ import main
-from reference import Service, calculator, load, mock, testbed
-from reference.schema import bundled
+from reference import Service, calculator, load, mocking, testbed
+from reference.loader import bundled
 from reference.service import Reply
 
 ALL = cases.load()
@@ -42,13 +42,13 @@ def applying(profile):
 
 @pytest.fixture(scope="module")
 def calculator_mock_url():
-    with serving(mock.service(bundled("calculator"))) as server:
+    with serving(mocking.service(bundled("calculator"))) as server:
         yield server.url
 
 
 @pytest.fixture(scope="module")
 def testbed_mock_url():
-    with serving(mock.service(testbed.service().schema)) as server:
+    with serving(mocking.service(testbed.service().schema)) as server:
         yield server.url
 
 
@@ -215,7 +215,7 @@ def without(header):
 ])
 def test_a_server_with_one_wrong_behaviour_fails_with_a_diff(service, answer, request_, failing, diff, capsys):
     made = {"calculator": calculator.service, "testbed": testbed.service,
-            "mock": lambda: mock.service(bundled("calculator"))}[service]()
+            "mock": lambda: mocking.service(bundled("calculator"))}[service]()
     with serving(Mutated(made, answer, request_)) as server:
         status, lines = run(capsys, "run", "--target", server.url)
     failed = [line.split()[1] for line in lines if line.startswith("FAIL ")]
@@ -504,26 +504,26 @@ CLIENT_CASES = cases.load(cases.CLIENTS)
 OUR_DRIVER = f"{shlex.quote(sys.executable)} -m reference.client --driver"
 NEVER_RENEGOTIATES = """
 import sys
-from reference import client
+from reference import drivers, http_client
 def call(self, function, arguments=None, headers=None):  # no second try after IncompatibleBinaryEncoding
     message = [{"@time_": round(self.timeout * 1000), **(headers or {})}, {function: arguments or {}}]
     if not self.binary:
         return self._exchange(message)
     return self._exchange(self._negotiating(message), self.encodings.get(self.checksum))
-client.Client.call = call
-client.drive(sys.argv[1], sys.stdin, sys.stdout)
+http_client.Client.call = call
+drivers.drive_client(sys.argv[1], sys.stdin, sys.stdout)
 """
 BYTES_AS_TEXT = """
 import base64, sys
-from reference import client
+from reference import drivers
 def wire(value):  # base64 text where the protocol says bytes
     if type(value) is bytes:
         return base64.b64encode(value).decode()
     if type(value) is dict:
         return {k: wire(v) for k, v in value.items()}
     return [wire(v) for v in value] if type(value) is list else value
-client._to_wire = wire
-client.drive(sys.argv[1], sys.stdin, sys.stdout)
+drivers.to_wire = wire
+drivers.drive_client(sys.argv[1], sys.stdin, sys.stdout)
 """
 
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from conftest import serving
 from reference import calculator
-from reference.schema import bundled, load
+from reference.loader import bundled, load
 
 SCHEMA = load(bundled("calculator"))
 SERVICE = calculator.service()

@@ -4,7 +4,7 @@ import pytest
 
 from reference import load
 from reference.generate import Context, Random, examples, generate, generate_fields
-from reference.schema import bundled
+from reference.loader import bundled
 from reference.types import Type
 from reference.validate import check, check_fields
 

@@ -17,10 +17,10 @@ import pytest
 
 from conformance.__main__ import main
 from conftest import Connection, decode, serving
-from reference import mock
-from reference.client import Client
+from reference import mocking
+from reference.http_client import Client
 from conformance.tables import testbed as tables
-from reference.schema import Schema, SchemaError, bundled
+from reference.loader import Schema, SchemaError, bundled
 
 AUTH = {"@auth_": {"Ephemeral": {"username": "$user"}}}
 ADD = {"fn.add": {"x": 1, "y": 2}}
@@ -307,7 +307,7 @@ MOCK_SEQUENCES = {
 
 @pytest.mark.parametrize("name", MOCK_SEQUENCES)
 def test_mocks_answer_alike(name, calculator_url, peer_mock):
-    with serving(mock.service(mock.fetch(calculator_url))) as ours:
+    with serving(mocking.service(Client(calculator_url).schema())) as ours:
         connections = Connection(ours.url), Connection(peer_mock)
         for connection in connections:
             for body in RESET + [{"fn.setRandomSeed_": {"seed": 0}}]:
@@ -320,7 +320,7 @@ def test_mocks_answer_alike(name, calculator_url, peer_mock):
 def test_mocks_generate_the_same_values_for_the_same_seed(calculator_url, peer_mock):
     """Seeded generated answers are equal, value for value, wherever the peer does not crash."""
     compared = 0
-    with serving(mock.service(mock.fetch(calculator_url))) as ours:
+    with serving(mocking.service(Client(calculator_url).schema())) as ours:
         connections = Connection(ours.url), Connection(peer_mock)
         for connection in connections:
             connection.post(json.dumps([{}, RESET[0]]).encode())
@@ -349,7 +349,7 @@ def test_mocks_of_the_testbed_generate_the_same_values(testbed_url, peer_testbed
     calls = [({}, {"fn.echo": {}}), ({}, {"fn.strict": strict}), ({}, {"fn.greet": {"name": "a"}}),
              (auth, {"fn.secret": {}}), ({"@bin_": []}, {"fn.echo": {}})]
     compared, skipped = 0, 0
-    with serving(mock.service(mock.fetch(testbed_url))) as ours:
+    with serving(mocking.service(Client(testbed_url).schema())) as ours:
         connections = Connection(ours.url), Connection(peer_testbed_mock)
         for internal in (False, True):
             request = json.dumps([{}, {"fn.api_": {"includeExamples!": True, "includeInternal!": internal}}])

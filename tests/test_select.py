@@ -3,7 +3,7 @@
 import pytest
 
 from reference import load, select
-from reference.schema import bundled
+from reference.loader import bundled
 
 SCHEMA = load(bundled("calculator"))
 TAPE, EVALUATE, PING = (SCHEMA.functions[n] for n in ("fn.getPaperTape", "fn.evaluate", "fn.ping_"))

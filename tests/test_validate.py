@@ -3,9 +3,9 @@
 import pytest
 
 from reference import load
-from reference.schema import bundled
+from reference.loader import bundled
 from reference.types import Type
-from reference.validate import at, check, check_fields, decode_fields
+from reference.validate import at, check, check_fields
 
 SCHEMA = load([
     {"fn.test": {"v!": "any?"}, "->": [{"Ok_": {}}]},
@@ -153,19 +153,6 @@ def test_deep_recursive_values_validate():
     for _ in range(500):
         expr = {"Neg": {"of": expr}}
     assert cases("union.Expr", expr) == []
-
-
-def test_base64_strings_in_bytes_fields_are_decoded_anywhere():
-    """Bytes fields at any depth turn from base64 text into bytes; other strings stay."""
-    struct = load([
-        {"struct.T": {"b": "bytes", "list": ["bytes?"], "map": {"string": "bytes"}, "s": "string",
-                      "u": "union.U", "a": "any"}},
-        {"union.U": [{"B": {"data": "bytes"}}]}]).definition("struct.T")
-    value = {"b": "AQ==", "list": ["Ag==", None], "map": {"k": "Aw=="}, "s": "AQ==",
-             "u": {"B": {"data": b"\x04"}}, "a": "AQ=="}
-    assert decode_fields(value, struct) == {
-        "b": b"\x01", "list": [b"\x02", None], "map": {"k": b"\x03"}, "s": "AQ==",
-        "u": {"B": {"data": b"\x04"}}, "a": "AQ=="}
 
 
 CALCULATOR = load(bundled("calculator"))

@@ -11,7 +11,7 @@ from wsgiref.simple_server import WSGIRequestHandler, make_server
 import pytest
 
 from reference import calculator
-from reference.client import Client
+from reference.http_client import Client
 from reference.wsgi import make_application
 
 

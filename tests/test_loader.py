@@ -5,7 +5,7 @@ import json
 import pytest
 
 from reference import SchemaError, load
-from reference.schema import bundled
+from reference.loader import bundled
 
 ADD = {"fn.add": {"x": "number"}, "->": [{"Ok_": {"result": "number"}}]}
 

@@ -9,9 +9,9 @@ import time
 import pytest
 
 from conftest import Connection, serving
-from reference import calculator, mock
-from reference.client import Client
-from reference.schema import bundled
+from reference import calculator, load, mocking
+from reference.http_client import Client
+from reference.loader import bundled
 
 ADD = {"fn.add": {"x": 1, "y": 2}}
 OK = {"Ok_": {}}
@@ -20,7 +20,7 @@ OK = {"Ok_": {}}
 @pytest.fixture
 def mocked():
     """A connection to a fresh mock of the calculator; `.call(body, headers)` returns the body."""
-    with serving(mock.service(bundled("calculator"))) as server:
+    with serving(mocking.service(bundled("calculator"))) as server:
         connection = Connection(server.url)
         connection.body = lambda body, headers=None: connection.call([headers or {}, body])[1]
         yield connection
@@ -33,7 +33,7 @@ def stub(call, result, **options):
 def test_a_mock_fetched_from_a_live_server_serves_the_same_public_schema(calculator_url):
     """fn.api_ is the live server's; the mock's own functions show only with includeInternal!."""
     live = Connection(calculator_url).call([{}, {"fn.api_": {}}])
-    with serving(mock.service(mock.fetch(calculator_url))) as server:
+    with serving(mocking.service(Client(calculator_url).schema())) as server:
         connection = Connection(server.url)
         assert connection.call([{}, {"fn.api_": {}}]) == live
         everything = connection.call([{}, {"fn.api_": {"includeInternal!": True}}])[1]["Ok_"]["api"]
@@ -47,7 +47,7 @@ def test_a_mock_fetched_from_a_live_server_serves_the_same_public_schema(calcula
 
 
 def test_the_mock_checksum_is_the_one_of_the_other_implementation():
-    service = mock.service(bundled("calculator"))
+    service = mocking.service(bundled("calculator"))
     assert service.encoding.checksum == -959690647 and len(service.encoding.ids) == 59
 
 
@@ -193,7 +193,7 @@ def test_protected_functions_still_need_auth(mocked):
 
 
 def test_without_generation_unstubbed_calls_get_no_matching_stub():
-    with serving(mock.service(bundled("calculator"), generation=False)) as server:
+    with serving(mocking.service(bundled("calculator"), generation=False)) as server:
         connection = Connection(server.url)
         assert connection.call([{}, ADD])[1] == {"ErrorNoMatchingStub_": {}}
         assert list(connection.call([{"@gen_": True}, ADD])[1]) == ["Ok_"]
@@ -218,7 +218,7 @@ EVERY_TYPE = [
 @pytest.mark.parametrize("options", [{}, {"binary": True}, {"binary": True, "packed": True}])
 def test_generated_answers_are_valid_for_every_type(options):
     """The mock validates its own answers, so none is ever ErrorInvalidResponseBody_."""
-    with serving(mock.service(EVERY_TYPE, length=(0, 4))) as server, Client(server.url, **options) as client:
+    with serving(mocking.service(EVERY_TYPE, length=(0, 4))) as server, Client(server.url, **options) as client:
         for seed in range(40):
             client.call("fn.setRandomSeed_", {"seed": seed})
             headers, body = client.call("fn.all")
@@ -313,7 +313,7 @@ class start_mock:
 
 def test_stubs_and_recorded_calls_are_bounded():
     """The oldest stubs and calls are dropped beyond the limits."""
-    with serving(mock.service(bundled("calculator"), max_stubs=2, max_calls=3)) as server:
+    with serving(mocking.service(bundled("calculator"), max_stubs=2, max_calls=3)) as server:
         connection = Connection(server.url)
         body = lambda request: connection.call([{}, request])[1]
         for result in (1, 2, 3):
@@ -329,7 +329,7 @@ def test_stubs_and_recorded_calls_are_bounded():
 
 def test_stubs_and_recorded_calls_are_bounded_in_bytes_too():
     """Beyond half of max_bytes each, the oldest stubs and recorded calls give way."""
-    with serving(mock.service(bundled("calculator"), max_bytes=40_000)) as server:
+    with serving(mocking.service(bundled("calculator"), max_bytes=40_000)) as server:
         connection = Connection(server.url)
         body = lambda request: connection.call([{}, request])[1]
         for n in range(3):  # each stub and each call takes about 7 kB
@@ -354,7 +354,7 @@ def test_a_stub_may_leave_only_so_many_fields_for_the_mock_to_make_up(mocked):
 
 def test_a_large_verification_neither_takes_long_nor_blocks_other_calls():
     """Matching a long array against a long recorded one is linear, and done outside the mock's lock."""
-    with serving(mock.service(bundled("calculator"))) as server:
+    with serving(mocking.service(bundled("calculator"))) as server:
         connection, other = Connection(server.url), Connection(server.url)
         connection.call([{}, {"fn.deleteVariables": {"names": ["a"] * 99_999 + ["z"]}}])
         started = time.perf_counter()
@@ -375,7 +375,7 @@ SELECTING = [
 
 def test_selection_fields_are_checked_kept_and_generated():
     """A selection field is checked against the call's function, kept in stubs, and generated."""
-    with serving(mock.service(SELECTING)) as server:
+    with serving(mocking.service(SELECTING)) as server:
         connection = Connection(server.url)
         # the first generated answer, the same as the other implementation's for seed 0
         assert connection.call([{}, {"fn.test": {"value!": {"sel!": {}}}}])[1] == {"Ok_": {"value!": {"n!": 35766321}}}
@@ -389,8 +389,8 @@ def test_selection_fields_are_checked_kept_and_generated():
 
 
 def test_a_loaded_schema_can_be_mocked_and_internal_annotated_functions_are_answered():
-    """mock.service() takes a Schema too; a $internal function is the service's own, so it is mocked."""
-    service = mock.service(mock.load(SELECTING))
+    """mocking.service() takes a Schema too; a $internal function is the service's own, so it is mocked."""
+    service = mocking.service(load(SELECTING))
     with serving(service) as server:
         connection = Connection(server.url)
         assert list(connection.call([{}, {"fn.hidden": {}}])[1]) == ["Ok_"]

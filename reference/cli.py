@@ -1,0 +1,254 @@
+"""The command lines: `python -m reference.server`, `reference.mock` and `reference.client`.
+
+Each command is a function of its arguments that returns an exit status: 0
+when all went well, 2 for a usage error or a start-up problem (one line on
+standard error, never a traceback). The modules named in those commands only
+call the function here, so the library modules know nothing of command lines.
+"""
+
+import argparse
+import json
+import logging
+import os
+import sys
+import time
+import urllib.parse
+from pathlib import Path
+
+from . import calculator, drivers, mocking, testbed
+from .http_client import Client, TransportError, Unreachable
+from .http_server import MAX_BODY, MAX_CONNECTIONS, TIMEOUT, Server
+from .loader import SchemaError
+
+
+class Parser(argparse.ArgumentParser):
+    """A command line parser whose errors are one line, and exit status 2."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def add_server_options(parser, port):
+    """Add the options every server command has."""
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default %(default)s)")
+    parser.add_argument("--port", type=int, default=port, help="port to listen on (default %(default)s)")
+    parser.add_argument("--path", default="/api", help="the API path (default %(default)s)")
+    parser.add_argument("--log-level", default="info", type=str.lower, choices=["debug", "info", "warning", "error"],
+                        help="logging detail; debug shows each step of every request (default %(default)s)")
+    parser.add_argument("--max-body", type=int, default=MAX_BODY, metavar="BYTES",
+                        help="largest request body accepted (default %(default)s)")
+    parser.add_argument("--max-connections", type=int, default=MAX_CONNECTIONS, metavar="N",
+                        help="connections served at once; beyond, idle or stalled ones give way, "
+                             "else HTTP 503 (default %(default)s)")
+    parser.add_argument("--timeout", type=float, default=TIMEOUT, metavar="SECONDS",
+                        help="how long a connection may stay idle, or take to send a whole request "
+                             "(default %(default)s)")
+
+
+def check_server_options(parser, options):
+    """Refuse option values argparse cannot check by itself."""
+    if not options.path.startswith("/"):
+        parser.error("--path must start with /")
+    if not 0 <= options.port <= 65535:
+        parser.error(f"--port {options.port} is not between 0 and 65535")
+    for name in ("max_body", "max_connections", "timeout"):
+        if getattr(options, name) <= 0:
+            parser.error(f"--{name.replace('_', '-')} must be positive")
+
+
+def serve(service, options, what):
+    """Serve `service` as the options say until Ctrl-C; return the exit status."""
+    logging.basicConfig(level=options.log_level.upper(), format="%(asctime)s %(levelname)s %(message)s")
+    try:
+        server = Server(service, options.host, options.port, options.path, options.max_body,
+                        options.timeout, options.max_connections)
+    except OSError as error:
+        print(f"error: cannot listen on {options.host}:{options.port}: {error.strerror}", file=sys.stderr)
+        return 2
+    print(f"Serving {what} at {server.url} (Ctrl-C to stop)", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        print("Stopped.")
+    finally:
+        server.server_close()
+    return 0
+
+
+def positive(text):
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive integer")
+    return int(text)
+
+
+def rate(text):
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number between 0 and 1")
+    return value
+
+
+# python -m reference.server
+
+CALCULATOR_LIMITS = {  # option -> (what it bounds, default)
+    "max_namespaces": ("namespaces kept", 1000), "max_sessions": ("sessions kept", 1000),
+    "max_variables": ("variables in a namespace", 1000),
+    "tape_length": ("evaluations on a tape; the oldest give way", 1000),
+    "namespace_bytes": ("bytes of variables and tape in a namespace", 1024 * 1024),
+    "max_bytes": ("bytes of state in all", 64 * 1024 * 1024),
+    "idle": ("seconds after which unused namespaces and sessions may give way to newcomers", 3600),
+}
+
+
+def server(argv=None):
+    """Serve the calculator (or the testbed) over HTTP until interrupted."""
+    parser = Parser(
+        prog="python -m reference.server",
+        description="Serve the demo calculator, or the conformance suite's testbed, over HTTP "
+                    "(POST [headers, body] messages).")
+    parser.add_argument("--service", choices=["calculator", "testbed"], default="calculator",
+                        help="the calculator, or the testbed that conformance/README.md describes "
+                             "(default %(default)s)")
+    add_server_options(parser, port=8000)
+    calculator_options = parser.add_argument_group("options of the calculator")
+    calculator_options.add_argument("--unavailable-rate", type=rate, metavar="RATE",
+                                    help="answer ErrorUnavailable to this fraction of calls, to test "
+                                         "clients (default 0)")
+    for name, (meaning, default) in CALCULATOR_LIMITS.items():
+        calculator_options.add_argument(f"--{name.replace('_', '-')}", type=positive, metavar="N",
+                                        help=f"{meaning} (default {default})")
+    options = parser.parse_args(argv)
+    check_server_options(parser, options)
+    given = {name: value for name in ["unavailable_rate", *CALCULATOR_LIMITS]
+             if (value := getattr(options, name)) is not None}
+    if options.service == "testbed":
+        if given:
+            parser.error(f"--{next(iter(given)).replace('_', '-')} is an option of the calculator, not of the testbed")
+        return serve(testbed.service(), options, "the testbed")
+    return serve(calculator.service(**given), options, "the calculator")
+
+
+# python -m reference.mock
+
+def mock(argv=None):
+    """Serve a mock of a live server's schema until interrupted."""
+    parser = Parser(
+        prog="python -m reference.mock",
+        description="Serve a mock built from a live server's schema (or a saved copy): it "
+                    "validates like the server and answers with stubs or generated values.")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--schema-url", metavar="URL", type=_http_url, help="fetch the schema from this "
+                        "live server (fn.api_, over http://) and save a copy in the cache file")
+    source.add_argument("--schema-file", metavar="FILE", help="read the schema from a saved JSON file")
+    source.add_argument("--schema-dir", metavar="DIR", help="read the schema from a directory of JSON files")
+    parser.add_argument("--cache", metavar="FILE", help="where --schema-url saves the schema (default "
+                        "$XDG_CACHE_HOME/sdms-reference/HOST-PORT_PATH.json, where $XDG_CACHE_HOME is "
+                        "~/.cache unless set)")
+    add_server_options(parser, port=8080)
+    parser.add_argument("--seed", type=int, default=0, help="seed of the generated values (default 0)")
+    parser.add_argument("--collection-length", type=int, nargs=2, default=(0, 3), metavar=("MIN", "MAX"),
+                        help="generated arrays and maps have at least MIN and fewer than MAX elements, "
+                             "or exactly MIN if MAX is MIN (default 0 3: 0, 1 or 2)")
+    optional = parser.add_mutually_exclusive_group()
+    optional.add_argument("--no-optional-fields", dest="optional", action="store_const", const="none",
+                          default="random", help="never generate optional fields")
+    optional.add_argument("--all-optional-fields", dest="optional", action="store_const", const="all",
+                          help="always generate optional fields (default: a coin decides each)")
+    parser.add_argument("--no-generation", action="store_true",
+                        help="answer unstubbed calls with ErrorNoMatchingStub_ instead of generated values")
+    parser.add_argument("--max-stubs", type=positive, default=1000, metavar="N",
+                        help="stubs kept; the oldest is dropped (default %(default)s)")
+    parser.add_argument("--max-calls", type=positive, default=10_000, metavar="N",
+                        help="calls recorded; the oldest is forgotten (default %(default)s)")
+    parser.add_argument("--max-bytes", type=positive, default=64 * 1024 * 1024, metavar="N",
+                        help="memory for stubs and recorded calls, half each; beyond, the oldest give way "
+                             "(default %(default)s)")
+    options = parser.parse_args(argv)
+    low, high = options.collection_length
+    if not 0 <= low <= high:
+        parser.error("--collection-length needs 0 <= MIN <= MAX")
+    check_server_options(parser, options)
+    try:
+        source = _schema_source(options)
+        service = mocking.service(source, seed=options.seed, optional=options.optional,
+                                  length=(low, max(high, low)), generation=not options.no_generation,
+                                  max_stubs=options.max_stubs, max_calls=options.max_calls,
+                                  max_bytes=options.max_bytes)
+    except (TransportError, OSError, SchemaError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    return serve(service, options, f"a mock of {options.schema_url or source}")
+
+
+def _http_url(text):
+    try:
+        Client(text)  # which knows what URL it can call
+    except ValueError as error:
+        https = "https://" in str(error)
+        hint = "; fetch the schema over http://, or save it to a file and use --schema-file" if https else ""
+        raise argparse.ArgumentTypeError(f"{error}{hint}") from None
+    return text
+
+
+def _schema_source(options):
+    """The schema to mock: fetched (and saved), or the path of a saved copy."""
+    if options.schema_file or options.schema_dir:
+        path = Path(options.schema_file or options.schema_dir)
+        if not path.exists():
+            raise OSError(f"cannot read the schema: {path} does not exist")
+        return path
+    api = fetch(options.schema_url)
+    cache = Path(options.cache) if options.cache else default_cache(options.schema_url)
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        cache.write_text(json.dumps(api, indent=2) + "\n", encoding="utf-8")
+    except OSError as error:
+        raise OSError(f"cannot save the schema to {cache}: {error.strerror}") from None
+    print(f"Saved the schema of {options.schema_url} to {cache}; without the server, "
+          f"start with --schema-file {cache}", flush=True)
+    return api
+
+
+def fetch(url, attempts=10, pause=0.5):
+    """The public schema of the live server at `url`, asked for with `fn.api_`.
+
+    Retries for a while, so that a mock can start beside a server that is starting too."""
+    with Client(url, timeout=5) as client:
+        for attempt in range(attempts):
+            try:
+                return client.schema()
+            except Unreachable as error:
+                if attempt == attempts - 1:
+                    raise Unreachable(f"{error} (tried {attempts} times in {attempts * pause:g} s)") from None
+                time.sleep(pause)
+
+
+def default_cache(url):
+    """Where the schema fetched from `url` is saved unless --cache says otherwise."""
+    parts = urllib.parse.urlsplit(url)
+    name = f"{parts.hostname}-{parts.port or 80}{parts.path}".replace("/", "_")
+    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return root / "sdms-reference" / f"{name}.json"
+
+
+# python -m reference.client
+
+def client(argv=None):
+    """The command line: `--driver URL` for the conformance suite's client checks."""
+    parser = Parser(prog="python -m reference.client", description=(
+        "Drive this client for the conformance suite (python -m conformance client --command "
+        "'python -m reference.client --driver'): instructions as JSON lines on stdin, results on stdout."))
+    parser.add_argument("--driver", action="store_true", required=True, help="speak the driver protocol")
+    parser.add_argument("url", metavar="URL", help="the server to call, such as http://127.0.0.1:8000/api")
+    options = parser.parse_args(argv)
+    try:
+        drivers.drive_client(options.url, sys.stdin, sys.stdout)
+    except (ValueError, KeyError) as error:
+        print(f"error: not an instruction of the driver protocol: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    return 0

@@ -1,0 +1,59 @@
+"""Drivers: the reference speaking the conformance suite's driver protocols.
+
+How this works
+--------------
+The suite checks a client library through a driver, a program that reads
+instructions as JSON lines on standard input and writes one JSON line of
+reply each on standard output (conformance/README.md, "The driver
+protocol"). `drive_client` is that program for this package's `Client`. In
+both directions bytes are written `{"$bin": "<base64>"}`, since JSON has no
+bytes.
+"""
+
+import json
+
+from . import blobs
+from .http_client import Client, TransportError
+
+MODES = {  # a mode of the driver protocol -> the Client options it means
+    "json": {}, "binary": {"binary": True}, "binary-requests": {"binary": True, "binary_requests": True},
+    "packed": {"binary": True, "packed": True},
+}
+
+
+def drive_client(url, instructions, out):
+    """Make the calls the JSON lines of `instructions` ask for; write each result as a JSON line."""
+    clients = {}
+    for line in instructions:
+        instruction = json.loads(line)
+        name = instruction["client"]
+        if name not in clients:  # a new case: a fresh client, and the old ones' connections closed
+            for old in clients.values():
+                old.close()
+            clients = {name: Client(url, timeout=instruction["timeout"], **MODES[instruction["mode"]])}
+        try:
+            headers, body = clients[name].call(instruction["function"], from_wire(instruction["arguments"]),
+                                               from_wire(instruction["headers"]))
+            reply = {"headers": to_wire(headers), "body": to_wire(body)}
+        except TransportError as error:
+            reply = {"error": str(error)}
+        out.write(json.dumps({"id": instruction["id"], **reply}) + "\n")
+        out.flush()
+
+
+def to_wire(value):
+    """Bytes as {"$bin": base64}, at any depth, as the driver protocols write them."""
+    if type(value) is bytes:
+        return {"$bin": blobs.to_base64(value)}
+    if type(value) is dict:
+        return {key: to_wire(element) for key, element in value.items()}
+    return [to_wire(element) for element in value] if type(value) is list else value
+
+
+def from_wire(value):
+    """The inverse of `to_wire`."""
+    if type(value) is dict:
+        if list(value) == ["$bin"]:
+            return blobs.from_base64(value["$bin"])
+        return {key: from_wire(element) for key, element in value.items()}
+    return [from_wire(element) for element in value] if type(value) is list else value

@@ -1,0 +1,177 @@
+"""A small client: call a server's functions over HTTP, in JSON or negotiated MessagePack.
+
+How this works
+--------------
+`Client(url).call("fn.add", {"x": 1, "y": 2})` posts the message
+`[headers, {"fn.add": {...}}]` on one kept-alive connection and returns the
+response message as `(headers, body)`. Every request carries `@time_`, the
+client's timeout in milliseconds.
+
+With `binary=True` the client negotiates MessagePack. Its first request is
+JSON with `"@bin_": []`; the server answers `Ok_` results in MessagePack with
+its encoding in `@enc_` and its checksum in `@bin_`, and the client keeps that
+encoding under its checksum. Later requests send `"@bin_": [checksum]` and get
+compact answers without `@enc_`; with `binary_requests=True` the requests are
+MessagePack too, with integer keys. Should the server no longer know the
+checksum (it restarted with another schema), it says IncompatibleBinaryEncoding;
+the client then forgets what it knew and tries once more in JSON.
+
+Bytes come back as `bytes` either way: on the JSON wire the client decodes the
+base64 strings that the `@base64_` header points at.
+"""
+
+import http.client
+import json
+import socket
+import time
+import urllib.parse
+
+from . import blobs, codec
+
+
+class TransportError(Exception):
+    """No response message came back."""
+
+
+class Unreachable(TransportError):
+    """The server could not be reached."""
+
+
+class TimedOut(TransportError):
+    """The server did not answer within the timeout."""
+
+
+class NotAMessage(TransportError):
+    """The server answered, but not with a protocol message."""
+
+
+class Client:
+    """Calls the functions of the server at `url`."""
+
+    def __init__(self, url, binary=False, binary_requests=False, packed=False, timeout=5.0):
+        try:
+            parts = urllib.parse.urlsplit(url)
+            parts.port  # a port that is not a number raises ValueError here
+        except ValueError:
+            raise ValueError(f"{url!r} is not a URL") from None
+        if parts.scheme == "https":
+            raise ValueError(f"{url}: https:// is not supported")
+        if parts.scheme != "http" or not parts.hostname:
+            raise ValueError(f"{url!r} is not an http:// URL, such as http://127.0.0.1:8000/api")
+        self.url, self.host, self.port = url, parts.hostname, parts.port or 80
+        self.path = parts.path or "/"
+        self.binary, self.binary_requests, self.packed = binary, binary_requests, packed
+        self.timeout = timeout
+        codec.allow_depth()
+        self.encodings = {}  # checksum -> Encoding, learnt from @enc_
+        self.checksum = None  # the server's checksum, once known
+        self.connection = None
+
+    def call(self, function, arguments=None, headers=None):
+        """Call `function` with `arguments`; return the response message (headers, body)."""
+        message = [{"@time_": round(self.timeout * 1000), **(headers or {})}, {function: arguments or {}}]
+        if not self.binary:
+            return self._exchange(message)
+        response = self._exchange(self._negotiating(message), self.encodings.get(self.checksum))
+        reasons = response[1].get("ErrorParseFailure_", {}).get("reasons", [])
+        if {"IncompatibleBinaryEncoding": {}} in reasons:
+            self.encodings.clear()
+            self.checksum = None
+            response = self._exchange(self._negotiating(message))
+        return response
+
+    def schema(self, internal=False):
+        """The server's schema, the entries `fn.api_` answers (the stock ones too if `internal`)."""
+        _, body = self.call("fn.api_", {"includeInternal!": True} if internal else {})
+        api = body.get("Ok_", {}).get("api")
+        if type(api) is not list:
+            raise NotAMessage(f"{self.url} answered fn.api_ with {json.dumps(body)[:200]}, not a schema")
+        return api
+
+    def _negotiating(self, message):
+        headers, body = message
+        known = [] if self.checksum is None else [self.checksum]
+        return [{**headers, "@bin_": known, **({"@pac_": True} if self.packed else {})}, body]
+
+    def _exchange(self, message, encoding=None):
+        """Send a message, as MessagePack when `binary_requests` and an encoding allow."""
+        if encoding is not None and self.binary_requests:
+            data = codec.encode(message, encoding, self.packed)
+        else:
+            data = codec.encode(message)
+        return self._message(self._post(data))
+
+    def _message(self, data):
+        """The response message in `data`, with ids turned back into names and base64 into bytes."""
+        try:
+            if data[:1] != b"\x92":
+                headers, body = codec.read_json(data)
+                return headers, blobs.unmark(body, headers.get("@base64_"))
+            headers, body = codec.read_binary(data)
+            [checksum] = headers["@bin_"]
+            if "@enc_" in headers:
+                self.encodings[checksum] = codec.encoding_from(headers["@enc_"], checksum)
+            if checksum not in self.encodings:
+                raise NotAMessage(f"{self.url} answered in an encoding never sent (checksum {checksum})")
+            self.checksum = checksum
+            return headers, codec.from_binary(body, self.encodings[checksum].names,
+                                              headers.get("@pac_") is True)
+        except (codec.ParseFailure, KeyError, TypeError, ValueError) as error:
+            raise NotAMessage(f"{self.url} answered with something that is not a message "
+                              f"({error!r}): {data[:100]!r}") from None
+
+    def _post(self, data):
+        """POST `data` and return the response bytes, reconnecting once if a kept-alive
+        connection turns out to have been closed by the server. The whole exchange must
+        end within the timeout, however slowly the answer comes."""
+        media_type = "application/octet-stream" if data[:1] == b"\x92" else "application/json"
+        deadline = time.monotonic() + self.timeout
+        for attempt in range(2):
+            reused = self.connection is not None
+            if not reused:
+                self.connection = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
+            try:
+                self.connection.request("POST", self.path, data, {"Content-Type": media_type})
+                sock = self.connection.sock  # the connection forgets it once an answer says Connection: close
+                response = self.connection.getresponse()
+                payload = self._read(response, sock, deadline)
+            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError) as error:
+                self.close()
+                if reused and attempt == 0:
+                    continue  # the server had closed the idle connection
+                raise Unreachable(f"{self.url} closed the connection: {error}") from None
+            except socket.timeout:
+                self.close()
+                raise TimedOut(f"{self.url} did not answer within {self.timeout} s") from None
+            except OSError as error:
+                self.close()
+                raise Unreachable(f"cannot reach {self.url}: {error.strerror or error}") from None
+            if response.status != 200:
+                raise NotAMessage(f"{self.url} answered HTTP {response.status}: {payload[:200]!r}")
+            return payload
+
+    @staticmethod
+    def _read(response, sock, deadline):
+        """The body of `response`, read piece by piece, each read given only the time left."""
+        pieces = []
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise socket.timeout()
+            sock.settimeout(left)
+            piece = response.read1(65536)
+            if not piece:
+                return b"".join(pieces) + response.read()  # which marks the response done, for the next one
+            pieces.append(piece)
+
+    def close(self):
+        """Close the connection; the next call opens a new one."""
+        if self.connection is not None:
+            self.connection.close()
+            self.connection = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.close()

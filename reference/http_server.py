@@ -1,0 +1,264 @@
+"""The HTTP transport: POST a message to one path, get a message back.
+
+How this works
+--------------
+`ThreadingHTTPServer` gives every connection a thread. `Handler.do_POST`
+reads exactly Content-Length bytes, hands them to `Service.handle`, and writes
+the reply with status 200, whatever the result: errors travel inside the
+envelope. HTTP statuses only describe HTTP problems:
+
+    404  a path other than the API path       405  a method other than POST
+    411  no Content-Length                    413  a body over the size limit
+    400  a request whose framing is unclear: a Content-Length that is not a
+         number, two of them, Transfer-Encoding beside one, a broken header
+
+After a 4xx with a body still coming, the connection is closed (gently: the
+rest of the body is read and thrown away for a moment, so that the client
+reads the answer), so no leftover bytes are ever read as a request.
+
+Connections are HTTP/1.1 keep-alive, and each is in one of three states:
+idle (waiting for a request), io (reading a request or writing its answer)
+or work (the service is answering). An idle or io connection has `timeout`
+seconds in that state: a whole request, headers and body, must arrive in
+that time, however slowly it trickles in. When every connection slot is
+taken, a newcomer takes the slot of the oldest idle connection, else of the
+oldest request that has been arriving for more than a second, else gets 503.
+
+Responses go out in one write with TCP_NODELAY set, because otherwise each
+response of a kept-alive connection waits ~40 ms for the client's delayed ACK.
+
+This module knows nothing of the services it carries: `Server(service)` serves
+any object with a `handle(bytes)` method that returns a `Reply`.
+"""
+
+import contextlib
+import logging
+import socket
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+log = logging.getLogger("reference")
+
+MAX_BODY = 1024 * 1024  # bytes
+TIMEOUT = 30  # seconds a connection may stay idle, or take to send a request
+MAX_CONNECTIONS = 100
+PATIENCE = 1  # seconds a request may take to arrive before a newcomer may take its slot
+LARGE = 16 * 1024  # bytes from which a request is large: at most two are processed at once,
+# because a message takes up to about 50 times its size in memory while it is processed
+LINGER = 2  # seconds a refused body is read and thrown away, so that its sender reads the refusal
+BUSY = (b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nConnection: close\r\n"
+        b"Content-Type: text/plain; charset=utf-8\r\nContent-Length: 38\r\n\r\n"
+        b"Too many connections; try again soon.\n")
+
+
+class Handler(BaseHTTPRequestHandler):
+    """Answers one connection's requests."""
+
+    protocol_version = "HTTP/1.1"
+    default_request_version = "HTTP/1.1"  # so even a garbage request line gets a status line
+    server_version = "reference"
+    error_content_type = "text/plain; charset=utf-8"
+    error_message_format = "%(code)d %(message)s: %(explain)s\n"
+    wbufsize = -1  # buffer the status line, headers and body into one write
+
+    def setup(self):
+        self.timeout = self.server.timeout
+        super().setup()
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def handle_one_request(self):
+        self.server.watch(self.connection, "idle")
+        super().handle_one_request()
+
+    def parse_request(self):
+        """Read the headers of a request whose first line has come, and refuse unclear framing."""
+        self.server.watch(self.connection, "io")
+        if not super().parse_request():
+            return False
+        lengths = self.headers.get_all("Content-Length") or []
+        problem = (self.headers.defects and "A header line is malformed"
+                   or len(lengths) > 1 and "A request has one Content-Length header"
+                   or "Transfer-Encoding" in self.headers and lengths
+                   and "Transfer-Encoding and Content-Length together are ambiguous")
+        if problem:
+            self.refuse(400, problem, [])
+            return False
+        return True
+
+    def handle_expect_100(self):
+        problem = refusal(self.command, self.path, self.headers.get("Content-Length"), self.server.path,
+                          self.server.max_body)
+        if problem:  # refuse now, rather than invite a body that will not be read
+            self.refuse(*problem)
+            return False
+        super().handle_expect_100()
+        self.wfile.flush()  # the client waits for this line before it sends the body
+        return True
+
+    def do_POST(self):
+        started = time.perf_counter()
+        length = self.headers.get("Content-Length")
+        problem = refusal(self.command, self.path, length, self.server.path, self.server.max_body)
+        if problem:
+            return self.refuse(*problem)
+        try:
+            data = self.rfile.read(int(length))
+        except OSError:  # the client stalled past the timeout, or went away
+            self.close_connection = True
+            return
+        if len(data) < int(length):
+            self.close_connection = True  # the client closed the connection early
+            return
+        self.server.watch(self.connection, "work")
+        with self.server.large if len(data) > LARGE else contextlib.nullcontext():
+            reply = self.server.service.handle(data)
+        self.server.watch(self.connection, "io")
+        self.send_response(200)
+        self.send_header("Content-Type", reply.media_type)
+        self.send_header("Content-Length", str(len(reply.data)))
+        self.end_headers()
+        self.wfile.write(reply.data)
+        log.info("%s %s %s -> %s %dB %.1fms", self.client_address[0], self.command,
+                 reply.function or "-", reply.result, len(reply.data),
+                 (time.perf_counter() - started) * 1000)
+
+    do_GET = do_HEAD = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_TRACE = do_POST
+
+    def refuse(self, status, message, headers):
+        """Answer an HTTP-level problem with a plain-text explanation, and close the
+        connection if a body may follow that was not read."""
+        body = (message + "\n").encode()
+        self.send_response(status)
+        for name, value in headers:
+            self.send_header(name, value)
+        unread = self.headers.get("Content-Length", "0") != "0" or "Transfer-Encoding" in self.headers
+        if unread or status == 400:
+            self.send_header("Connection", "close")
+            self.close_connection = True
+        self.send_header("Content-Type", "text/plain; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+        log.info("%s %s %s -> HTTP %d", self.client_address[0], self.command, self.path, status)
+        if unread:
+            self.linger()
+
+    def linger(self):
+        """Send the answer, then read and drop what the client still sends for a moment, so that
+        closing does not reset the connection before the client has read the answer."""
+        try:
+            self.wfile.flush()
+            self.connection.shutdown(socket.SHUT_WR)
+            deadline = time.monotonic() + LINGER
+            while (left := deadline - time.monotonic()) > 0:
+                self.connection.settimeout(left)
+                if not self.connection.recv(65536):
+                    break
+        except OSError:
+            pass
+
+    def log_request(self, code="-", size="-"):
+        pass  # do_POST and refuse() log one line per request, with more to say
+
+    def log_message(self, format, *args):
+        log.warning("%s %s", self.client_address[0], format % args)
+
+
+def refusal(method, path, length, api_path, max_body):
+    """Why an HTTP request cannot carry a message, as (status, explanation, headers), or None.
+
+    Shared by every transport, so they all refuse the same requests the same way."""
+    if path.split("?")[0] != api_path:
+        return 404, f"Not found: the API is at {api_path}", []
+    if method != "POST":
+        return 405, "Only POST is allowed", [("Allow", "POST")]
+    if not length:
+        return 411, "A Content-Length header is required", []
+    if not (length.isascii() and length.isdigit()):
+        return 400, "The Content-Length header is not a number", []
+    if len(length.lstrip("0")) > len(str(max_body)) or int(length) > max_body:
+        return 413, f"The body is over the limit of {max_body} bytes", []
+    return None
+
+
+class Server(ThreadingHTTPServer):
+    """An HTTP server for one Service at one path, with a thread per connection.
+
+    At most `max_connections` connections are served at once; when they are
+    all taken, a newcomer takes the slot of an idle or stalled one (see the
+    module's docstring) or, failing that, is answered 503 and closed."""
+
+    daemon_threads = True
+    block_on_close = False
+    request_queue_size = 128  # connections the kernel may hold before accept (socketserver says 5)
+
+    def __init__(self, service, host="127.0.0.1", port=8000, path="/api",
+                 max_body=MAX_BODY, timeout=TIMEOUT, max_connections=MAX_CONNECTIONS):
+        self.service, self.path, self.max_body = service, path, max_body
+        self.slots = threading.BoundedSemaphore(max_connections)
+        self.large = threading.BoundedSemaphore(2)
+        self.states = {}  # socket -> (state, since when), for every connection served
+        self.lock = threading.Lock()
+        self.address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        super().__init__((host, port), Handler)
+        self.timeout = timeout
+
+    def watch(self, connection, state):
+        """Note that a connection is now idle, in io or at work."""
+        with self.lock:
+            self.states[connection] = (state, time.monotonic())
+
+    def service_actions(self):
+        """Close connections that have been idle, or sending a request, for too long."""
+        now = time.monotonic()
+        with self.lock:
+            late = [c for c, (state, since) in self.states.items() if state != "work" and now - since > self.timeout]
+        for connection in late:
+            _hang_up(connection)
+
+    def reclaim(self):
+        """Close the connection whose slot a newcomer may take: the oldest idle one, else the
+        oldest that has been sending a request for more than PATIENCE seconds."""
+        now = time.monotonic()
+        with self.lock:
+            candidates = sorted((state != "idle", since, id(c), c) for c, (state, since) in self.states.items()
+                                if state == "idle" or (state == "io" and now - since > PATIENCE))
+        if candidates:
+            _hang_up(candidates[0][-1])
+        return bool(candidates)
+
+    def process_request(self, request, client_address):
+        if not self.slots.acquire(blocking=False) and not (self.reclaim() and self.slots.acquire(timeout=1)):
+            try:
+                request.settimeout(1)
+                request.sendall(BUSY)
+            except OSError:
+                pass
+            log.warning("%s refused: already serving the most connections allowed", client_address[0])
+            self.shutdown_request(request)
+            return
+        self.watch(request, "idle")
+        super().process_request(request, client_address)
+
+    def process_request_thread(self, request, client_address):
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            with self.lock:
+                self.states.pop(request, None)
+            self.slots.release()
+
+    @property
+    def url(self):
+        host, port = self.server_address[:2]
+        return f"http://{f'[{host}]' if ':' in host else host}:{port}{self.path}"
+
+
+def _hang_up(connection):
+    """End a connection from another thread: its thread's next read or write fails at once."""
+    try:
+        connection.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
