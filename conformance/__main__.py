@@ -10,7 +10,7 @@ import http.client
 import sys
 from pathlib import Path
 
-from . import cases, clients, report, runner, tables
+from . import cases, clients, lint, report, runner, tables
 
 
 class Parser(argparse.ArgumentParser):
@@ -124,10 +124,10 @@ def _run(options, parser):
           + (f"; {len(unchecked)} are not checked (without {', '.join(sorted(options.without))})" if unchecked else "")
           + ".", flush=True)
     results = _running(options, selected, lambda progress: runner.run(selected, target, options.workers,
-                                                                      _matching(known, selected), progress), target)
-    results += [runner.Result(c, "other-service", [f"needs {', '.join(c['requires'])}"], [], 0) for c in other]
+                                                                      _matching(known, selected), progress))
+    results += [runner.Result(c, "other-service", [f"needs {', '.join(c['requires'])}"], 0) for c in other]
     results += [runner.Result(c, "not-checked", [f"uses {', '.join(sorted(options.without & set(c['features'])))}"],
-                              [], 0) for c in unchecked]
+                              0) for c in unchecked]
     return _finish(options, results, target, service, options.without)
 
 
@@ -161,7 +161,7 @@ def _matching(globs, chosen):
     return {c["id"] for c in chosen if any(cases.pattern(glob).match(c["id"]) for glob in globs)}
 
 
-def _running(options, selected, run, target=None):
+def _running(options, selected, run):
     """Run with a progress line (or a line per case with -v); print each failure; return the results."""
     done, terminal = [], sys.stdout.isatty()
 
@@ -177,13 +177,13 @@ def _running(options, selected, run, target=None):
         print("\r" + " " * 80 + "\r", end="")
     for result in results:
         if result.status in ("fail", "stale"):
-            _print_failure(result, target)
+            _print_failure(result)
     return results
 
 
 def _finish(options, results, subject, service, without):
     """Write the reports asked for, print the summary, and return the exit status."""
-    reports = {"junit": lambda: report.junit(results, subject),
+    reports = {"junit": lambda: report.junit(results),
                "json": lambda: report.as_json(results, subject, service, without),
                "html": lambda: report.as_html(results, subject, service, without,
                                               cases.load_json("requirements.json"))}
@@ -207,7 +207,7 @@ def _writable(path):
         return False
 
 
-def _print_failure(result, target):
+def _print_failure(result):
     case = result.case
     print(f"\nFAIL {case['id']} ({case['level']}; {case['file']}; checks {', '.join(case['requirements'])})")
     print(f"  {case['description']}")
@@ -217,11 +217,10 @@ def _print_failure(result, target):
         print(f"  {line}")
     if len(result.problems) > 10:
         print(f"  ... and {len(result.problems) - 10} more differences (all of them are in the --json report)")
-    commands = report.reproduce(target, result.transcript)
-    if commands:
-        print(f"  {report.heading(result.transcript)}:")
-        for command in commands:
-            print("    " + command)
+    if result.replay:
+        print(f"  {result.replay_title}:")
+        for line in result.replay:
+            print("    " + line)
 
 
 def _known(path, everything, parser):
@@ -246,7 +245,7 @@ def _list(options, parser):
 
 
 def _check(options, parser):
-    problems = cases.check()
+    problems = lint.check()
     for problem in problems:
         print(problem)
     if problems:

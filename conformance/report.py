@@ -39,18 +39,10 @@ def summary(results, without=()):
     return line
 
 
-def heading(transcript):
-    """What a case's reproduction is called: commands to run, or (for a client case) what happened."""
-    return "What happened" if transcript and type(transcript[0]) is str else "To reproduce"
-
-
-def reproduce(target, transcript):
-    """Shell commands that send a case's requests again, one per step. (A client case's
-    transcript is text already: the instruction, each request and answer, the reply.)"""
-    if transcript and type(transcript[0]) is str:
-        return transcript
+def reproduce(target, exchanges):
+    """Shell commands that send a server case's requests again, one per step (runner.Exchange)."""
     commands = []
-    for number, (data, method, path, media_type, _, _, answer) in enumerate(transcript, 1):
+    for number, (data, method, path, media_type, answer) in enumerate(exchanges, 1):
         url = shlex.quote(f"http://{target.host}:{target.port}{path}")
         if method != "POST":
             commands.append(f"curl -s -i -X {method} {url}")
@@ -70,7 +62,7 @@ def reproduce(target, transcript):
     return commands
 
 
-def junit(results, target):
+def junit(results):
     """A JUnit XML report."""
     tally = counts(results)
     skipped = tally["known-failure"] + tally["other-service"] + tally["not-checked"]
@@ -80,7 +72,7 @@ def junit(results, target):
         case = result.case
         lines.append(f'  <testcase classname={quoteattr(case["file"])} name={quoteattr(case["id"])} '
                      f'time="{result.seconds:.3f}">')
-        detail = escape("\n".join(result.problems + reproduce(target, result.transcript)))
+        detail = escape("\n".join(result.problems + list(result.replay)))
         if result.status in ("fail", "stale"):
             message = "passes but is listed as a known failure" if result.status == "stale" else result.problems[0]
             lines.append(f'    <failure message={quoteattr(message)}>{detail}</failure>')
@@ -99,7 +91,7 @@ def as_json(results, target, service, without):
                    "requires": r.case.get("requires", []), "features": r.case.get("features", []),
                    **({"client": r.case["client"]} if "client" in r.case else {}),
                    "requirements": r.case["requirements"], "seconds": round(r.seconds, 3), "problems": r.problems,
-                   "reproduce": reproduce(target, r.transcript) if r.status in ("fail", "stale") else []}
+                   "reproduce": list(r.replay) if r.status in ("fail", "stale") else []}
                   for r in results]}, indent=2) + "\n"
 
 
@@ -136,8 +128,8 @@ def as_html(results, target, service, without, requirements):
                      f"{' (stale: it passes, but is listed as a known failure)' if result.status == 'stale' else ''}"
                      f"</summary><p>{e(case['description'])} ({e(case['level'])}; {e(case['file'])}; "
                      f"checks {e(', '.join(case['requirements']))})</p><pre>{e(chr(10).join(result.problems))}</pre>"
-                     f"<p>{heading(result.transcript)}:</p>"
-                     f"<pre>{e(chr(10).join(reproduce(target, result.transcript)))}</pre></details>")
+                     f"<p>{e(result.replay_title)}:</p>"
+                     f"<pre>{e(chr(10).join(result.replay))}</pre></details>")
     texts = {r["id"]: r["text"] for r in requirements}
     parts += ["<h2>By area</h2>", _table(_grouped(results, lambda r: [r.case["file"].removesuffix(".json")])),
               f"<details><summary>By requirement ({len(texts)})</summary>",

@@ -35,12 +35,12 @@ from typing import NamedTuple
 
 import msgpack
 
+from . import report
 from .match import compare, explain, from_msgpack, substitute, to_msgpack, unpacked
 
 RETRIES = 5
-# A server may rightly echo a value thousands of levels deep (an @id_, say); reading it
-# back takes as many levels of the parser's recursion.
-sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
+FRAMES = 10_000  # a server may rightly echo a value thousands of levels deep (an @id_, say);
+# reading it back takes as many levels of the parser's recursion
 
 
 class Trouble(Exception):
@@ -55,8 +55,19 @@ class Result(NamedTuple):
     case: dict
     status: str
     problems: list  # readable lines
-    transcript: list  # (request bytes, method, path, content type, status, headers, answer) per step
     seconds: float
+    replay: tuple = ()  # for a case that found problems, lines that show them again: commands that
+    replay_title: str = "To reproduce"  # resend a server case's requests, or a client case's story
+
+
+class Exchange(NamedTuple):
+    """One step of a server case as it happened: what was sent, and the answer's bytes."""
+
+    request: bytes
+    method: str
+    path: str
+    media_type: str
+    answer: bytes
 
 
 class Target:
@@ -71,6 +82,7 @@ class Target:
             raise ValueError(f"the target must be an http:// URL, such as http://127.0.0.1:8000/api, not {url!r}")
         self.url, self.host, self.port, self.path = url, parts.hostname, parts.port or 80, parts.path or "/"
         self.timeout = timeout
+        sys.setrecursionlimit(max(sys.getrecursionlimit(), FRAMES))
 
     def connect(self):
         return http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
@@ -165,7 +177,8 @@ def run_case(case, target, known=frozenset()):
     status = "fail" if problems else "pass"
     if case["id"] in known:
         status = "known-failure" if problems else "stale"
-    return Result(case, status, problems, transcript, time.monotonic() - started)
+    replay = report.reproduce(target, transcript) if problems else ()
+    return Result(case, status, problems, time.monotonic() - started, replay)
 
 
 def _step(step, connection, target, user, captured, state, transcript):
@@ -187,7 +200,7 @@ def _step(step, connection, target, user, captured, state, transcript):
         if not unavailable:
             break
         time.sleep(0.05 * (attempt + 1))
-    transcript.append((data, method, path, media_type, response.status, response.getheaders(), answer))
+    transcript.append(Exchange(data, method, path, media_type, answer))
     state["sizes"].append(len(answer))
     if unavailable:
         return [f"the target answered ErrorUnavailable {RETRIES} times in a row"]

@@ -1,9 +1,8 @@
 """Types: the tree a schema's type expressions resolve into, and a walk through it.
 
 A `Type` is one resolved expression: its kind ("integer", "array",
-"struct", ...), whether null is allowed, and what it holds (the element type
-of an array or map, the `Struct` of a struct, the `Union` of a union or of an
-`fn.X` call). Named structs and unions are shared objects, so a recursive
+"struct", ...), whether null is allowed, and what it holds (see `Type.of`).
+Named structs and unions are shared objects, so a recursive
 type such as `union.Expression` is a tree that refers back to itself, and
 `reachable()` is the one way through it that visits each node once.
 
@@ -17,11 +16,18 @@ from typing import Any, NamedTuple
 
 
 class Type(NamedTuple):
-    """A resolved type expression."""
+    """A resolved type expression.
 
-    kind: str  # a scalar name, "array", "map", "struct", "union", "fn" or an _ext name
+    `of` depends on the kind: for "array" and "map", the Type of the elements;
+    for "struct", its Struct; for "union", its Union; for "fn" (a call as data),
+    the Union of that function's call, whose one tag is the function's name;
+    for "_ext.Select_", "_ext.Call_" and "_ext.Stub_", the schema's functions by
+    name, which selections, calls and stubs are checked against; for the
+    scalars ("boolean", "integer", "number", "string", "bytes", "any"), None."""
+
+    kind: str
     nullable: bool = False
-    of: Any = None  # element Type of an array or map; Struct or Union of a named type
+    of: Any = None
 
 
 class Struct:

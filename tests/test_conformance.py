@@ -13,7 +13,7 @@ import msgpack
 import pytest
 
 from conftest import serving
-from conformance import cases, match
+from conformance import cases, lint, match
 from conformance.__main__ import main
 from reference import Service, calculator, load, mocking, testbed
 from reference.loader import bundled
@@ -397,14 +397,14 @@ def test_check_finds_problems_in_a_broken_suite(tmp_path, capsys):
                                          "response": {"message": [{}, {"Ok_": {"result": "three"}}]}}]})
     envelope["cases"].append({**envelope["cases"][1], "id": "envelope/new/three", "features": ["binary"]})
     (tmp_path / "envelope.json").write_text(json.dumps(envelope))
-    problems = cases.check(tmp_path)
+    problems = lint.check(tmp_path)
     assert "envelope.json: envelope/parse/not-json: the id is also used in envelope.json" in problems
     assert "envelope.json: envelope/new/one: unknown requirement no.such.rule" in problems
     assert "envelope.json: envelope/new/two: step 1: the expected Ok_ does not fit its fields {'result': 'number'}" in problems
     assert "envelope.json: envelope/new/two: step 1: the request does not fit fn.add, yet a Ok_ is expected" in problems
     assert "envelope.json: envelope/new/three: its requests use the features [], not ['binary']" in problems
     (tmp_path / "http.json").write_text(json.dumps({"description": "x", "cases": [{"id": "Bad Id", "steps": []}]}))
-    problems = cases.check(tmp_path)
+    problems = lint.check(tmp_path)
     assert "http.json: $.cases[0].id: 'Bad Id' does not match [a-z0-9-]+(/[a-z0-9-]+)+" in problems
     assert "http.json: $.cases[0]: level is missing" in problems
 
@@ -414,7 +414,7 @@ def test_check_fails_when_a_generated_file_is_not_current(tmp_path, monkeypatch)
     (tmp_path / "cases").mkdir()
     for name in ("fixture.schema.json", "requirements.json", "retired.json"):
         (tmp_path / name).write_text((cases.CASES.parent / name).read_text())
-    problems = cases.check(tmp_path / "cases")
+    problems = lint.check(tmp_path / "cases")
     assert "testbed.json: not what conformance/tables makes; run python -m conformance generate" in problems
     assert "cases/testbed-types.json: not what conformance/tables makes; run python -m conformance generate" in problems
 
