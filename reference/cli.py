@@ -75,6 +75,16 @@ def serve(service, options, what):
     return 0
 
 
+def seconds(text):
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds (0 or more)")
+    return value
+
+
 def positive(text):
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not a positive integer")
@@ -144,6 +154,8 @@ def mock(argv=None):
                         "live server (fn.api_, over http://) and save a copy in the cache file")
     source.add_argument("--schema-file", metavar="FILE", help="read the schema from a saved JSON file")
     source.add_argument("--schema-dir", metavar="DIR", help="read the schema from a directory of JSON files")
+    parser.add_argument("--wait", type=seconds, default=10, metavar="SECONDS",
+                        help="how long --schema-url waits for the server to answer (default %(default)s)")
     parser.add_argument("--cache", metavar="FILE", help="where --schema-url saves the schema (default "
                         "$XDG_CACHE_HOME/sdms-reference/HOST-PORT_PATH.json, where $XDG_CACHE_HOME is "
                         "~/.cache unless set)")
@@ -200,7 +212,7 @@ def _schema_source(options):
         if not path.exists():
             raise OSError(f"cannot read the schema: {path} does not exist")
         return path
-    api = fetch(options.schema_url)
+    api = fetch(options.schema_url, options.wait)
     cache = Path(options.cache) if options.cache else default_cache(options.schema_url)
     try:
         cache.parent.mkdir(parents=True, exist_ok=True)
@@ -212,17 +224,18 @@ def _schema_source(options):
     return api
 
 
-def fetch(url, attempts=10, pause=0.5):
+def fetch(url, wait, pause=0.2):
     """The public schema of the live server at `url`, asked for with `fn.api_`.
 
-    Retries for a while, so that a mock can start beside a server that is starting too."""
+    Retries for `wait` seconds, so that a mock can start beside a server that is starting too."""
+    deadline = time.monotonic() + wait
     with Client(url, timeout=5) as client:
-        for attempt in range(attempts):
+        while True:
             try:
                 return client.schema()
             except Unreachable as error:
-                if attempt == attempts - 1:
-                    raise Unreachable(f"{error} (tried {attempts} times in {attempts * pause:g} s)") from None
+                if time.monotonic() + pause > deadline:
+                    raise Unreachable(f"{error} (waited {wait:g} s)") from None
                 time.sleep(pause)
 
 

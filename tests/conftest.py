@@ -83,10 +83,24 @@ def user():
     return {"@auth_": {"Ephemeral": {"username": f"user-{uuid.uuid4().hex[:8]}"}}}
 
 
+def pytest_configure(config):
+    if not hasattr(config, "workerinput"):  # once, in the process that starts the test workers
+        config.peer_line = peer.start_installing()
+
+
+def pytest_report_header(config):
+    return getattr(config, "peer_line", None)
+
+
+def pytest_unconfigure(config):
+    if not hasattr(config, "workerinput"):
+        peer.stop_installing()
+
+
 @pytest.fixture(scope="session")
-def peer_bin(tmp_path_factory):
+def peer_bin():
     """The bin directory of the independent implementation's throwaway environment."""
-    return peer.install(tmp_path_factory.mktemp("interop"))
+    return peer.installed()
 
 
 @pytest.fixture(scope="session")

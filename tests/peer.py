@@ -1,15 +1,20 @@
 """The independent implementation (telepact-cli), in a throwaway virtual environment.
 
 Interop tests use it as a live oracle; it is never a dependency of `reference`
-or `conformance`. Set PEER_VENV to an existing virtual environment that has it
-installed to skip the install."""
+or `conformance`. The test run starts installing it in the background as it
+begins (`start_installing`, from conftest.py), so that other tests run
+meanwhile; the interop tests wait for it (`installed`). Set PEER_VENV to an
+existing virtual environment that has it installed to skip the install."""
 
 import contextlib
 import json
 import os
+import shlex
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
@@ -19,18 +24,44 @@ import pytest
 PEER = "telepact-cli==1.0.0a339"
 
 
-def install(directory):
-    """The bin directory of a virtual environment holding the peer; skip the test if impossible."""
+def start_installing():
+    """Start installing the peer in the background, unless PEER_VENV names one; return a
+    line saying what happens, for the test run's header."""
     if os.environ.get("PEER_VENV"):
-        return Path(os.environ["PEER_VENV"]) / "bin"
-    venv = Path(directory) / "peer"
-    try:
-        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True)
-        subprocess.run([str(venv / "bin" / "pip"), "install", "-q", PEER], check=True,
-                       capture_output=True, timeout=300)
-    except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as error:
-        output = getattr(error, "stderr", b"") or b""
-        pytest.skip(f"cannot install {PEER} for interop tests: {output.decode()[-300:] or error}")
+        return f"interop: the independent implementation from PEER_VENV={os.environ['PEER_VENV']}"
+    directory = Path(tempfile.mkdtemp(prefix="sdms-peer-"))
+    venv, log = directory / "venv", directory / "install.log"
+    script = (f"{shlex.quote(sys.executable)} -m venv {venv} && {venv}/bin/pip install -q {PEER}; "
+              f"echo $? > {directory / 'status'}")
+    with log.open("w") as output:
+        subprocess.Popen(["sh", "-c", script], stdout=output, stderr=subprocess.STDOUT, start_new_session=True)
+    os.environ["PEER_VENV"], os.environ["PEER_INSTALLING"] = str(venv), str(directory)
+    return f"interop: installing {PEER} into {venv} in the background (PEER_VENV=DIR uses one already made)"
+
+
+def stop_installing():
+    """Remove the environment start_installing made, once the run is over."""
+    directory = os.environ.pop("PEER_INSTALLING", None)
+    if directory:
+        os.environ.pop("PEER_VENV", None)
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def installed(seconds=300):
+    """The bin directory of the peer's environment, once installed; skip the test if impossible."""
+    venv = Path(os.environ.get("PEER_VENV") or "")
+    directory = os.environ.get("PEER_INSTALLING")
+    if directory:
+        status, deadline = Path(directory) / "status", time.monotonic() + seconds
+        while not status.exists() or not status.read_text().strip():
+            if time.monotonic() > deadline:
+                pytest.skip(f"{PEER} was not installed within {seconds} s")
+            time.sleep(0.2)
+        if status.read_text().strip() != "0":
+            tail = (Path(directory) / "install.log").read_text()[-300:]
+            pytest.skip(f"cannot install {PEER} for interop tests: {tail}")
+    if not (venv / "bin" / "telepact").exists():
+        pytest.skip(f"no {PEER} in {venv}")
     return venv / "bin"
 
 

@@ -142,11 +142,11 @@ def test_memory_stays_bounded_under_steady_load():
                             [{}, {"fn.login": {"username": f"user-{n}"}}], [user, {"fn.getPaperTape": {}}]):
                 service.handle(json.dumps(message).encode())
 
-    load(500, 0)  # fill every limit
+    load(250, 0)  # fill every limit
     tracemalloc.start()
-    load(1000, 500)
+    load(500, 250)
     first, _ = tracemalloc.get_traced_memory()
-    load(2000, 1500)
+    load(1000, 750)
     second, _ = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     assert second - first < 200_000, f"grew by {second - first} bytes"

@@ -204,7 +204,7 @@ def test_idle_connections_give_their_slots_to_newcomers():
 
 def test_when_every_slot_is_busy_a_newcomer_gets_503_until_a_request_stalls():
     """Requests still arriving keep their slots for a second; then a newcomer may take one."""
-    with serving(calculator.service(), max_connections=3, timeout=5) as server:
+    with serving(calculator.service(), max_connections=3, timeout=2) as server:
         arriving = [socket.create_connection(server.server_address[:2], timeout=5) for _ in range(3)]
         for sock in arriving:
             sock.sendall(b"POST /api HTTP/1.1\r\n")  # the headers never come

@@ -308,11 +308,11 @@ def failure_cases():
             first = {"@bin_": []} if mode == "binary" else {}
             yield case(f"failures/{name}/{mode}", f"Given {what}, the client reports an error within its timeout.",
                        ["client.failures"], mode, [step(ADD, [exchange(sent(first, {"fn.add": ADD[1]}), answer)], FAILED)],
-                       timeout=1)
+                       timeout=0.5)
     yield case("failures/unknown-encoding", "A MessagePack answer in an encoding the client was never given "
                "(no @enc_, an unknown checksum) is an error.", ["client.failures", "client.negotiate"], "binary",
                [step(ADD, [exchange(sent({"@bin_": []}, {"fn.add": ADD[1]}), binary_answer({"Ok_": {"result": 3}}))],
-                     FAILED)], timeout=1)
+                     FAILED)], timeout=0.5)
     yield case("failures/wrong-content-type", "A message labelled with the wrong media type is still read: the first "
                "byte says JSON or MessagePack.", ["client.envelope", "conv.http"], "json",
                [step(ADD, [exchange(sent({}, {"fn.add": ADD[1]}),
@@ -321,4 +321,4 @@ def failure_cases():
     yield case("failures/recovers", "After a failed call the client works again.", ["client.failures"], "json",
                [step(ADD, [exchange(sent({}, {"fn.add": ADD[1]}), {"close": True})], FAILED),
                 step(ADD, [exchange(sent({}, {"fn.add": ADD[1]}), json_answer({"Ok_": {"result": 3}}))],
-                     returns({"Ok_": {"result": 3}}))], timeout=1)
+                     returns({"Ok_": {"result": 3}}))], timeout=0.5)
