@@ -108,7 +108,7 @@ def _run(options, parser):
         target = runner.Target(options.target)
     except ValueError as error:
         parser.error(str(error))
-    chosen, known = _chosen(options, parser, clients=False)
+    chosen, aside, known = _chosen(options, parser, clients=False)
     try:
         target.wait(options.wait)
         profile, service = runner.detect(target)
@@ -123,24 +123,24 @@ def _run(options, parser):
           + (f"; {len(other)} are for other services" if other else "")
           + (f"; {len(unchecked)} are not checked (without {', '.join(sorted(options.without))})" if unchecked else "")
           + ".", flush=True)
-    results = _running(options, selected, lambda progress: runner.run(selected, target, options.workers,
-                                                                      _matching(known, selected), progress))
+    results = _running(options, selected, lambda progress: runner.run(
+        selected, target, options.workers, _matching(known, selected), progress, options.level))
     results += [runner.Result(c, "other-service", [f"needs {', '.join(c['requires'])}"], 0) for c in other]
     results += [runner.Result(c, "not-checked", [f"uses {', '.join(sorted(options.without & set(c['features'])))}"],
                               0) for c in unchecked]
-    return _finish(options, results, target, service, options.without)
+    return _finish(options, results + aside, target, service)
 
 
 def _client(options, parser):
-    chosen, known = _chosen(options, parser, clients=True)
+    chosen, aside, known = _chosen(options, parser, clients=True)
     print(f"Checking the client driven by {options.command!r}. Running {len(chosen)} cases.", flush=True)
     try:
         results = _running(options, chosen, lambda progress: clients.run(chosen, options.command,
                                                                           _matching(known, chosen), progress))
     except runner.Trouble as trouble:
         return _trouble(trouble)
-    return _finish(options, results, clients.Subject(f"the client driven by {options.command!r}"),
-                   "a client", set())
+    return _finish(options, results + aside, clients.Subject(f"the client driven by {options.command!r}"),
+                   "a client")
 
 
 def _chosen(options, parser, clients):
@@ -151,10 +151,13 @@ def _chosen(options, parser, clients):
             parser.error(f"cannot write the --{kind} report to {getattr(options, kind)}")
     everything = cases.everything()
     known = _known(options.known_failures, everything, parser) if options.known_failures else set()
-    chosen = cases.select([c for c in everything if ("client" in c) == clients], options.id, options.level)
+    matched = cases.matching([c for c in everything if ("client" in c) == clients], options.id)
+    chosen = [c for c in matched if cases.levels(c) & cases.LEVELS[options.level]]
     if not chosen:
         parser.error("no case matches the --id and --level given")
-    return chosen, known
+    aside = [runner.Result(c, "set-aside", [f"its level is {c['level']}, beside --level {options.level}"], 0)
+             for c in matched if c not in chosen]
+    return chosen, aside, known
 
 
 def _matching(globs, chosen):
@@ -176,22 +179,23 @@ def _running(options, selected, run):
     if terminal and not options.verbose:
         print("\r" + " " * 80 + "\r", end="")
     for result in results:
-        if result.status in ("fail", "stale"):
+        if result.failed:
             _print_failure(result)
     return results
 
 
-def _finish(options, results, subject, service, without):
+def _finish(options, results, subject, service):
     """Write the reports asked for, print the summary, and return the exit status."""
+    scope = report.Scope(getattr(options, "without", set()), options.level, options.id)
     reports = {"junit": lambda: report.junit(results),
-               "json": lambda: report.as_json(results, subject, service, without),
-               "html": lambda: report.as_html(results, subject, service, without,
+               "json": lambda: report.as_json(results, subject, service, scope),
+               "html": lambda: report.as_html(results, subject, service, scope,
                                               cases.load_json("requirements.json"))}
     for kind, make in reports.items():
         if getattr(options, kind):
             Path(getattr(options, kind)).write_text(make(), encoding="utf-8")
-    print(report.summary(results, without))
-    return 1 if any(r.status in ("fail", "stale") for r in results) else 0
+    print(report.summary(results, scope))
+    return 1 if any(r.failed for r in results) else 0
 
 
 def _trouble(message):
@@ -209,7 +213,7 @@ def _writable(path):
 
 def _print_failure(result):
     case = result.case
-    print(f"\nFAIL {case['id']} ({case['level']}; {case['file']}; checks {', '.join(case['requirements'])})")
+    print(f"\nFAIL {case['id']} ({report.failed_at(result)}; {case['file']}; checks {', '.join(case['requirements'])})")
     print(f"  {case['description']}")
     if result.status == "stale":
         print("  It passes, but the known-failures file lists it: remove it from there.")

@@ -3,7 +3,8 @@
 Each file of `cases/` holds `{"description": ..., "cases": [...]}`; the shape of
 a file is `fixture.schema.json`. A case has an `id` (a path such as
 `envelope/parse/garbage`, never reused, never renamed), the ids of the
-`requirements` it checks, a `level` (MUST, SHOULD or MAY), what it
+`requirements` it checks, a `level` (MUST, SHOULD or MAY; a step's `spec`
+part is MUST whatever the case's level), what it
 `requires` of the service (nothing, for a case any server of any schema
 passes; `calculator` or `testbed` for one that uses that schema; `live` or
 `mock` for one that relies on the real service's behaviour or on a mock's),
@@ -13,6 +14,7 @@ and `steps` of request and expected response.
 The suite's checks on itself are in lint.py.
 """
 
+import functools
 import json
 import re
 from pathlib import Path
@@ -51,11 +53,32 @@ def pattern(glob):
 LEVELS = {"MUST": {"MUST"}, "SHOULD": {"MUST", "SHOULD"}, "MAY": {"MUST", "SHOULD", "MAY"}}
 
 
-def select(cases, ids=(), level="MAY"):
-    """The cases whose id matches one of the globs (all if none), at `level` or stricter."""
+@functools.cache
+def rule_levels():
+    """Each requirement's level: MUST for a rule the spec states, SHOULD for a convention of the guide."""
+    return {r["id"]: "MUST" if r["cites"].startswith("spec:") else "SHOULD" for r in load_json("requirements.json")}
+
+
+def level_of(requirements):
+    """The level of a case that cites `requirements`: MUST only if the spec states every one."""
+    return "MUST" if all(rule_levels().get(r) == "MUST" for r in requirements) else "SHOULD"
+
+
+def levels(case):
+    """The levels a case checks: its own, and MUST too if a step has a spec part."""
+    return {case["level"]} | ({"MUST"} if any("spec" in step.get("response", {}) for step in case["steps"]) else set())
+
+
+def matching(cases, ids=()):
+    """The cases whose id matches one of the globs (all if none)."""
     patterns = [pattern(glob) for glob in ids]
-    return [case for case in cases if case["level"] in LEVELS[level]
-            and (not patterns or any(p.match(case["id"]) for p in patterns))]
+    return [case for case in cases if not patterns or any(p.match(case["id"]) for p in patterns)]
+
+
+def select(cases, ids=(), level="MAY"):
+    """The cases whose id matches one of the globs (all if none) that check something at
+    `level` or stricter."""
+    return [case for case in matching(cases, ids) if levels(case) & LEVELS[level]]
 
 
 def applies(case, profile):

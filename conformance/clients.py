@@ -219,7 +219,8 @@ def run_case(case, script, driver, known=frozenset()):
     status = "fail" if problems else "pass"
     if case["id"] in known:
         status = "known-failure" if problems else "stale"
-    return Result(case, status, problems, time.monotonic() - started, transcript, "What happened")
+    return Result(case, status, problems, time.monotonic() - started, case["level"] if problems else "",
+                  transcript, "What happened")
 
 
 def _wire(data):

@@ -8,6 +8,12 @@ every case lists the features its requests use, the generated files are what
 expected result, fits the schema of the service the case is for
 (`consistent`, with `fits`, a checker of values against schema type
 expressions, matchers allowed).
+
+Levels (`fair`): a case is MUST only if every requirement it cites is the
+spec's; what a MUST case expects, and every step's `spec` part, speaks only
+the spec's vocabulary (`spec_words`: no HTTP status, no reason or stock tag
+the spec never names, no integer in a path, no `@base64_` mark inside an
+array or map); and our exact answer passes the spec part of its own step.
 """
 
 import json
@@ -15,7 +21,8 @@ import re
 from pathlib import Path
 
 from . import cases, tables
-from .match import is_matcher
+from .match import compare, is_matcher
+from .tables.spec import HEADERS, RESULTS, TYPE_NAMES
 
 FAILURES = ("ErrorParseFailure_", "ErrorInvalidRequestHeaders_", "ErrorInvalidRequestBody_",
             "ErrorUnauthenticated_", "ErrorUnknown_")
@@ -71,7 +78,87 @@ def check(directory=cases.CASES):
                             f"not {case['features']}")
         schema = schemas.get(next((s for s in ("calculator", "testbed") if s in case["requires"]), "testbed"))
         problems += [f"{where}: {p}" for p in consistent(case, schema)]
+        problems += [f"{where}: {p}" for p in fair(case, schema)]
     return problems
+
+
+def fair(case, schema):
+    """Yield how a case's levels break the rule: MUST is what the spec's words demand."""
+    derived = cases.level_of(case["requirements"])
+    if case["level"] not in (derived, "MAY"):
+        conventions = [r for r in case["requirements"] if cases.rule_levels().get(r) != "MUST"]
+        yield (f"it is {case['level']}, but it cites {', '.join(conventions)}, a convention, so it is SHOULD"
+               if conventions else f"it is {case['level']}, but every requirement it cites is the spec's: MUST")
+    own = {tag for key, entry in schema.items() if key.startswith(("fn.", "errors."))
+           for tag in _tags(entry, key)} if "testbed" in case["requires"] else set()
+    for number, step in enumerate(case["steps"], 1):
+        response = step["response"]
+        if "spec" in response and case["level"] == "MUST":
+            yield f"step {number}: a spec part in a MUST case, which is all MUST already"
+        parts = [response] if case["level"] == "MUST" else [response["spec"]] if "spec" in response else []
+        for part in parts:
+            yield from (f"step {number}: at MUST, {p}" for p in spec_words(part, own))
+        message = response.get("message")
+        if "spec" in response and "message" in response["spec"] and not _has_matcher(message):
+            if list(compare(response["spec"]["message"], message, {})):
+                yield f"step {number}: our own answer does not pass the step's spec part"
+
+
+def _tags(entry, key):
+    body = entry[key] if key.startswith("errors.") else entry["->"]
+    return {tag for element in body for tag in element if tag != "///"}
+
+
+def spec_words(expected, own=()):
+    """Yield what a MUST expectation pins beyond the spec's words."""
+    for word in ("status", "headers"):
+        if word in expected:
+            yield f"the HTTP {'status' if word == 'status' else 'headers'}, which the spec does not show"
+    message = expected.get("message")
+    if type(message) is not list or len(message) != 2:
+        return
+    headers, body = message
+    if type(headers) is dict and not is_matcher(headers):
+        for name in headers:
+            if name.endswith("_") and name not in HEADERS:
+                yield f"the header {name}, which the spec does not name"
+        if "@base64_" in headers and '"*"' in json.dumps(headers["@base64_"]):
+            yield "@base64_ marks inside an array or a map, which are ours"
+    if type(body) is dict and not is_matcher(body):
+        for tag, fields in body.items():
+            if tag not in RESULTS and tag not in own:
+                yield f"the result {tag}, which the spec does not name"
+            if tag == "ErrorInvalidRequestBody_":
+                yield from _cases_words(fields.get("cases") if type(fields) is dict else None)
+
+
+def _cases_words(cases_):
+    elements = cases_.get("$unordered", cases_.get("$includes", [])) if is_matcher(cases_) else cases_ or []
+    if is_matcher(cases_) and not {"$unordered", "$includes"} & set(cases_):
+        return
+    if not is_matcher(cases_):
+        yield "validation cases in a fixed order, which is ours"
+    for element in elements:
+        path, reason = element.get("path"), element.get("reason")
+        if not is_matcher(path) and len(path or []) > 2 or any(type(p) is int for p in path or []):
+            yield f"the whole path {json.dumps(path)}, whose steps past the field are ours"
+        if is_matcher(reason) or type(reason) is not dict:
+            continue
+        for name, data in reason.items():
+            if name != "TypeUnexpected":
+                yield f"the reason {name}, which the spec does not show"
+            elif type(data) is dict:
+                names = [n for side in ("actual", "expected") if not is_matcher(data.get(side))
+                         for n in data.get(side) or {}]
+                yield from (f"the type name {n}, which the spec does not show" for n in names if n not in TYPE_NAMES)
+
+
+def _has_matcher(value):
+    if is_matcher(value):
+        return True
+    if type(value) is dict:
+        return any(map(_has_matcher, value.values()))
+    return type(value) is list and any(map(_has_matcher, value))
 
 
 def conforms(value, rule, root, path="$"):
@@ -156,7 +243,7 @@ def consistent(case, schema):
         [(function, arguments)] = request[1].items()
         steered = "@select_" in request[0] or request[0].get("@pac_") is True or "@result" in request[0]
         results = _results(function, schema)
-        if results is None or is_matcher(response) or type(response) is not list:
+        if results is None or is_matcher(response) or type(response) is not list or step["response"].get("raw"):
             continue
         body = response[1]
         alternatives = [body] if not is_matcher(body) else body.get("$oneOf", [])

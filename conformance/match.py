@@ -12,6 +12,7 @@ An object whose keys are all matcher words is a matcher instead:
     {"$var": "token"}           equal to what was remembered as `token`
     {"$unordered": [...]}       these elements, in any order
     {"$includes": [...]}        at least these elements, in any order
+    {"$startsWith": [...]}      an array whose first elements are these, in order
     {"$partial": {...}}         at least these keys, with matching values
     {"$oneOf": [a, b]}          matches a or b
     {"$not": x}                 anything x does not match (with $var: a value that changed)
@@ -34,8 +35,8 @@ import msgpack
 
 PACKED, UNDEFINED = msgpack.ExtType(17, b""), msgpack.ExtType(18, b"")
 
-WORDS = {"$type", "$capture", "$var", "$unordered", "$includes", "$partial", "$oneOf", "$not", "$absent",
-         "$literal"}
+WORDS = {"$type", "$capture", "$var", "$unordered", "$includes", "$startsWith", "$partial", "$oneOf", "$not",
+         "$absent", "$literal"}
 TYPES = {
     "string": lambda v: type(v) is str,
     "integer": lambda v: type(v) is int,  # written without a fraction or exponent: 5, never 5.0
@@ -118,6 +119,13 @@ def _matcher(expected, actual, captured, path):
     for word, exact in (("$unordered", True), ("$includes", False)):
         if word in expected:
             yield from _elements(expected[word], actual, captured, path, exact)
+    if "$startsWith" in expected:
+        start = expected["$startsWith"]
+        if type(actual) is not list or len(actual) < len(start):
+            yield path, f"expected an array starting with {_show(start)}, got {_show(actual)}"
+        else:
+            for index, want in enumerate(start):
+                yield from compare(want, actual[index], captured, path + (index,))
     if "$capture" in expected:
         captured[expected["$capture"]] = actual
 
@@ -249,13 +257,24 @@ def _name(key, names):
     return key if type(key) is str else repr(key)
 
 
+def _printable(text):
+    try:
+        text.encode()
+        return True
+    except UnicodeEncodeError:
+        return False
+
+
 def _where(path):
     return "".join(f"[{p}]" if type(p) is int else f".{p}" for p in path) or "(top)"
 
 
 def _show(value, limit=160):
-    """A value as JSON, shortened at a word's end if it is long."""
+    """A value as JSON, shortened at a word's end if it is long; text that cannot be printed as
+    it is (half a surrogate pair) is escaped."""
     text = json.dumps(value, ensure_ascii=False, default=repr)
+    if not text.isascii() and not _printable(text):
+        text = json.dumps(value, default=repr)
     if len(text) <= limit:
         return text
     cut = text[:limit]

@@ -12,9 +12,13 @@ import html
 import json
 import shlex
 import time
+from collections import Counter
+from typing import NamedTuple
 from xml.sax.saxutils import escape, quoteattr
 
-STATUSES = ("pass", "fail", "known-failure", "stale", "other-service", "not-checked")
+from .cases import LEVELS
+
+STATUSES = ("pass", "fail", "known-failure", "stale", "other-service", "not-checked", "set-aside")
 READ_BINARY = ("python3 -c \"import msgpack, sys; print(msgpack.unpackb(open(sys.argv[1], 'rb').read(), "
                "strict_map_key=False))\" {file}")
 
@@ -26,16 +30,44 @@ def counts(results):
     return tally
 
 
-def summary(results, without=()):
-    """The last line of a run."""
+class Scope(NamedTuple):
+    """What a run was asked to check: features declared absent, the level, the id globs."""
+
+    without: set = set()
+    level: str = "MAY"
+    ids: list = []
+
+
+def failed_at(result):
+    """How a failure reads: MUST, or a convention's level when the spec's part passed."""
+    if result.level == "MUST" or result.level == result.case["level"] and "MUST" not in _spec_parts(result.case):
+        return result.level
+    return f"{result.level}: the spec's own part passed"
+
+
+def _spec_parts(case):
+    return {"MUST"} if any("spec" in step.get("response", {}) for step in case["steps"]) else set()
+
+
+def summary(results, scope=Scope()):
+    """The last line of a run: what passed and failed, at which level, and what was set aside."""
     tally = counts(results)
     line = f"{tally['pass']} passed, {tally['fail']} failed"
+    if tally["fail"]:
+        levels = Counter(r.level for r in results if r.status == "fail")
+        line += " (" + ", ".join(f"{levels[level]} {level}" for level in ("MUST", "SHOULD", "MAY") if levels[level]) + ")"
     if tally["known-failure"] or tally["stale"]:
         line += f", {tally['known-failure']} known failures, {tally['stale']} stale"
     if tally["other-service"]:
         line += f"; {tally['other-service']} for other services"
     if tally["not-checked"]:
-        line += f"; {tally['not-checked']} not checked (without {', '.join(sorted(without))})"
+        line += f"; {tally['not-checked']} not checked (without {', '.join(sorted(scope.without))})"
+    if tally["set-aside"]:
+        line += f"; {tally['set-aside']} set aside by --level {scope.level}"
+    partly = sum(r.status in ("pass", "fail", "known-failure", "stale") and r.case["level"] not in LEVELS[scope.level]
+                 for r in results)
+    if partly:
+        line += f"; {partly} checked only for what the spec demands (MUST)"
     return line
 
 
@@ -83,11 +115,13 @@ def junit(results):
     return "\n".join(lines) + "\n"
 
 
-def as_json(results, target, service, without):
+def as_json(results, target, service, scope):
     """A JSON report."""
     return json.dumps({
-        "target": target.url, "service": service, "without": sorted(without), "summary": counts(results),
+        "target": target.url, "service": service, "without": sorted(scope.without), "level": scope.level,
+        "summary": counts(results),
         "cases": [{"id": r.case["id"], "status": r.status, "level": r.case["level"],
+                   **({"failedLevel": r.level} if r.problems and r.level else {}),
                    "requires": r.case.get("requires", []), "features": r.case.get("features", []),
                    **({"client": r.case["client"]} if "client" in r.case else {}),
                    "requirements": r.case["requirements"], "seconds": round(r.seconds, 3), "problems": r.problems,
@@ -100,7 +134,7 @@ body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 70em;
 h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 2em; }
 .tally span { display: inline-block; padding: .5em 1em; margin: 0 .5em .5em 0; border-radius: 4px; }
 .pass { background: #d9f2dd; } .fail, .stale { background: #f8d3d0; } .known-failure { background: #fbe9c6; }
-.other-service, .not-checked { background: #e6e6e6; }
+.other-service, .not-checked, .set-aside { background: #e6e6e6; }
 table { border-collapse: collapse; width: 100%; } td, th { padding: .25em .6em; border-bottom: 1px solid #ddd;
 text-align: left; vertical-align: top; } td.n { text-align: right; font-variant-numeric: tabular-nums; }
 tr.bad td:first-child { border-left: 4px solid #c0392b; }
@@ -111,14 +145,15 @@ summary { cursor: pointer; font-weight: 600; }
 """
 
 
-def as_html(results, target, service, without, requirements):
+def as_html(results, target, service, scope, requirements):
     """One self-contained HTML page: the run at a glance, then every failure in detail."""
     tally = counts(results)
     e = html.escape
     parts = [f"<!doctype html><html lang=en><meta charset=utf-8><title>Conformance of {e(target.url)}</title>",
              f"<style>{STYLE}</style><h1>Conformance of {e(target.url)}</h1>",
              f"<p>{e(service)}, {time.strftime('%Y-%m-%d %H:%M')}"
-             + (f"; declared without {e(', '.join(sorted(without)))}" if without else "") + "</p><p class=tally>",
+             + (f"; declared without {e(', '.join(sorted(scope.without)))}" if scope.without else "")
+             + (f"; --level {e(scope.level)}" if scope.level != "MAY" else "") + "</p><p class=tally>",
              *(f"<span class={s}>{tally[s]} {LABELS[s]}</span>" for s in STATUSES if tally[s]), "</p>"]
     failures = [r for r in results if r.status in ("fail", "stale")]
     parts.append(f"<h2>Failures ({len(failures)})</h2>" if failures else "<h2>No failures</h2>")
@@ -126,7 +161,7 @@ def as_html(results, target, service, without, requirements):
         case = result.case
         parts.append(f"<details{' open' if len(failures) <= 10 else ''} class=failure><summary>{e(case['id'])}"
                      f"{' (stale: it passes, but is listed as a known failure)' if result.status == 'stale' else ''}"
-                     f"</summary><p>{e(case['description'])} ({e(case['level'])}; {e(case['file'])}; "
+                     f"</summary><p>{e(case['description'])} ({e(failed_at(result))}; {e(case['file'])}; "
                      f"checks {e(', '.join(case['requirements']))})</p><pre>{e(chr(10).join(result.problems))}</pre>"
                      f"<p>{e(result.replay_title)}:</p>"
                      f"<pre>{e(chr(10).join(result.replay))}</pre></details>")
@@ -138,7 +173,7 @@ def as_html(results, target, service, without, requirements):
 
 
 LABELS = {"pass": "passed", "fail": "failed", "known-failure": "known failures", "stale": "stale",
-          "other-service": "for other services", "not-checked": "not checked"}
+          "other-service": "for other services", "not-checked": "not checked", "set-aside": "set aside by --level"}
 
 
 def _grouped(results, keys):

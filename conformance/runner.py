@@ -15,6 +15,12 @@ method) and compares the answer with the expected response: the HTTP status
 (200 unless stated), HTTP headers, the wire format, the message (decoded from
 JSON or MessagePack, see match.py), and size relations with earlier steps.
 
+A case checks at two levels when its steps have a `spec` part: that part is
+what the specification's words demand (MUST), the rest of the step is the
+exact answer our conventions give (the case's level, SHOULD). The spec part
+is compared first; a step that passes it but not the rest is a SHOULD
+failure, and the case goes on, since a later step may still break a MUST.
+
 A step that is answered `ErrorUnavailable` (which the spec allows from any
 function, any time) is sent again, a few times, before it counts as failed.
 
@@ -36,6 +42,7 @@ from typing import NamedTuple
 import msgpack
 
 from . import report
+from .cases import LEVELS
 from .match import compare, explain, from_msgpack, substitute, to_msgpack, unpacked
 
 RETRIES = 5
@@ -50,14 +57,19 @@ class Trouble(Exception):
 class Result(NamedTuple):
     """The outcome of one case: status is pass, fail, known-failure, stale, other-service
     (the case is for a service the target does not serve) or not-checked (a feature the
-    target was declared to lack)."""
+    target was declared to lack, or a level --level set aside)."""
 
     case: dict
     status: str
     problems: list  # readable lines
     seconds: float
+    level: str = ""  # for a case that found problems: MUST, or the case's level if only its conventions broke
     replay: tuple = ()  # for a case that found problems, lines that show them again: commands that
     replay_title: str = "To reproduce"  # resend a server case's requests, or a client case's story
+
+    @property
+    def failed(self):
+        return self.status in ("fail", "stale")
 
 
 class Exchange(NamedTuple):
@@ -137,14 +149,15 @@ def _is_message(value):
     return type(value) is list and len(value) == 2 and type(value[0]) is dict and type(value[1]) is dict
 
 
-def run(cases, target, workers=4, known=frozenset(), progress=None):
-    """Run `cases` (exclusive ones alone, at the end); return their Results in case order."""
+def run(cases, target, workers=4, known=frozenset(), progress=None, level="MAY"):
+    """Run `cases` (exclusive ones alone, at the end), checking what is at `level` or stricter;
+    return their Results in case order."""
     shared = [c for c in cases if not c.get("exclusive")]
     alone = [c for c in cases if c.get("exclusive")]
     results = {}
 
     def one(case):
-        result = run_case(case, target, known)
+        result = run_case(case, target, known, level)
         results[case["id"]] = result
         if progress:
             progress(result)
@@ -156,34 +169,47 @@ def run(cases, target, workers=4, known=frozenset(), progress=None):
     return [results[c["id"]] for c in cases]
 
 
-def run_case(case, target, known=frozenset()):
-    """Run one case's steps; a failing step ends the case."""
+def run_case(case, target, known=frozenset(), level="MAY"):
+    """Run one case's steps, checking what is at `level` or stricter; a step that breaks a
+    MUST ends the case, and so does one that breaks the case's only level."""
     started, user, captured = time.monotonic(), f"cf-{uuid.uuid4().hex[:12]}", {}
     state = {"encodings": {}, "sizes": []}
-    transcript, problems = [], []
+    transcript, problems, failed_level = [], [], ""
+    whole = case["level"] in LEVELS[level]  # (else only the spec parts are checked)
     connection = target.connect()
     try:
         for number, step in enumerate(case["steps"], 1):
-            problems = _step(step, connection, target, user, captured, state, transcript)
-            if problems:
-                problems = [f"step {number} of {len(case['steps'])}: {p}" for p in problems]
+            must, rest = _step(step, connection, target, user, captured, state, transcript, whole,
+                               None if case["level"] == "MUST" else 200)
+            where = f"step {number} of {len(case['steps'])}"
+            if must or (rest and "spec" not in step and case["level"] == "MUST"):
+                problems, failed_level = [f"{where}: {p}" for p in must or rest], "MUST"
                 break
-    except (OSError, http.client.HTTPException) as error:
+            if rest and not problems:
+                problems, failed_level = [f"{where}: {p}" for p in rest], case["level"]
+                if not any("spec" in later for later in case["steps"][number:]):
+                    break
+    except (OSError, http.client.HTTPException) as error:  # an answer is what every request is owed
+        step = case["steps"][len(transcript)] if len(transcript) < len(case["steps"]) else {}
         problems = [f"step {len(transcript) + 1}: no answer from {target.url}: {error}"]
-    except (KeyError, ValueError) as error:
-        problems = [f"the case could not run: {error}"]
+        failed_level = "MUST" if "spec" in step.get("response", {}) else case["level"]
+    except (KeyError, ValueError) as error:  # a request made from what an earlier answer should have held
+        problems, failed_level = [f"the case could not run: {error}"], case["level"]
     finally:
         connection.close()
+    if failed_level not in LEVELS[level]:  # a convention --level set aside, which stopped the case
+        problems, failed_level = [], ""
     status = "fail" if problems else "pass"
     if case["id"] in known:
         status = "known-failure" if problems else "stale"
     replay = report.reproduce(target, transcript) if problems else ()
-    return Result(case, status, problems, time.monotonic() - started, replay)
+    return Result(case, status, problems, time.monotonic() - started, failed_level if problems else "", replay)
 
 
-def _step(step, connection, target, user, captured, state, transcript):
-    """Send one step's request (again while the answer is an unexpected ErrorUnavailable)
-    and return what differs from the expected response."""
+def _step(step, connection, target, user, captured, state, transcript, whole=True, status=200):
+    """Send one step's request (again while the answer is an unexpected ErrorUnavailable);
+    return what differs from its spec part, and what differs from the rest (if `whole`), whose
+    HTTP status is `status` unless it says otherwise (None: not checked; the spec shows none)."""
     request, expected = step["request"], step["response"]
     data, media_type = _request_bytes(request, captured, user, state)
     method, path = request.get("method", "POST"), request.get("path", target.path)
@@ -194,17 +220,34 @@ def _step(step, connection, target, user, captured, state, transcript):
         answer = response.read()
         if response.getheader("Connection", "").lower() == "close":
             connection.close()
-        actual = decode(answer, state, expected.get("unpack", False))
-        unavailable = (_is_message(actual) and "ErrorUnavailable" in actual[1]
-                       and "ErrorUnavailable" not in json.dumps(expected))
+        unavailable = "ErrorUnavailable" in _tags(decode(answer, state)) and "ErrorUnavailable" not in json.dumps(expected)
         if not unavailable:
             break
         time.sleep(0.05 * (attempt + 1))
     transcript.append(Exchange(data, method, path, media_type, answer))
     state["sizes"].append(len(answer))
     if unavailable:
-        return [f"the target answered ErrorUnavailable {RETRIES} times in a row"]
-    return list(_compare(expected, response, answer, actual, captured, user, state))
+        return [f"the target answered ErrorUnavailable {RETRIES} times in a row"], []
+    spec = expected.get("spec")
+    must = list(_compare(spec, response, answer, dict(captured), user, state, None)) if spec else []
+    rest = list(_compare(expected, response, answer, captured, user, state, status))  # (which captures values)
+    return must, rest if whole else []
+
+
+def _tags(message):
+    return message[1] if _is_message(message) else {}
+
+
+TOLERATED = ("@warn_",)  # stock response headers a server may add to any answer
+
+
+def tolerated(actual, wanted):
+    """The answer without the stock headers a server may add to any answer (`@warn_`),
+    unless the expected headers name them."""
+    if not (_is_message(actual) and type(wanted) is list and len(wanted) == 2 and type(wanted[0]) is dict):
+        return actual
+    extra = [name for name in TOLERATED if name in actual[0] and name not in wanted[0]]
+    return [{k: v for k, v in actual[0].items() if k not in extra}, actual[1]] if extra else actual
 
 
 def _request_bytes(request, captured, user, state):
@@ -242,19 +285,19 @@ def _header_ids(header, ids):
     return [_header_ids(cell, ids) if type(cell) is list else ids.get(cell, cell) for cell in header]
 
 
-def decode(answer, state=None, unpack=False):
+def decode(answer, state=None, unpack=False, raw=False):
     """A message as JSON notation (MessagePack keys as names where `state` has learnt the
-    encoding, else "#12"); None if it is neither JSON nor MessagePack."""
+    encoding, else, or if `raw`, "#12"); None if it is neither JSON nor MessagePack."""
     state = {"encodings": {}} if state is None else state
     if answer[:1] == b"\x92":
         try:
-            raw = msgpack.unpackb(answer, strict_map_key=False)
-            headers = raw[0] if type(raw) is list and raw and type(raw[0]) is dict else {}
+            message = msgpack.unpackb(answer, strict_map_key=False)
+            headers = message[0] if type(message) is list and message and type(message[0]) is dict else {}
             checksums = headers.get("@bin_")
             if isinstance(headers.get("@enc_"), dict) and checksums:
                 state["encodings"][checksums[0]] = {v: k for k, v in headers["@enc_"].items()}
-            names = state["encodings"].get(checksums[0]) if checksums else None
-            return from_msgpack(unpacked(raw) if unpack else raw, names)
+            names = state["encodings"].get(checksums[0]) if checksums and not raw else None
+            return from_msgpack(unpacked(message) if unpack else message, names)
         except Exception:
             return None
     try:
@@ -263,9 +306,11 @@ def decode(answer, state=None, unpack=False):
         return None
 
 
-def _compare(expected, response, answer, actual, captured, user, state):
-    status = expected.get("status", 200)
-    if response.status != status:
+def _compare(expected, response, answer, captured, user, state, status=200):
+    """Yield how an answer differs from an expected response: a step's (whose HTTP status is
+    200 unless it says otherwise), or its spec part (whose status is checked only if given)."""
+    status = expected.get("status", status)
+    if status is not None and response.status != status:
         yield f"expected HTTP {status}, got HTTP {response.status}: {answer[:200]!r}"
         return
     for name, value in expected.get("headers", {}).items():
@@ -276,11 +321,12 @@ def _compare(expected, response, answer, actual, captured, user, state):
     if wire and ("msgpack" if answer[:1] == b"\x92" else "json") != wire:
         yield f"expected a {wire} answer, got {answer[:80]!r}"
     if "message" in expected:
+        actual = decode(answer, state, expected.get("unpack", False), expected.get("raw", False))
         if actual is None:
             yield f"the answer is not a message: {answer[:200]!r}"
         else:
             wanted = substitute(expected["message"], None, user)
-            yield from explain(list(compare(wanted, actual, captured)))
+            yield from explain(list(compare(wanted, tolerated(actual, wanted), captured)))
     for word, smaller in (("smallerThan", True), ("largerThan", False)):
         if word in expected:
             other = state["sizes"][expected[word] - 1]

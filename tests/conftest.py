@@ -15,6 +15,7 @@ import pytest
 import peer
 from reference import calculator, testbed
 from reference.http_server import Server
+from reference.service import Reply
 
 
 @contextlib.contextmanager
@@ -56,6 +57,33 @@ def decode(data):
     if data[:1] == b"\x92":
         return msgpack.unpackb(data, strict_map_key=False)
     return json.loads(data)
+
+
+class Mutated:
+    """A service with one wrong behaviour: `request` changes what it is asked, `answer` what it says."""
+
+    def __init__(self, service, answer=None, request=None):
+        self.service, self.answer, self.request = service, answer, request
+        self.schema = service.schema
+
+    def handle(self, data):
+        try:
+            request = json.loads(data)
+        except ValueError:
+            request = None
+        if type(request) is not list or len(request) != 2 or type(request[0]) is not dict:
+            request = None  # not a message: the service alone answers it
+        if self.request and request:
+            request = self.request(request)
+            data = json.dumps(request).encode()
+        reply = self.service.handle(data)
+        if not self.answer:
+            return reply
+        binary = reply.data[:1] == b"\x92"
+        message = msgpack.unpackb(reply.data, strict_map_key=False) if binary else json.loads(reply.data)
+        message = self.answer(request, message)
+        encoded = msgpack.packb(message) if binary else json.dumps(message).encode()
+        return Reply(encoded, reply.media_type, reply.function, reply.result)
 
 
 @pytest.fixture(scope="session")

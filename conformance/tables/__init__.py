@@ -17,7 +17,7 @@ stay its source.
 import json
 import re
 
-from . import checks, clients, extras, seeded
+from . import checks, clients, extras, seeded, wire
 from .testbed import features, schema
 
 __all__ = ["FILES", "features", "files", "schema"]
@@ -42,6 +42,8 @@ FILES = {  # file -> (what its cases check, the family that makes them)
     "cases/testbed-binary.json": ("MessagePack round trips of every shape, packed arrays, deep values.", extras.binary_cases),
     "cases/testbed-api.json": ("fn.api_ of the testbed: public and internal entries, examples.", seeded.api_cases),
     "cases/testbed-mock.json": ("A mock of the testbed: seeded values, stubs of every type, verification.", seeded.mock_cases),
+    "cases/testbed-numbers.json": ("Numbers written every way JSON allows, in every position.", wire.number_cases),
+    "cases/testbed-wire.json": ("The encoding, which keys become integers, checksums, the nesting limit.", wire.wire_cases),
     "clients/plain.json": ("Client: JSON calls, headers both ways, @time_, @id_.", clients.plain_cases),
     "clients/results.json": ("Client: every kind of error result handed back unchanged.", clients.result_cases),
     "clients/binary.json": ("Client: binary negotiation, the steady state, a changed encoding.", clients.binary_cases),

@@ -6,7 +6,7 @@ steered through the testbed contract (conformance/README.md).
 """
 
 from .testbed import (AUTH, DISALLOWED, NAMES, REQUIREMENTS, STRICT, TYPES, UNAUTHENTICATED, VALUES, case,
-                      cases_of, echo, error, missing, nest, size, slug, step, unexpected)
+                      cases_of, echo, error, missing, nest, size, slug, step, unexpected, unwrap)
 
 # A position -> (a description, and a function of a field's base name and a value giving
 # the request, the valid answer, and for an invalid value the error tag and path prefix).
@@ -41,56 +41,63 @@ def _in_response_header(field, value, bytes_):
             "ErrorInvalidResponseHeaders_", ["@" + field])
 
 
-POSITIONS = {
-    "argument": ("an argument", _in_arguments([]), ["validation.always"], "MUST"),
-    "nested": ("a field of a struct in the arguments", _in_arguments(["every!"]), ["type.struct"], "MUST"),
-    "union-tag": ("a field of a union tag", _in_arguments(["union!", "Every"]), ["type.union"], "MUST"),
-    "array-element": ("an element of an array", _in_collection("Arr", lambda v: [v], 0), ["type.array"], "MUST"),
-    "map-value": ("a value of a map", _in_collection("Map", lambda v: {"k": v}, "k"), ["type.map"], "MUST"),
-    "result": ("a field of the result", _in_result, ["conv.response-validation"], "SHOULD"),
-    "request-header": ("a request header", _in_request_header, ["headers.optional"], "MUST"),
-    "response-header": ("a response header", _in_response_header, ["conv.response-headers"], "SHOULD"),
+POSITIONS = {  # a position -> (what it is called, how a value is put there, the rules it adds)
+    "argument": ("an argument", _in_arguments([]), ["validation.always"]),
+    "nested": ("a field of a struct in the arguments", _in_arguments(["every!"]), ["type.struct"]),
+    "union-tag": ("a field of a union tag", _in_arguments(["union!", "Every"]), ["type.union"]),
+    "array-element": ("an element of an array", _in_collection("Arr", lambda v: [v], 0), ["type.array"]),
+    "map-value": ("a value of a map", _in_collection("Map", lambda v: {"k": v}, "k"), ["type.map"]),
+    "result": ("a field of the result", _in_result, ["conv.response-validation"]),
+    "request-header": ("a request header", _in_request_header, ["headers.optional", "conv.header-types"]),
+    "response-header": ("a response header", _in_response_header, ["conv.response-headers"]),
 }
 
 
 def type_cases():
     """Every type in every position: its valid values, its invalid ones, and null."""
     for kind, (valid, invalid) in VALUES.items():
-        for position, (where, build, requirements, level) in POSITIONS.items():
+        for position, (where, build, requirements) in POSITIONS.items():
             base = f"testbed/types/{kind}/{position}"
             needs = [*REQUIREMENTS[kind], *requirements]
+            marked = kind == "bytes" and position in ("array-element", "map-value")  # {"*": true}: ours
+            needs_valid = [*needs, "conv.base64"] if marked else needs
             skip_result = position == "result" and kind == "bytes"  # base64 text a handler returns: see README
             for i, value in enumerate(valid):
+                value, judged = unwrap(value)
                 if not skip_result:
                     yield _valid(f"{base}/valid-{i}", f"A valid {TYPES[kind]} value as {where} is accepted.",
-                                 needs, level, *build(kind, value, kind == "bytes")[:2])
+                                 [*needs_valid, *judged], *build(kind, value, kind == "bytes")[:2], spec=not judged)
             for i, (value, problem) in enumerate(invalid):
+                value, judged = unwrap(value)
                 yield _invalid(f"{base}/invalid-{i}", f"A value that is not {TYPES[kind]} as {where} is refused, "
-                               "with its path.",
-                               needs, level, build(kind, value, False), cases_of(kind, value, problem))
+                               "with its path.", [*needs, *judged], build(kind, value, False),
+                               cases_of(kind, value, problem), spec=not judged and kind != "sel")
+            null = ["conv.any-null"] if kind == "any" else []  # the spec's any is any value: is null one?
             yield _invalid(f"{base}/null-refused", f"null is not {TYPES[kind]} as {where}, unless the type is nullable.",
-                           [*needs, "type.nullable", "type.null-is-not-absent"], level, build(kind, None, False),
-                           [([], unexpected("Null", NAMES[kind]))])
+                           [*needs, "type.nullable", "type.null-is-not-absent", *null], build(kind, None, False),
+                           [([], unexpected("Null", NAMES[kind]))], spec=not null)
             yield _valid(f"{base}/null-allowed", f"null is a value of {TYPES[kind]}? as {where}.",
-                         [*needs, "type.nullable"], level, *build(kind + "Null", None, False)[:2])
+                         [*needs, "type.nullable"], *build(kind + "Null", None, False)[:2])
             if not skip_result:
                 yield _valid(f"{base}/nullable-value", f"A {TYPES[kind]} value is one of {TYPES[kind]}? too, "
-                             f"as {where}.",
-                             [*needs, "type.nullable"], level, *build(kind + "Null", valid[0], kind == "bytes")[:2])
+                             f"as {where}.", [*needs_valid, "type.nullable"],
+                             *build(kind + "Null", unwrap(valid[0])[0], kind == "bytes")[:2])
 
 
-def _valid(id_, description, requirements, level, request, answer):
-    return case(id_, description, requirements, [step(request, answer)], level)
+def _valid(id_, description, requirements, request, answer, spec=True):
+    return case(id_, description, requirements, [step(request, answer)], spec=spec)
 
 
-def _invalid(id_, description, requirements, level, built, found):
+def _invalid(id_, description, requirements, built, found, spec=True):
+    """A case whose exact answer (paths, reasons, their order) is our convention; the spec's
+    part of it is its MUST part."""
     request, _, tag, prefix = built
     requirements = [*requirements, "case.path", "conv.path-format",
                     "case.type-unexpected" if any("TypeUnexpected" in r for _, r in found) else "conv.reasons"]
     if tag == "ErrorInvalidRequestBody_":
         requirements.append("error.invalid-body")
     answer = [{}, {tag: {"cases": [{"path": [*prefix, *path], "reason": reason} for path, reason in found]}}]
-    return case(id_, description, requirements, [step(request, answer)], level)
+    return case(id_, description, requirements, [step(request, answer)], spec=spec)
 
 
 def strict_cases():
@@ -167,8 +174,8 @@ def precedence_cases():
          error("ErrorInvalidRequestHeaders_", (["@select_", "struct.Nope"], DISALLOWED), time_case),
          "A selection is a header, checked with the others, in the order sent."),
     ]
-    for name, request, answer, description in rows:
-        yield case(f"testbed/precedence/{name}", description, order, [step(request, answer)], level="SHOULD")
+    for name, request, answer, description in rows:  # which error wins is ours alone: no MUST part
+        yield case(f"testbed/precedence/{name}", description, order, [step(request, answer)], spec=False)
 
 
 def result_cases():
@@ -203,21 +210,20 @@ def result_cases():
         request = [{"@result": result}, {function: {"name": "a"} if function == "fn.greet" else {}}]
         answer = [{}, result] if found is None else error("ErrorInvalidResponseBody_", *found)
         yield case(f"testbed/result/{name}", description, checked if found else ["fn.results", "fn.errors-added", "errors.kinds"],
-                   [step(request, answer)], level="SHOULD" if found else "MUST")
+                   [step(request, answer)])
     yield case("testbed/result/unknown-error", "A handler that raises gives ErrorUnknown_ with a caseId; @id_ is kept.",
                ["conv.unknown-error", "header.id"], [step([{"@id_": [1, "a"], "@raise": True}, {"fn.echo": {}}],
-                                                         [{"@id_": [1, "a"]}, {"ErrorUnknown_": {"caseId": {"$type": "string"}}}])],
-               level="SHOULD")
+                                                         [{"@id_": [1, "a"]}, {"ErrorUnknown_": {"caseId": {"$type": "string"}}}])])
     yield case("testbed/result/unsafe", "@unsafe_ true sends an invalid result as it is, and is not echoed.",
                ["conv.unsafe"], [step([{"@unsafe_": True, "@result": {"Ok_": {"int!": "x", "extra": [1]}}}, {"fn.echo": {}}],
-                                      [{}, {"Ok_": {"int!": "x", "extra": [1]}}])], level="SHOULD")
+                                      [{}, {"Ok_": {"int!": "x", "extra": [1]}}])], spec=False)
     yield case("testbed/result/unsafe-false", "@unsafe_ false leaves results checked.", ["conv.unsafe"],
                [step([{"@unsafe_": False, "@result": {"Ok_": {"int!": "x"}}}, {"fn.echo": {}}],
-                     error("ErrorInvalidResponseBody_", (["Ok_", "int!"], unexpected("String", "Integer"))))], level="SHOULD")
+                     error("ErrorInvalidResponseBody_", (["Ok_", "int!"], unexpected("String", "Integer"))))])
     yield case("testbed/result/unsafe-headers-still-checked", "@unsafe_ does not turn off checking response headers.",
                ["conv.unsafe", "conv.response-headers"],
                [step([{"@unsafe_": True, "@responseHeaders": {"@int": "x"}}, {"fn.echo": {}}],
-                     error("ErrorInvalidResponseHeaders_", (["@int"], unexpected("String", "Integer"))))], level="SHOULD")
+                     error("ErrorInvalidResponseHeaders_", (["@int"], unexpected("String", "Integer"))))])
     headers = [  # (name, added headers, answer cases or None when sent, what it shows)
         ("declared", {"@int": 1, "@strArr": ["a"]}, None, "Declared response headers of the right type are sent."),
         ("undeclared", {"@other": {"a": [1]}}, None, "Undeclared response headers starting with @ are sent."),
@@ -229,29 +235,31 @@ def result_cases():
     for name, added, found, description in headers:
         answer = [added, {"Ok_": {}}] if found is None else error("ErrorInvalidResponseHeaders_", *found)
         yield case(f"testbed/response-headers/{name}", description, ["conv.response-headers", "headers.optional"],
-                   [step([{"@responseHeaders": added}, {"fn.echo": {}}], answer)], level="SHOULD")
+                   [step([{"@responseHeaders": added}, {"fn.echo": {}}], answer)])
 
 
 def auth_cases():
     """union.Auth_: protected and open functions, and the @auth_ header."""
+    protection = ["conv.auth-presence"]  # which functions are protected, and the sentence, are ours
     rows = [
         ("protected-without-auth", [{}, {"fn.secret": {}}], [{}, UNAUTHENTICATED],
-         "A protected function called without @auth_ is refused.", ["auth.unauthenticated", "conv.auth-presence"]),
+         "A protected function called without @auth_ is refused.", ["auth.unauthenticated", *protection]),
         ("protected-with-auth", [AUTH, {"fn.secret": {}}], [{}, {"Ok_": {}}],
          "With @auth_, a protected function runs; judging the credentials is the handler's job.", ["auth.header"]),
         ("id-kept", [{"@id_": 5}, {"fn.secret": {}}], [{"@id_": 5}, UNAUTHENTICATED],
-         "@id_ is reflected on the refusal too.", ["auth.unauthenticated", "header.id"]),
+         "@id_ is reflected on the refusal too.", ["auth.unauthenticated", "header.id", *protection]),
         ("open-function", [{"@result": {"Ok_": {"greeting": "g"}}}, {"fn.greet": {"name": "a"}}],
-         [{}, {"Ok_": {"greeting": "g"}}], "A function marked $authenticated false needs no @auth_.", ["auth.header"]),
+         [{}, {"Ok_": {"greeting": "g"}}], "A function marked $authenticated false needs no @auth_.",
+         ["auth.header", *protection]),
         ("handler-unauthorized", [{**AUTH, "@result": {"ErrorUnauthorized_": {"message!": "no"}}}, {"fn.secret": {}}],
          [{}, {"ErrorUnauthorized_": {"message!": "no"}}], "A handler may answer ErrorUnauthorized_.",
          ["auth.errors", "error.unauthorized"]),
         ("header-checked", [{"@auth_": {"Token": {}}}, {"fn.greet": {"name": "a"}}],
          error("ErrorInvalidRequestHeaders_", (["@auth_", "Token"], missing("token"))),
-         "@auth_ is checked against union.Auth_, even for open functions.", ["auth.header", "header.auth"]),
+         "@auth_ is checked against union.Auth_, even for open functions.", ["auth.header", "header.auth", "conv.header-types"]),
         ("unknown-tag", [{"@auth_": {"Basic": {}}}, {"fn.secret": {}}],
          error("ErrorInvalidRequestHeaders_", (["@auth_", "Basic"], DISALLOWED)),
-         "An @auth_ tag union.Auth_ does not have is refused.", ["auth.header", "header.auth"]),
+         "An @auth_ tag union.Auth_ does not have is refused.", ["auth.header", "header.auth", "conv.header-types"]),
     ]
     for name, request, answer, description, requirements in rows:
-        yield case(f"testbed/auth/{name}", description, requirements, [step(request, answer)])
+        yield case(f"testbed/auth/{name}", description, requirements, [step(request, answer)], spec=False)

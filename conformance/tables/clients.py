@@ -11,6 +11,8 @@ binary answers can be written with names and turned into integer keys here.
 
 import zlib
 
+from .. import cases
+
 PATH = "/conformance/api"  # the path of the URL the client is given
 
 
@@ -70,10 +72,14 @@ def returns(body, headers=None):
 FAILED = {"error": True}
 
 
-def case(id_, description, requirements, mode, steps, level="MUST", timeout=5):
-    """A client case: a fresh client in `mode`, with `timeout` seconds, makes the steps' calls in order."""
-    return {"id": f"client/{id_}", "description": description, "requirements": list(dict.fromkeys(requirements)),
-            "level": level, "client": {"mode": mode, "timeout": timeout}, "steps": steps}
+def case(id_, description, requirements, mode, steps, level=None, timeout=5):
+    """A client case: a fresh client in `mode`, with `timeout` seconds, makes the steps' calls in order.
+    Its level follows from its requirements (MUST only if the spec states every one), or is MAY."""
+    requirements = list(dict.fromkeys(requirements))
+    derived = cases.level_of(requirements)
+    assert level in (None, derived, "MAY"), f"client/{id_}: {level} but its requirements make it {derived}"
+    return {"id": f"client/{id_}", "description": description, "requirements": requirements,
+            "level": level or derived, "client": {"mode": mode, "timeout": timeout}, "steps": steps}
 
 
 def first_binary(mode, call=ADD, body=None, packed=None):

@@ -3,7 +3,7 @@ entries of fn.api_, and a mock of the testbed (seeded values, stubs, verificatio
 """
 
 from .testbed import (AUTH, DISALLOWED, REQUIREMENTS, STRICT, TYPES, UNAUTHENTICATED, VALUES, case, cases_of,
-                      echo, error, missing, name_of, plain, public_api, schema, step)
+                      echo, error, missing, name_of, plain, public_api, schema, step, unwrap)
 
 
 # Examples both implementations draw for the testbed (from the same seeded generator as the mock).
@@ -24,18 +24,20 @@ EXAMPLES = {
 def api_cases():
     """fn.api_ on the testbed: the public entries in order, the internal ones, and examples."""
     ask = lambda arguments, api: [step([{}, {"fn.api_": arguments}], [{}, {"Ok_": {"api": api}}])]
+    public = ask({}, public_api())
+    public[0]["response"]["spec"] = {"message": [{"$type": "object"}, {"Ok_": {"api": {"$includes": schema()}}}]}
     yield case("testbed/api/public", "fn.api_ answers the testbed's entries as written, comments and annotations "
-               "included, with info first and the rest ordered by name.", ["schema.api", "internal.api", "internal.hidden"],
-               ask({}, public_api()), requires=["testbed"])
+               "included, with info first and the rest ordered by name.",
+               ["schema.api", "internal.api", "internal.hidden", "conv.api"], public, requires=["testbed"])
     yield case("testbed/api/internal", "With includeInternal! true, the stock entries come too, in the same order.",
                ["internal.api", "conv.internal-schema"],
                ask({"includeInternal!": True}, {"$includes": [*schema(), {"$partial": {"fn.ping_": {}, "->": [{"Ok_": {}}]}}]}),
                requires=["testbed"])
     yield case("testbed/api/examples", "With includeExamples! true, every entry carries example values, drawn like "
-               "the mock's values from the seeded generator.", ["internal.api", "conv.mock"],
+               "the mock's values from the seeded generator.", ["internal.api", "conv.mock-generator"],
                ask({"includeExamples!": True}, {"$includes": [
                    {"$partial": {key: plain(next(e for e in public_api() if name_of(plain(e)) == key))[key], word: value}}
-                   for key, (word, value) in EXAMPLES.items()]}), level="SHOULD", requires=["testbed"])
+                   for key, (word, value) in EXAMPLES.items()]}), requires=["testbed"], spec=False)
 
 
 GREET = {0: "sigma", 1: "sigma", 2: "lambda", 3: "delta", 4: "phi", 5: "xi"}
@@ -53,11 +55,17 @@ SELECTED = {"->": {"Ok_": ["bool!", "int!", "num!", "str!", "any!", "point!", "s
 OK = [{}, {"Ok_": {}}]
 
 
-def _mock(name, description, requirements, steps, level="MUST"):
+def _mock(name, description, requirements, steps, spec=True):
     """A mock case: it starts with no stubs and no recorded calls, and runs alone."""
     clear = [step([{}, {"fn.clearStubs_": {}}], OK), step([{}, {"fn.clearCalls_": {}}], OK)]
-    return case(f"testbed/mock/{name}", description, requirements, clear + steps, level, ["testbed", "mock"],
-                exclusive=True)
+    return case(f"testbed/mock/{name}", description, requirements, clear + steps, requires=["testbed", "mock"],
+                exclusive=True, spec=spec)
+
+
+def _unwrapped(values):
+    """Values of VALUES without their Ours marks, and the conventions that judge any of them."""
+    pairs = [unwrap(value) for value in values]
+    return [value for value, _ in pairs], sorted({r for _, judged in pairs for r in judged})
 
 
 def _seed(seed):
@@ -72,34 +80,34 @@ def mock_cases():
     """A mock of the testbed: seeded values, stubs of every type, verification."""
     for seed, greeting in GREET.items():
         yield _mock(f"seeded/greet-{seed}", f"After fn.setRandomSeed_ {seed}, a generated result is always the same.",
-                    ["mock.rule1", "conv.mock"], [_seed(seed), step([{}, {"fn.greet": {"name": "a"}}],
-                                                                    [{}, {"Ok_": {"greeting": greeting}}])], "SHOULD")
+                    ["mock.rule1", "conv.mock-generator"], [_seed(seed), step([{}, {"fn.greet": {"name": "a"}}],
+                                                                    [{}, {"Ok_": {"greeting": greeting}}])], spec=False)
     for seed, answer in SEEDED.items():
         yield _mock(f"seeded/echo-{seed}", "Seeded values of every type come out the same, draw for draw.",
-                    ["mock.rule1", "conv.mock", "header.select"],
-                    [_seed(seed), step([{"@select_": SELECTED}, {"fn.echo": {}}], [{}, {"Ok_": answer}])], "SHOULD")
+                    ["mock.rule1", "conv.mock-generator", "header.select"],
+                    [_seed(seed), step([{"@select_": SELECTED}, {"fn.echo": {}}], [{}, {"Ok_": answer}])], spec=False)
     for kind, (valid, invalid) in VALUES.items():
-        valid = [{}] if kind == "sel" else valid  # a selection is checked against the request's function: see below
+        valid, judged = ([{}], []) if kind == "sel" else _unwrapped(valid)  # a selection: see selection-scope
         fields = {f"{kind}!": valid[-1], f"{kind}Arr!": valid, f"{kind}MapNull!": {"k": valid[0], "n": None}}
         marks = {f"{kind}!": True, f"{kind}Arr!": {"*": True}, f"{kind}MapNull!": {"*": True}} if kind == "bytes" else None
         yield _mock(f"stub/{kind}", f"A stub's {TYPES[kind]} values come back as they were given.",
-                    ["mock.rule3", "mock.createStub", *REQUIREMENTS[kind]],
+                    ["mock.rule3", "mock.createStub", *REQUIREMENTS[kind], *judged, *["conv.base64"] * (kind == "bytes")],
                     [_stub({"Ok_": fields}), step([{}, {"fn.echo": {"int!": 1}}], echo(fields, marks))])
         if not invalid:
             continue
-        value, problem = invalid[0]
+        (value, ours), problem = unwrap(invalid[0][0]), invalid[0][1]
         found = [(["fn.createStub_", "stub", "->", "Ok_", f"{kind}!", *path], reason)
                  for path, reason in cases_of(kind, value, problem)]
         yield _mock(f"stub/{kind}-invalid", f"A stub whose result is not {TYPES[kind]} is refused, with its path.",
-                    ["mock.createStub", "case.path", *REQUIREMENTS[kind]],
+                    ["mock.createStub", "case.path", *REQUIREMENTS[kind], "conv.mock", *ours],
                     [step([{}, {"fn.createStub_": {"stub": {"fn.echo": {}, "->": {"Ok_": {f"{kind}!": value}}}}}],
-                          error("ErrorInvalidRequestBody_", *found))])
+                          error("ErrorInvalidRequestBody_", *found))], spec=False)
     yield _mock("stub/selection-scope", "A selection inside a stub is checked against the function of the request "
                 "that carries it, fn.createStub_, which holds no struct or union to select.",
                 ["mock.createStub", "conv.select-rules"],
                 [step([{}, {"fn.createStub_": {"stub": {"fn.echo": {}, "->": {"Ok_": {"sel!": {"struct.Point": ["x"]}}}}}}],
                       error("ErrorInvalidRequestBody_",
-                             (["fn.createStub_", "stub", "->", "Ok_", "sel!", "struct.Point"], DISALLOWED)))], "SHOULD")
+                             (["fn.createStub_", "stub", "->", "Ok_", "sel!", "struct.Point"], DISALLOWED)))], spec=False)
     greet = {"fn.greet": {"name": "a"}}
     refused = [  # (name, stub, the case, what it shows)
         ("extra-key", {**greet, "->": {"Ok_": {"greeting": "x"}}, "extra": 1}, (["extra"], DISALLOWED),
@@ -110,20 +118,20 @@ def mock_cases():
          "Another function's error is not a result of this one."),
     ]
     for name, stub, (path, reason), description in refused:
-        yield _mock(f"stub/refused/{name}", description, ["mock.createStub", "case.path"],
+        yield _mock(f"stub/refused/{name}", description, ["mock.createStub", "case.path", "conv.mock"],
                     [step([{}, {"fn.createStub_": {"stub": stub}}],
-                          error("ErrorInvalidRequestBody_", (["fn.createStub_", "stub", *path], reason)))])
+                          error("ErrorInvalidRequestBody_", (["fn.createStub_", "stub", *path], reason)))], spec=False)
     yield _mock("stub/group-error", "A stub may answer with a tag of an errors.* group; other calls are generated.",
                 ["mock.rule3", "fn.errors-added"],
                 [_stub({"ErrorTestbed": {"code": 1}}, greet), step([{}, greet], [{}, {"ErrorTestbed": {"code": 1}}]),
                  step([{}, {"fn.greet": {"name": "b"}}], [{}, {"Ok_": {"greeting": {"$type": "string"}}}])])
     yield _mock("stub/filled", "Required result fields a stub leaves out are generated, draw for draw after a seed.",
-                ["mock.rule3", "conv.mock"],
+                ["mock.rule3", "conv.mock", "conv.mock-generator"],
                 [_stub({"Ok_": {"bool": True}}, {"fn.strict": {"bool": True}}), _seed(3),
                  step([{}, {"fn.strict": STRICT}], [{}, {"Ok_": {
                      "bool": True, "boolNull": None, "ints": [40092786, 80334602], "names": {},
                      "point": {"x": 633391608, "y": 1788646081}, "pointNull": None,
-                     "shape": {"Square": {"side": 0.1516263569479931}}}}])], "SHOULD")
+                     "shape": {"Square": {"side": 0.1516263569479931}}}}])], spec=False)
     called = {"fn.echo": {"point!": {"x": 1, "y": 2}}}
     yield _mock("verify/partial-and-strict", "A call matches a verification partially, unless strictMatch! is true.",
                 ["mock.verify", "mock.rule4", "error.verification", "case.verification-reason", "conv.mock"],
@@ -140,13 +148,15 @@ def mock_cases():
                           "wanted": {"Exact": {"times": 2}}, "found": 1, "allCalls": [greet]}}}}]),
                  step([{}, {"fn.verify_": {"call": greet}}], OK), step([{}, {"fn.verifyNoMoreInteractions_": {}}], OK)])
     yield _mock("verify/checked", "The call to verify is checked against the function's arguments.",
-                ["mock.verify", "case.path"],
+                ["mock.verify", "case.path", "conv.mock"],
                 [step([{}, {"fn.verify_": {"call": {"fn.echo": {"point!": {"x": 1, "y": 2, "z": 3}}}}}],
-                      error("ErrorInvalidRequestBody_", (["fn.verify_", "call", "fn.echo", "point!", "z"], DISALLOWED)))])
+                      error("ErrorInvalidRequestBody_", (["fn.verify_", "call", "fn.echo", "point!", "z"], DISALLOWED)))],
+                spec=False)
     yield _mock("schema", "The mock's public schema is the testbed's, its own functions hidden.",
-                ["mock.same-schema", "mock.internal-hidden"],
+                ["mock.same-schema", "mock.internal-hidden", "conv.api"],
                 [step([{}, {"fn.api_": {}}], [{}, {"Ok_": {"api": public_api()}}])])
-    yield _mock("validates", "The mock refuses an invalid call with the live server's error.", ["mock.rule2", "mock.validates"],
+    yield _mock("validates", "The mock refuses an invalid call with the live server's error.",
+                ["mock.rule2", "mock.validates", "conv.reasons", "conv.case-order"],
                 [step([{}, {"fn.strict": {}}], error("ErrorInvalidRequestBody_",
                                                        *[(["fn.strict"], missing(k)) for k in STRICT]))])
     yield _mock("stub/cleared", "fn.clearStubs_ forgets every stub.", ["mock.clearStubs"],

@@ -8,11 +8,22 @@ writing its few hundred fields by hand, `schema()` makes them from two small
 tables: TYPES, one example of every kind of type, and VARIANTS, the ways a
 field can wrap it (nullable, array, map, arrays and maps of nullables).
 VALUES then gives, for each kind, valid values and invalid ones with the
-validation cases each invalid one must give.
+validation cases each invalid one must give; a value whose verdict is our
+convention rather than the spec's (is 2^63 an integer? is 1.0?) is marked
+with the convention that judges it, `Ours(value, requirement)`.
+
+`case()` makes a case of steps: its level follows from the requirements it
+cites (MUST only if the spec states every one), and a SHOULD case that also
+cites the spec gets, in each step, the part of the answer the spec demands
+(`spec.demanded`) as its MUST part.
 """
 
 import base64
 import re
+from typing import Any, NamedTuple
+
+from .. import cases
+from .spec import demanded
 
 TYPES = {  # a field name -> the type expression a field of that name holds
     "bool": "boolean", "int": "integer", "num": "number", "str": "string", "bytes": "bytes",
@@ -77,9 +88,21 @@ def schema():
 RANGE, DISALLOWED, ELEMENT = {"NumberOutOfRange": {}}, {"ObjectKeyDisallowed": {}}, {"ArrayElementDisallowed": {}}
 NAMES = {"bool": "Boolean", "int": "Integer", "num": "Number", "str": "String", "bytes": "Bytes", "any": "Any",
          "point": "Object", "shape": "Object", "call": "Object", "sel": "Object"}
-REQUIREMENTS = {"bool": ["type.boolean"], "int": ["type.integer", "conv.int64"], "num": ["type.number", "conv.int64"],
+REQUIREMENTS = {"bool": ["type.boolean"], "int": ["type.integer"], "num": ["type.number"],
                 "str": ["type.string"], "bytes": ["type.bytes"], "any": ["type.any"], "point": ["type.struct"],
                 "shape": ["type.union"], "call": ["type.fn"], "sel": ["conv.select-rules"]}
+
+
+class Ours(NamedTuple):
+    """A value whose verdict is a convention of ours, and the requirement that states it."""
+
+    value: Any
+    requirement: str
+
+
+def unwrap(value):
+    """A value of VALUES without its Ours mark, and the conventions that judge it."""
+    return (value.value, [value.requirement]) if type(value) is Ours else (value, [])
 
 
 def unexpected(actual, expected):
@@ -98,12 +121,14 @@ def size(actual):
 # below the value, reason); the name of a JSON type stands for the case of a value of that type.
 VALUES = {
     "bool": ([True, False], [(0, "Number"), ("true", "String"), ([True], "Array"), ({}, "Object")]),
-    "int": ([0, -7, 2**63 - 1, -2**63], [(1.5, "Number"), (2.0, "Number"), (2**63, [([], RANGE)]),
-                                          (-2**63 - 1, [([], RANGE)]), (True, "Boolean"), ("1", "String"), ([1], "Array")]),
-    "num": ([0, 1.5, -0.25, 1e300, 2**63 - 1], [(2**63, [([], RANGE)]), (-2**63 - 1, [([], RANGE)]),
-                                               (False, "Boolean"), ("1.5", "String"), ({}, "Object")]),
+    "int": ([0, -7, Ours(2**53 + 1, "conv.int64"), Ours(2**63 - 1, "conv.int64"), Ours(-2**63, "conv.int64")],
+            [(1.5, "Number"), (Ours(2.0, "conv.int64"), "Number"), (Ours(2**63, "conv.int64"), [([], RANGE)]),
+             (Ours(-2**63 - 1, "conv.int64"), [([], RANGE)]), (True, "Boolean"), ("1", "String"), ([1], "Array")]),
+    "num": ([0, 1.5, -0.25, 1e300, Ours(-2**53 - 1, "conv.int64"), Ours(2**63 - 1, "conv.int64")],
+            [(Ours(2**63, "conv.int64"), [([], RANGE)]), (Ours(-2**63 - 1, "conv.int64"), [([], RANGE)]),
+             (False, "Boolean"), ("1.5", "String"), ({}, "Object")]),
     "str": (["", "text", "\u00e9t\u00e9 \U0001F600"], [(1, "Number"), (True, "Boolean"), (["a"], "Array"), ({}, "Object")]),
-    "bytes": (["", "AQI=", "/+8="], [(1, "Number"), ("AQI", [([], unexpected("String", "Base64String"))]),
+    "bytes": (["", "AQI=", "/+8="], [(1, "Number"), (Ours("AQI", "conv.base64"), [([], unexpected("String", "Base64String"))]),
                                     (True, "Boolean"), ([], "Array"), ({}, "Object")]),
     "any": ([0, "x", [None], {"a": None}, False], []),
     "point": ([{"x": 1, "y": 2}, {"x": -1, "y": 0, "label!": "p"}], [
@@ -163,11 +188,27 @@ def features(steps):
     return sorted(used)
 
 
-def case(id_, description, requirements, steps, level="MUST", requires=("testbed", "live"), exclusive=False):
-    """A case in the fixture format."""
-    found = {"id": id_, "description": description, "requirements": list(dict.fromkeys(requirements)),
+def case(id_, description, requirements, steps, level=None, requires=("testbed", "live"), exclusive=False, spec=True):
+    """A case in the fixture format. Its level follows from its requirements (or is MAY, if
+    given so); with `spec`, a SHOULD case that cites the spec too gets MUST parts."""
+    requirements = list(dict.fromkeys(requirements))
+    derived = cases.level_of(requirements)
+    assert level in (None, derived, "MAY"), f"{id_}: {level} but its requirements make it {derived}"
+    level = level or derived
+    if level != "MUST" and spec and any(cases.rule_levels().get(r) == "MUST" for r in requirements):
+        steps = [with_spec(step) for step in steps]
+    found = {"id": id_, "description": description, "requirements": requirements,
              "level": level, "requires": list(requires), "features": features(steps), "steps": steps}
     return {**found, "exclusive": True} if exclusive else found
+
+
+def with_spec(step):
+    """A step with the part of its answer the spec demands as its MUST part, if it demands any."""
+    response = step["response"]
+    if "spec" in response or "message" not in response or response.get("wire") == "msgpack":
+        return step
+    part = demanded(response["message"])
+    return {**step, "response": {**response, "spec": {"message": part}}} if part is not None else step
 
 
 def step(request, answer, **response):

@@ -1,0 +1,256 @@
+"""Verdicts an implementer can trust: a server that reads the spec literally passes every MUST,
+and a server that gets any of our conventions wrong fails something.
+
+The spec-literal server is ours with every convention the spec's words leave open answered the
+other reasonable way at once: null for `any`, array indexes as text, whole numbers of any size,
+`1.0` as a whole number, error tags in @select_, unpadded base64, no checking of headers or
+results, other reason names, a missing field's name in its path, another order of cases, an
+`@id_` of null echoed, a stock `@warn_` header on every answer, another numbering of the binary
+encoding, errors in MessagePack, and HTTP 400 for every error.
+"""
+
+import json
+import math
+import threading
+
+import msgpack
+import pytest
+
+from conformance.__main__ import main
+from conftest import Mutated, serving
+from reference import blobs, calculator, codec, select, service, testbed, validate
+from reference.http_server import Handler
+from reference.service import Reply
+
+
+def run(capsys, *args):
+    status = main(list(args))
+    return status, capsys.readouterr().out.splitlines()
+
+
+def report(tmp_path, capsys, url, *args):
+    """Run the suite against `url`; return (exit status, {case id: result} from the JSON report)."""
+    status, _ = run(capsys, "run", "--target", url, "--json", str(tmp_path / "report.json"), *args)
+    return status, {c["id"]: c for c in json.loads((tmp_path / "report.json").read_text())["cases"]}
+
+
+# The spec-literal server: the validator's judgements the spec leaves open, turned the other way.
+
+def literal_any(value, type_, path, function):
+    return ()
+
+
+def literal_integer(value, type_, path, function):  # a whole number, of any size, however written
+    if type(value) not in (int, float) or type(value) is float and not (math.isfinite(value) and value.is_integer()):
+        yield validate.type_unexpected(value, "Integer", path)
+
+
+def literal_number(value, type_, path, function):
+    if type(value) not in (int, float):
+        yield validate.type_unexpected(value, "Number", path)
+
+
+def literal_check(value, type_, path=(), function=None):  # null is a value of any, too
+    if value is None:
+        if type_.nullable or type_.kind == "any":
+            return ()
+        return (validate.type_unexpected(None, validate.EXPECTED.get(type_.kind, "Object"), path),)
+    return validate.CHECKS[type_.kind](value, type_, path, function)
+
+
+def literal_options(function):  # every result tag may be selected, not only Ok_
+    found = ORIGINAL_OPTIONS(function)
+    tags = {tag: sorted(fields.fields) for tag, fields in function.result.tags.items()}
+    return {**found, "->": tags}
+
+
+ORIGINAL_OPTIONS = select.options.__wrapped__
+
+
+def lenient_base64(text):
+    try:
+        return __import__("base64").b64decode(text + "=" * (-len(text) % 4), validate=True)
+    except ValueError:
+        return None
+
+
+def rewritten(message):
+    """An answer in the words a literal reader of the spec might choose where it is silent."""
+    headers, body = message
+    headers = {**headers, "@warn_": []}
+    for fields in body.values():
+        if type(fields) is dict and type(fields.get("cases")) is list:
+            fields["cases"] = [_case(found) for found in reversed(fields["cases"])]
+    return [headers, body]
+
+
+def _case(found):
+    path, [(reason, data)] = [str(step) for step in found["path"]], found["reason"].items()
+    if reason == "RequiredObjectKeyMissing":
+        return {"path": [*path, data["key"]], "reason": {"FieldMissing": {}}}
+    if reason == "TypeUnexpected" and "Null" in data["actual"]:
+        return {"path": path, "reason": {"NullDisallowed": {}}}
+    if reason == "TypeUnexpected":
+        names = {"Integer": "Int", "Boolean": "Bool", "Object": "Map", "Array": "List"}
+        return {"path": path, "reason": {"TypeUnexpected": {side: {names.get(n, n): {} for n in data[side]}
+                                                            for side in ("actual", "expected")}}}
+    return {"path": path, "reason": {reason.replace("Object", "Field"): {}}}
+
+
+ANSWERING = threading.local()  # what the connection's thread answers: an error or not
+
+
+class Literal:
+    """The service, with its answers rewritten, its own errors in MessagePack when asked, and
+    the request's @id_ echoed even when it is null."""
+
+    def __init__(self, service):
+        self.service, self.schema = service, service.schema
+
+    def handle(self, data):
+        reply = self.service.handle(data)
+        ANSWERING.error = reply.result != "Ok_"
+        if reply.data[:1] == b"\x92":
+            return reply
+        message = rewritten(json.loads(reply.data))
+        try:
+            request = json.loads(data)
+            if "@id_" in request[0]:
+                message[0]["@id_"] = request[0]["@id_"]
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+            pass
+        binary = reply.result != "Ok_" and b'"@bin_"' in data
+        encoded = msgpack.packb(message) if binary else json.dumps(message).encode()
+        return Reply(encoded, reply.media_type, reply.function, reply.result)
+
+
+def reversed_encoding(schema):
+    made = ORIGINAL_ENCODING(schema)
+    names = made.names[::-1]
+    return codec.Encoding({name: i for i, name in enumerate(names)}, names, made.checksum ^ 1)
+
+
+ORIGINAL_ENCODING = codec.encoding
+
+
+@pytest.fixture
+def literally(monkeypatch):
+    """Turn the reference into a server that reads the spec literally, for the length of a test."""
+    monkeypatch.setitem(validate.CHECKS, "any", literal_any)
+    monkeypatch.setitem(validate.CHECKS, "integer", literal_integer)
+    monkeypatch.setitem(validate.CHECKS, "number", literal_number)
+    monkeypatch.setattr(validate, "check", literal_check)
+    monkeypatch.setattr(validate, "_all_valid", lambda values, type_: False)
+    monkeypatch.setattr(select, "options", literal_options)
+    monkeypatch.setattr(validate, "options", literal_options)
+    monkeypatch.setattr(blobs, "from_base64", lenient_base64)
+    checking = service.Service._check_headers  # only what it uses, @select_, is checked
+    monkeypatch.setattr(service.Service, "_check_headers", lambda self, headers, declared, function: checking(
+        self, {k: v for k, v in headers.items() if k == "@select_"}, declared, function))
+    monkeypatch.setattr(codec, "encoding", reversed_encoding)
+    send = Handler.send_response
+    monkeypatch.setattr(Handler, "send_response", lambda self, code, message=None: send(
+        self, 400 if code == 200 and getattr(ANSWERING, "error", False) else code, message))
+
+
+@pytest.mark.parametrize("make", [testbed.service, calculator.service], ids=["testbed", "calculator"])
+def test_a_server_that_reads_the_spec_literally_passes_every_must(make, literally, tmp_path, capsys):
+    with serving(Literal(make())) as server:
+        status, results = report(tmp_path, capsys, server.url)
+    failed = {id_: r for id_, r in results.items() if r["status"] == "fail"}
+    must = {id_: r["problems"][:2] for id_, r in failed.items() if r["failedLevel"] == "MUST"}
+    assert not must, json.dumps(must, indent=1)[:3000]
+    assert len(failed) > 100 and status == 1  # its conventions are still checked, at SHOULD
+
+
+def test_level_must_counts_what_it_sets_aside(capsys):
+    with serving(testbed.service()) as server:
+        status, lines = run(capsys, "run", "--target", server.url, "--level", "MUST")
+    assert status == 0
+    assert "set aside by --level MUST" in lines[-1] and "checked only for what the spec demands (MUST)" in lines[-1]
+
+
+# Wrong variants: each gets one convention wrong, in a way the suite once failed to notice.
+
+def deep_keys_as_names(request, message):
+    """Only the keys of the result and its fields become ids; deeper keys stay text."""
+    names = {i: n for n, i in testbed.service().encoding.ids.items()}
+
+    def named(value, depth):
+        if type(value) is dict:
+            return {(names.get(k, k) if depth > 2 else k): named(v, depth + 1) for k, v in value.items()}
+        return [named(v, depth) for v in value] if type(value) is list else value
+    return [message[0], named(message[1], 0)]
+
+
+def flat_headers(request, message):
+    """Packs arrays of unions and structs without nested headers for their map-valued keys."""
+    def flatten(value):
+        if type(value) is list and value and value[0] == codec.PACKED and type(value[1]) is list:
+            return [value[0], [c[0] if type(c) is list else c for c in value[1]], *value[2:]]
+        if type(value) is dict:
+            return {k: flatten(v) for k, v in value.items()}
+        return [flatten(v) for v in value] if type(value) is list else value
+    return [message[0], flatten(message[1])]
+
+
+def doubles(request, message):
+    """Carries every integer through a double, as a JavaScript library would."""
+    def through(value):
+        if type(value) is int and abs(value) > 2**53:
+            return float(value)
+        if type(value) is dict:
+            return {k: through(v) for k, v in value.items()}
+        return [through(v) for v in value] if type(value) is list else value
+    return [message[0], through(message[1])]
+
+
+def null_id_echoed(request, message):
+    if request and "@id_" in request[0] and request[0]["@id_"] is None:
+        message[0]["@id_"] = None
+    return message
+
+
+def first_checksum_only(request):
+    """A JSON request whose @bin_ does not start with the checksum is negotiated afresh."""
+    checksums = request[0].get("@bin_")
+    if checksums and checksums[0] != testbed.service().encoding.checksum:
+        request[0]["@bin_"] = []
+    return request
+
+
+def unknown_function_first(request):
+    """The function is looked for before the headers are checked."""
+    if request and next(iter(request[1])) not in testbed.service().schema.functions:
+        request[0].pop("@select_", None)
+    return request
+
+
+def too_large(text):  # a number too large for a double gets a reason of its own
+    if math.isinf(float(text)):
+        raise codec.ParseFailure("JsonInvalid")
+    return float(text)
+
+
+@pytest.mark.parametrize("patch, answer, request_, failing", [
+    ({"DECODER": (codec, json.JSONDecoder(parse_float=too_large))}, None, None, ["testbed/parse/number-too-large"]),
+    ({"MAX_DEPTH": (codec, 1023)}, None, None, ["testbed/nesting/json-1024"]),
+    ({"MAX_DEPTH": (codec, 1025)}, None, None, ["testbed/nesting/json-1025"]),
+    ({"MAX_INT64": (validate, 2**200), "MIN_INT64": (validate, -2**200)}, None, None,
+     ["testbed/numbers/past-64-bits/int/argument", "testbed/types/int/array-element/invalid-2"]),
+    ({"integer": (validate.CHECKS, literal_integer)}, None, None, ["testbed/numbers/exponent/int/argument"]),
+    ({}, deep_keys_as_names, None, ["testbed/binary/keys/every-known-key"]),
+    ({}, flat_headers, None, ["testbed/binary/packed/unions"]),
+    ({}, doubles, None, ["testbed/numbers/beyond-doubles/int/argument", "testbed/types/int/argument/valid-2"]),
+    ({}, null_id_echoed, None, ["testbed/headers/id-null"]),
+    ({}, None, first_checksum_only, ["testbed/binary/checksums/json-anywhere"]),
+    ({}, None, unknown_function_first, ["testbed/select/unknown-function"]),
+], ids=["parse-reason", "nesting-1023", "nesting-1025", "past-64-bits", "exponent-as-integer", "map-keys",
+        "packing", "doubles", "null-id", "checksums", "select-unknown-function"])
+def test_a_server_with_one_convention_wrong_fails_a_case(patch, answer, request_, failing, monkeypatch, tmp_path, capsys):
+    for name, (owner, value) in patch.items():
+        (monkeypatch.setitem if type(owner) is dict else monkeypatch.setattr)(owner, name, value)
+    with serving(Mutated(testbed.service(), answer, request_)) as server:
+        status, results = report(tmp_path, capsys, server.url, "--id", "testbed/**")
+    failed = {id_ for id_, r in results.items() if r["status"] == "fail"}
+    assert status == 1 and set(failing) <= failed, sorted(failed)[:20]
