@@ -60,3 +60,117 @@ def test_examples_are_the_ones_the_other_implementation_shows():
     assert api["info.Calculator"]["example"] == {}
     result = Type("union", False, load(bundled("calculator")).functions["fn.api_"].result)
     assert list(check({"Ok_": {"api": list(api.values())}}, result)) == []
+
+
+# The guide's generator (conformance/PROTOCOL.md, section 10), written from its words alone over
+# the schema's JSON, makes the values the reference's does.
+
+class Guide:
+    """The value generator as the guide tells it, over a schema's entries."""
+
+    WORDS = ("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho "
+             "sigma tau upsilon phi chi psi omega").split()
+
+    def __init__(self, entries, seed, function):
+        self.named = {k: e for e in entries for k in e if k.split(".")[0] in ("struct", "union", "fn")}
+        self.state = 1 if seed == 0 else self.wrap(seed)
+        self.function = function
+
+    @staticmethod
+    def wrap(v):
+        return (v + 2**31) % 2**32 - 2**31
+
+    def next(self):
+        x = self.state
+        x = self.wrap(x ^ (x << 16))
+        x = self.wrap(x ^ (x >> 11))
+        x = self.wrap(x ^ (x << 5))
+        self.state = x or 1
+        return self.state & 0x7FFFFFFF
+
+    def below(self, n):
+        return self.next() % n if n else 0
+
+    def coin(self):
+        return self.below(31) > 15
+
+    def value(self, expression):
+        if type(expression) is list:
+            return [self.value(expression[0]) for _ in range(self.below(3))]
+        if type(expression) is dict:
+            entries = {}
+            for _ in range(self.below(3)):
+                key = self.WORDS[self.below(24)]
+                entries[key] = self.value(expression["string"])
+            return entries
+        if expression.endswith("?") and self.coin():
+            return None
+        name = expression.removesuffix("?")
+        scalar = {"boolean": self.coin, "integer": self.next, "number": lambda: self.next() / 2147483647,
+                  "string": lambda: self.WORDS[self.below(24)], "bytes": lambda: self.next().to_bytes(4, "big"),
+                  "any": lambda: (self.coin, self.next, lambda: self.WORDS[self.below(24)])[self.below(3)]()}
+        if name in scalar:
+            return scalar[name]()
+        if name == "_ext.Select_":
+            return self.select(self.options())
+        body = self.named[name][name]
+        if name.startswith("struct."):
+            return self.fields(body)
+        if name.startswith("fn."):
+            self.below(1)
+            return {name: self.fields(body)}
+        tags = sorted((t, f) for element in body for t, f in element.items() if t != "///")
+        tag, fields = tags[self.below(len(tags))]
+        return {tag: self.fields(fields)}
+
+    def fields(self, body):
+        made = {}
+        for name in sorted(body):
+            if name.endswith("!") and self.coin():
+                continue
+            made[name] = self.value(body[name])
+        return made
+
+    def options(self):
+        """What the function may select: Ok_'s fields, and every struct and union its Ok_ reaches."""
+        ok = self.named[self.function]["->"][0]["Ok_"]
+        found, waiting = {"->": {"Ok_": sorted(ok)}}, list(ok.values())
+        while waiting:
+            expression = waiting.pop()
+            while type(expression) in (list, dict):
+                expression = expression[0] if type(expression) is list else expression["string"]
+            name = expression.removesuffix("?")
+            if name in found or name not in self.named:
+                continue
+            body = self.named[name][name]
+            if name.startswith("union."):
+                tags = {t: f for element in body for t, f in element.items() if t != "///"}
+                found[name] = {t: sorted(f) for t, f in tags.items() if f}
+                waiting += [e for f in tags.values() for e in f.values()]
+            else:
+                if name.startswith("struct.") and body:
+                    found[name] = sorted(body)
+                waiting += list(body.values())
+        return found
+
+    def select(self, option):
+        if type(option) is list:
+            return [name for name in sorted(option) if self.coin()]
+        chosen = {}
+        for key in sorted(option):
+            if self.coin():
+                inner = self.select(option[key])
+                if inner != {}:
+                    chosen[key] = inner
+        return chosen
+
+
+@pytest.mark.parametrize("seed", range(0, 400, 7))
+def test_the_guides_generator_makes_the_mocks_values(seed):
+    from conformance.tables import testbed as tables
+    entries = tables.schema()
+    schema = load(entries)
+    function = schema.functions["fn.echo"]
+    ours = generate_fields(function.result.tags["Ok_"], Context(Random(seed), "random", (0, 3), function))
+    echo = next(entry for entry in entries if "fn.echo" in entry)
+    assert Guide(entries, seed, "fn.echo").fields(echo["->"][0]["Ok_"]) == ours
