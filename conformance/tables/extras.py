@@ -214,6 +214,8 @@ def binary_cases():
         ("unions", {"shapeArr!": SHAPES}, "Arrays of unions are packed, each tag a nested header."),
         ("nested", {"every!": {"pointArr!": POINTS, "shapeArr!": SHAPES}}, "Packed arrays may be nested in structs."),
         ("map-of-structs", {"pointMap!": {"a": POINTS[0]}, "pointArr!": []}, "Maps are not packed; empty arrays are kept."),
+        ("gap-first", {"pointArr!": [{"label!": "a", "x": 1, "y": 2}, {"x": 3, "y": 4}]},
+         "The header follows the first map's order, and a gap before values is Ext 18, once."),
         ("scalars", {"intArr!": [1, 2], "strMap!": {"a": "b"}}, "Arrays of plain values are kept as they are."),
     ]
     packing = ["header.bin", "binary.negotiate", "conv.binary-encoding", "conv.packing"]

@@ -18,6 +18,10 @@ EXAMPLES = {
     "headers.Auth_": ("inputExample", {"@auth_": {"Token": {"token": "sigma"}}}),
     "fn.greet": ("inputExample", {"fn.greet": {"name": "sigma"}}),
     "fn.secret": ("inputExample", {"fn.secret": {"hint!": "sigma"}}),
+    "fn.strict": ("inputExample", {"fn.strict": {
+        "bool": False, "boolNull": True, "ints": [954081041, 1598503090], "names": {"chi": "xi", "phi": "kappa"},
+        "note!": "sigma", "noteNull!": "beta", "point": {"label!": "gamma", "x": 1387367461, "y": 225740852},
+        "pointNull": {"label!": "beta", "x": 772162768, "y": 834198808}, "shape": {"Dot": {}}}}),
 }
 
 
@@ -166,6 +170,12 @@ def mock_cases():
                 [step([{}, greet], [{}, {"Ok_": {"greeting": {"$type": "string"}}}]), step([{}, {"fn.clearCalls_": {}}], OK),
                  step([{}, {"fn.verify_": {"call": greet}}], [{}, {"ErrorVerificationFailure": {"reason": {
                      "TooFewMatchingCalls": {"wanted": {"AtLeast": {"times": 1}}, "found": 0, "allCalls": []}}}}])])
+    yield _mock("examples", "With includeInternal! and includeExamples!, the mock's own calls and stubs have "
+                "examples too, of the testbed's functions.", ["internal.api", "conv.mock-generator"],
+                [step([{}, {"fn.api_": {"includeInternal!": True, "includeExamples!": True}}],
+                      [{}, {"Ok_": {"api": {"$includes": [
+                          {"$partial": {"_ext.Call_": {}, "example": {"$type": "object"}}},
+                          {"$partial": {"_ext.Stub_": {}, "example": {"$type": "object"}}}]}}}])], spec=False)
     yield _mock("auth", "The mock protects the functions the schema protects.", ["mock.validates", "conv.auth-presence"],
                 [step([{}, {"fn.secret": {}}], [{}, UNAUTHENTICATED]),
                  step([AUTH, {"fn.secret": {}}], [{}, {"Ok_": {"$type": "object"}}])])
