@@ -136,6 +136,11 @@ def mock_cases():
                      "bool": True, "boolNull": None, "ints": [40092786, 80334602], "names": {},
                      "point": {"x": 633391608, "y": 1788646081}, "pointNull": None,
                      "shape": {"Square": {"side": 0.1516263569479931}}}}])], spec=False)
+    strict = {"fn.createStub_": {"stub": {"fn.echo": {"intArr!": [1]}, "->": {"Ok_": {"int!": 7}}}, "strictMatch!": True}}
+    yield _mock("stub/strict-arrays", "A strict stub matches an array of the same elements only, not a longer one.",
+                ["mock.rule3", "conv.mock"],
+                [step([{}, strict], OK), step([{}, {"fn.echo": {"intArr!": [1]}}], [{}, {"Ok_": {"int!": 7}}]),
+                 step([{}, {"fn.echo": {"intArr!": [1, 2]}}], [{"$type": "object"}, {"$not": {"Ok_": {"int!": 7}}}])], spec=False)
     called = {"fn.echo": {"point!": {"x": 1, "y": 2}}}
     yield _mock("verify/partial-and-strict", "A call matches a verification partially, unless strictMatch! is true.",
                 ["mock.verify", "mock.rule4", "error.verification", "case.verification-reason", "conv.mock"],

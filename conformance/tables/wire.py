@@ -188,5 +188,10 @@ def wire_cases():
                [step([{"@bin_": [], "@pac_": True}, {"fn.echo": {"int!": "x"}}],
                      [{"@pac_": True}, {"ErrorInvalidRequestBody_": {"cases": [
                          {"path": ["fn.echo", "int!"], "reason": unexpected("String", "Integer")}]}}])])
+    yield case("testbed/binary/packed/row-too-long", "A packed request whose row holds more cells than its header "
+               "has keys cannot be read.", ["conv.packing", "conv.parse-failure"],
+               [{"request": {"msgpack": [{"@bin_": [CHECKSUM], "@pac_": True},
+                                         raw({"fn.echo": {"pointArr!": [{"$ext": [17, ""]}, [None, "x", "y"], [1, 2, 3]]}})]},
+                 "response": {"message": [{}, {"ErrorParseFailure_": {"reasons": [{"BinaryDecodeFailure": {}}]}}]}}])
     yield case("testbed/headers/pac-without-bin", "@pac_ without @bin_ does nothing, and is not echoed.",
                ["conv.packing"], [step([{"@pac_": True}, {"fn.echo": {"int!": 1}}], echo({"int!": 1}))])
