@@ -16,7 +16,8 @@ and call any server with `Client(url).call("fn.add", {"x": 1, "y": 2})`.
 
 from .http_client import Client
 from .http_server import Server
-from .loader import Schema, SchemaError, load
+from .documents import SchemaError
+from .loader import Schema, load
 from .service import Reply, Service
 
 __all__ = ["Client", "Reply", "Schema", "SchemaError", "Server", "Service", "load"]

@@ -25,15 +25,17 @@ stopping at the first:
 3. terminate: refuse types that have no finite value, such as a struct whose
    required field is that struct again.
 
-If anything is wrong, `SchemaError` lists every problem and where it is.
+If anything is wrong, `SchemaError` lists every problem, in document order,
+each with where it is (documents.py: the document, the entry counted from 1,
+the path inside it, and the line and column when the schema was JSON text).
 """
 
 import functools
 import json
 import re
 from pathlib import Path
-from typing import NamedTuple
 
+from .documents import Document, Problem, SchemaError, Where, located, parse, read
 from .types import Function, Struct, Type, Union
 
 BUNDLED = Path(__file__).parent / "schemas"
@@ -49,33 +51,6 @@ HEADER = re.compile(r"@[a-z][A-Za-z0-9_]*")
 # internal function; `_ignoreIfDuplicate` is accepted and means nothing.
 BESIDE = {"info": {"$"}, "struct": {"$", "_ignoreIfDuplicate"}, "union": set(), "errors": set(),
           "fn": {"$", "->", "_errors", "_ignoreIfDuplicate"}, "headers": {"$", "->"}, "_ext": {"$"}}
-
-
-class Problem(NamedTuple):
-    """One thing wrong with a schema, and where it is."""
-
-    document: str
-    entry: int | None  # index of the entry in its document
-    key: str  # the entry's definition key, when known
-    path: list  # keys and indexes inside the entry
-    message: str
-
-    def __str__(self):
-        where = self.document
-        if self.entry is not None:
-            where += f", entry {self.entry}" + (f" ({self.key})" if self.key else "")
-        if self.path:
-            where += f", at {json.dumps(self.path)}"
-        return f"{where}: {self.message}"
-
-
-class SchemaError(Exception):
-    """A schema broke the rules; `problems` lists every violation."""
-
-    def __init__(self, problems):
-        self.problems = problems
-        count = f"{len(problems)} problem{'s' * (len(problems) != 1)}"
-        super().__init__(f"invalid schema, {count}:\n" + "\n".join(f"  {p}" for p in problems))
 
 
 @functools.cache
@@ -98,41 +73,8 @@ def load(source, internal=()):
     elif isinstance(source, (str, Path)):
         documents, problems = read(Path(source))
     else:
-        documents = [("<schema>", source)]
+        documents = [Document("<schema>", source)]
     return Schema(documents, internal, problems)
-
-
-def read(path):
-    """Parse the JSON documents at `path`: one file, or every *.json file of a directory.
-
-    Return the documents that could be read and the problems of those that could not."""
-    if path.is_dir():
-        files = sorted(p for p in path.iterdir() if p.suffix == ".json" and p.is_file())
-        if not files:
-            return [], [Problem(str(path), None, "", [], "the directory holds no .json files")]
-    else:
-        files = [path]
-    documents, problems = [], []
-    for file in files:
-        try:
-            text = file.read_text(encoding="utf-8")
-        except OSError as error:
-            problems.append(Problem(str(file), None, "", [], error.strerror or str(error)))
-        except UnicodeDecodeError as error:
-            problems.append(Problem(file.name, None, "", [], f"not valid JSON: {error}"))
-        else:
-            found, trouble = parse(file.name, text)
-            documents += found
-            problems += trouble
-    return documents, problems
-
-
-def parse(name, text):
-    """The document in JSON `text`, as ([(name, entries)], problems)."""
-    try:
-        return [(name, json.loads(text))], []
-    except ValueError as error:
-        return [], [Problem(name, None, "", [], f"not valid JSON: {error}")]
 
 
 class Schema:
@@ -142,16 +84,16 @@ class Schema:
         self.documents = documents  # the service's own, from which a mock can be made
         self.problems = list(problems)
         self.named = {}  # definition name -> (kind, Struct | Union | None)
+        self.defined = {}  # definition name -> the Where of its entry
         self.entries = []  # (definition key, entry, is internal)
         # Stock documents come first, so a clash is reported on the service's own entry.
-        defined = {key for _, entries in documents for key in _keys(entries)}
-        stock = [("internal.json", bundled("internal"), True)] if not _holds(defined, "internal") else []
-        stock += [(f"internal document {i}", doc, True) for i, doc in enumerate(internal)]
+        defined = {key for document in documents for key in _keys(document.entries)}
+        stock = [(Document("internal.json", bundled("internal")), True)] if not _holds(defined, "internal") else []
+        stock += [(Document(f"internal document {i}", entries), True) for i, entries in enumerate(internal)]
         if "union.Auth_" in defined and not _holds(defined, "auth"):
-            stock.append(("auth.json", bundled("auth"), False))
-        documents = stock + [(name, entries, False) for name, entries in documents]
+            stock.append((Document("auth.json", bundled("auth")), False))
 
-        indexed = [item for document in documents for item in self._index(*document)]
+        indexed = [item for source in stock + [(d, False) for d in documents] for item in self._index(*source)]
         self.functions, self.errors, self.chosen = {}, [], {}
         self.request_headers, self.response_headers, self.owners = {}, {}, {}
         for where, key, entry in indexed:
@@ -159,7 +101,12 @@ class Schema:
         self._attach_errors()
         self._check_termination(indexed)
         if self.problems:
-            raise SchemaError(self.problems)
+            texts = {document.name: document.text for document in documents}
+            order = {document.name: i for i, document in enumerate(documents)}
+            problems = [located(problem, texts) for problem in self.problems]
+            problems.sort(key=lambda p: (order.get(p.where.document, -1), p.where.entry or 0,
+                                         p.where.line or 0, p.where.column or 0))
+            raise SchemaError(problems)
         self.entries.sort(key=lambda e: (not e[0].startswith("info."), e[0]))
 
     def api(self, include_internal=False):
@@ -174,13 +121,13 @@ class Schema:
 
     # Pass 1: shapes and names
 
-    def _index(self, document, entries, internal):
+    def _index(self, document, internal):
         """Check each entry's outline and register its definition; yield what to resolve."""
-        if not isinstance(entries, list):
-            self._problem((document, None, ""), [], "a schema document is a JSON array of entries")
+        if not isinstance(document.entries, list):
+            self._problem(Where(document.name), [], "a schema document is a JSON array of entries")
             return
-        for index, entry in enumerate(entries):
-            where = (document, index, "")
+        for index, entry in enumerate(document.entries):
+            where = Where(document.name, index + 1)
             if not isinstance(entry, dict):
                 self._problem(where, [], "an entry is a JSON object")
                 continue
@@ -191,7 +138,7 @@ class Schema:
                               f"union., fn., headers. or errors. and a name); found {found}")
                 continue
             key, kind = keys[0], keys[0].split(".")[0]
-            where = (document, index, key)
+            where = Where(document.name, index + 1, key)
             if not NAME.fullmatch(key.split(".", 1)[1]) or (kind == "_ext" and key not in EXTENSIONS):
                 self._problem(where, [key], "a definition name starts with a letter or _, then word "
                               "characters (and _ext. names are the stock _ext.Select_, _ext.Call_ "
@@ -199,14 +146,16 @@ class Schema:
                 continue
             info = next((k for k in self.named if k.startswith("info.")), None) if kind == "info" else None
             if key in self.named or info:
-                self._problem(where, [key], f"{key} is defined already" if key in self.named
-                              else f"a schema has one info entry, and {info} is one")
+                first = self.defined[key if key in self.named else info]
+                self.problems.append(Problem(where, [key], f"{key} is defined already" if key in self.named
+                                             else f"a schema has one info entry, and {info} is one", first))
                 continue
             self._check_outline(where, key, kind, entry)
             self.named[key] = (kind, {
                 "union": Union, "fn": Union, "errors": Union, "struct": Struct,
                 "headers": lambda name: (Struct(name), Struct(name + " ->")),
             }.get(kind, lambda name: None)(key))
+            self.defined[key] = where
             self.entries.append((key, entry, internal))
             yield where, key, entry
 
@@ -318,9 +267,10 @@ class Schema:
             if not HEADER.fullmatch(name):
                 self._problem(where, path + [name], "a header name is @, a lowercase letter, "
                               "then letters, digits or _ (headers are always optional: no !)")
-            owner = self.owners.setdefault((side, name), where[2])
-            if owner != where[2]:
-                self._problem(where, path + [name], f"{name} is declared by {owner} already")
+            owner = self.owners.setdefault((side, name), where.key)
+            if owner != where.key:
+                self.problems.append(Problem(where, path + [name], f"{name} is declared by {owner} already",
+                                             self.defined[owner]))
             headers[name] = struct.fields[name] = self._type(where, path + [name], expression)
 
     def _type(self, where, path, expression):
@@ -361,8 +311,8 @@ class Schema:
         for i, tag in enumerate(group.tags):
             owner = self.owners.setdefault(("errors", tag), key)
             if owner != key:
-                self._problem(where, [key, i, tag], f"the tag {tag} is in {owner} too; "
-                              "a tag belongs to one errors.* group")
+                self.problems.append(Problem(where, [key, i, tag], f"the tag {tag} is in {owner} too; a tag "
+                                             "belongs to one errors.* group", self.defined[owner]))
 
     def _attach_errors(self):
         """Add each errors.* group's tags to the results of the functions whose `_errors`
@@ -409,7 +359,7 @@ class Schema:
                               "required fields leads back to it (make one optional or nullable)")
 
     def _problem(self, where, path, message):
-        self.problems.append(Problem(*where, path, message))
+        self.problems.append(Problem(where, path, message))
 
 
 def _height(node):

@@ -255,7 +255,7 @@ def test_start_up_problems_are_one_line_errors_and_exit_2(tmp_path, calculator_u
         2, f"error: cannot read the schema: {tmp_path / 'none.json'} does not exist\n")
     (tmp_path / "bad.json").write_text('[{"fn.f": {}}]')
     bad = run("--schema-file", str(tmp_path / "bad.json"))
-    assert bad.returncode == 2 and bad.stderr.startswith("error: invalid schema, 1 problem:\n  bad.json, entry 0")
+    assert bad.returncode == 2 and bad.stderr.startswith(f"error: invalid schema, 1 problem:\n  {tmp_path / 'bad.json'}:1:2: fn.f: ")
     with serving(calculator.service()) as server:
         url = server.url
     unreachable = run("--schema-url", url, "--wait", "0.5")

@@ -1,0 +1,170 @@
+"""Schema documents: JSON read from files, directories or text, and where in it a problem is.
+
+How this works
+--------------
+`read()` turns what `load()` is given into `Document`s: each a name, the
+entries it holds, and the JSON text they were read from (None for entries
+given in memory). When the loader finds something wrong with an entry, it
+says where as a `Where` (the document, the entry counted from 1 as people
+count, its definition key) and a path of keys and indexes inside the entry.
+`located()` then finds the line and column of that path in the text,
+walking the JSON with the json module's own decoder, which skips a whole
+value at C speed; and a `Problem` reads like a compiler's:
+
+    shop.json:12:15: struct.Item: unknown type "numbr"
+
+Problems are data too (`Problem.as_data()`), for the conformance suite's
+schema driver and for other tools.
+"""
+
+import json
+from pathlib import Path
+from typing import Any, NamedTuple
+
+SKIP = json.decoder.WHITESPACE.match
+DECODER = json.JSONDecoder()
+
+
+class Document(NamedTuple):
+    """A schema document: its name, its entries, and the JSON text they came from."""
+
+    name: str
+    entries: Any
+    text: str | None = None
+
+
+class Where(NamedTuple):
+    """A place in a schema: a document, an entry (from 1), and its line and column, if known."""
+
+    document: str
+    entry: int | None = None
+    key: str = ""  # the entry's definition key, when known
+    line: int | None = None
+    column: int | None = None
+
+    def __str__(self):
+        if self.line is not None:
+            return f"{self.document}:{self.line}:{self.column}"
+        return self.document + (f", entry {self.entry}" if self.entry is not None else "")
+
+
+class Problem(NamedTuple):
+    """One thing wrong with a schema: where, the path inside the entry, and what."""
+
+    where: Where
+    path: list
+    message: str
+    first: Where | None = None  # for a name defined twice, where it was defined first
+
+    def __str__(self):
+        what = f"{self.where.key}: " if self.where.key else ""
+        at = f", at {json.dumps(self.path)}" if self.path and self.where.line is None else ""
+        first = f" (first defined at {self.first})" if self.first else ""
+        return f"{self.where}{at}: {what}{self.message}{first}"
+
+    def as_data(self):
+        """The problem as JSON data: document, entry, key, path, line, column, message, first."""
+        data = {"document": self.where.document, "entry": self.where.entry, "key": self.where.key or None,
+                "path": self.path, "line": self.where.line, "column": self.where.column, "message": self.message}
+        if self.first:
+            data["first"] = {"document": self.first.document, "entry": self.first.entry,
+                             "line": self.first.line, "column": self.first.column}
+        return data
+
+
+class SchemaError(Exception):
+    """A schema broke the rules; `problems` lists every violation, in document order."""
+
+    def __init__(self, problems):
+        self.problems = problems
+        count = f"{len(problems)} problem{'s' * (len(problems) != 1)}"
+        super().__init__(f"invalid schema, {count}:\n" + "\n".join(f"  {p}" for p in problems))
+
+
+def read(path):
+    """Parse the JSON documents at `path`: one file, or every *.json file of a directory.
+
+    Return the documents that could be read and the problems of those that could not."""
+    shown = path if path.is_absolute() else f"{path} (from {Path.cwd()})"
+    if path.is_dir():
+        files = sorted(p for p in path.iterdir() if p.suffix == ".json" and p.is_file())
+        if not files:
+            return [], [Problem(Where(str(path)), [], f"{shown} holds no .json files")]
+    elif not path.exists():
+        return [], [Problem(Where(str(path)), [], f"{shown} does not exist")]
+    else:
+        files = [path]
+    documents, problems = [], []
+    for file in files:
+        try:
+            text = file.read_text(encoding="utf-8")
+        except OSError as error:
+            problems.append(Problem(Where(str(file)), [], error.strerror or str(error)))
+        except UnicodeDecodeError as error:
+            problems.append(Problem(Where(str(file)), [], f"not valid JSON: {error}"))
+        else:
+            found, trouble = parse(str(file), text)
+            documents += found
+            problems += trouble
+    return documents, problems
+
+
+def parse(name, text):
+    """The document in JSON `text`, as ([Document], problems)."""
+    try:
+        return [Document(name, json.loads(text), text)], []
+    except json.JSONDecodeError as error:
+        return [], [Problem(Where(name, None, "", error.lineno, error.colno), [], f"not valid JSON: {error.msg}")]
+    except ValueError as error:  # a number too large, say
+        return [], [Problem(Where(name), [], f"not valid JSON: {error}")]
+
+
+def located(problem, texts):
+    """`problem` with the line and column of its place, where its document's text is known."""
+    text = texts.get(problem.where.document)
+    if text is None or problem.where.entry is None:
+        return problem
+    first = problem.first
+    if first is not None and texts.get(first.document) is not None:
+        first = first._replace(**_position(texts[first.document], [first.entry - 1]))
+    return problem._replace(where=problem.where._replace(**_position(text, [problem.where.entry - 1, *problem.path])),
+                            first=first)
+
+
+def _position(text, steps):
+    """The line and column of the value `steps` leads to in JSON text (of the key that names it,
+    when the last step is a key), or of the deepest value found if it leads nowhere."""
+    at = shown = SKIP(text, 0).end()
+    for step in steps:
+        found = (_element(text, at, step) if type(step) is int and text.startswith("[", at) else
+                 _member(text, at, step) if type(step) is str and text.startswith("{", at) else None)
+        if found is None:
+            break
+        shown, at = found
+    return {"line": text.count("\n", 0, shown) + 1, "column": shown - text.rfind("\n", 0, shown)}
+
+
+def _element(text, at, index):
+    """Where the element `index` of the array at `at` starts (twice), or None."""
+    at = SKIP(text, at + 1).end()
+    for _ in range(index):
+        if text.startswith("]", at):
+            return None
+        at = SKIP(text, DECODER.raw_decode(text, at)[1]).end()
+        at = SKIP(text, at + 1).end() if text.startswith(",", at) else at
+    return None if text.startswith("]", at) else (at, at)
+
+
+def _member(text, at, key):
+    """Where the key `key` of the object at `at` starts, and where its value starts, or None."""
+    at = SKIP(text, at + 1).end()
+    while text.startswith('"', at):
+        name, end = json.decoder.scanstring(text, at + 1)
+        value = SKIP(text, SKIP(text, end).end() + 1).end()  # past the colon
+        if name == key:
+            return at, value
+        at = SKIP(text, DECODER.raw_decode(text, value)[1]).end()
+        if not text.startswith(",", at):
+            return None
+        at = SKIP(text, at + 1).end()
+    return None
