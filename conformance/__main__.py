@@ -10,7 +10,7 @@ import http.client
 import sys
 from pathlib import Path
 
-from . import cases, clients, lint, report, runner, tables
+from . import cases, clients, lint, report, runner, schemas, tables
 
 
 class Parser(argparse.ArgumentParser):
@@ -45,6 +45,14 @@ def main(argv=None):
     _selectors(client)
     _outcomes(client)
 
+    schema = commands.add_parser("schema", help="check a schema loader through a driver", description=(
+        "Check a schema loader: --command, a driver for the library under test, is handed each case's "
+        "schema documents and answers whether the library accepts them, and where each problem is "
+        "(conformance/README.md, Checking a schema loader)."))
+    schema.add_argument("--command", required=True, metavar="CMD", help="the driver to start")
+    _selectors(schema)
+    _outcomes(schema)
+
     listing = commands.add_parser("list", help="list the cases", description="List the cases, one per line.")
     _selectors(listing)
     commands.add_parser("check", help="lint the suite itself", description=(
@@ -58,8 +66,8 @@ def main(argv=None):
                                     "tables in conformance/tables.")
 
     options = parser.parse_args(argv)
-    command = {"run": _run, "client": _client, "list": _list, "check": _check, "coverage": _coverage,
-               "generate": _generate}
+    command = {"run": _run, "client": _client, "schema": _schema, "list": _list, "check": _check,
+               "coverage": _coverage, "generate": _generate}
     return command[options.subcommand](options, commands.choices[options.subcommand])
 
 
@@ -108,7 +116,7 @@ def _run(options, parser):
         target = runner.Target(options.target)
     except ValueError as error:
         parser.error(str(error))
-    chosen, aside, known = _chosen(options, parser, clients=False)
+    chosen, aside, known = _chosen(options, parser, "server")
     try:
         target.wait(options.wait)
         profile, service = runner.detect(target)
@@ -132,7 +140,7 @@ def _run(options, parser):
 
 
 def _client(options, parser):
-    chosen, aside, known = _chosen(options, parser, clients=True)
+    chosen, aside, known = _chosen(options, parser, "client")
     print(f"Checking the client driven by {options.command!r}. Running {len(chosen)} cases.", flush=True)
     try:
         results = _running(options, chosen, lambda progress: clients.run(chosen, options.command,
@@ -143,15 +151,28 @@ def _client(options, parser):
                    "a client")
 
 
-def _chosen(options, parser, clients):
-    """The server (or client) cases the options select, and the known-failure globs; usage problems
-    found before any run. A known failure may name a case of either kind, so one file serves both."""
-    for kind in ("junit", "json", "html"):
-        if getattr(options, kind) and not _writable(Path(getattr(options, kind))):
-            parser.error(f"cannot write the --{kind} report to {getattr(options, kind)}")
+def _schema(options, parser):
+    chosen, aside, known = _chosen(options, parser, "schema")
+    print(f"Checking the schema loader driven by {options.command!r}. Running {len(chosen)} cases.", flush=True)
+    try:
+        results = _running(options, chosen, lambda progress: schemas.run(chosen, options.command,
+                                                                          _matching(known, chosen), progress))
+    except runner.Trouble as trouble:
+        return _trouble(trouble)
+    return _finish(options, results + aside,
+                   clients.Subject(f"the schema loader driven by {options.command!r}"), "a schema loader")
+
+
+def _chosen(options, parser, kind):
+    """The cases of `kind` the options select, those --level sets aside, and the known-failure
+    globs; usage problems found before any run. A known failure may name a case of any kind, so
+    one file serves all."""
+    for report_kind in ("junit", "json", "html"):
+        if getattr(options, report_kind) and not _writable(Path(getattr(options, report_kind))):
+            parser.error(f"cannot write the --{report_kind} report to {getattr(options, report_kind)}")
     everything = cases.everything()
     known = _known(options.known_failures, everything, parser) if options.known_failures else set()
-    matched = cases.matching([c for c in everything if ("client" in c) == clients], options.id)
+    matched = cases.matching([c for c in everything if cases.kind(c) == kind], options.id)
     chosen = [c for c in matched if cases.levels(c) & cases.LEVELS[options.level]]
     if not chosen:
         parser.error("no case matches the --id and --level given")
@@ -242,7 +263,8 @@ def _known(path, everything, parser):
 
 def _list(options, parser):
     for case in cases.select(cases.everything(), options.id, options.level):
-        needs = f"client:{case['client']['mode']}" if "client" in case else ",".join(case["requires"]) or "any"
+        needs = {"client": lambda: f"client:{case['client']['mode']}", "schema": lambda: "schema loader",
+                 "server": lambda: ",".join(case["requires"]) or "any"}[cases.kind(case)]()
         print(f"{case['id']:<55} {case['level']:<6} {needs:<22} {','.join(case.get('features', [])) or '-':<14} "
               f"{case['description']}")
     return 0
@@ -255,8 +277,8 @@ def _check(options, parser):
     if problems:
         print(f"{len(problems)} problems")
     else:
-        servers, clients = len(cases.load()), len(cases.load(cases.CLIENTS))
-        print(f"The suite is sound: {servers} server cases and {clients} client cases.")
+        servers, clients, loaders = len(cases.load()), len(cases.load(cases.CLIENTS)), len(cases.load(cases.SCHEMAS))
+        print(f"The suite is sound: {servers} server cases, {clients} client cases and {loaders} schema cases.")
     return 1 if problems else 0
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 HERE = Path(__file__).parent
 CASES = HERE / "cases"
 CLIENTS = HERE / "clients"  # cases that check a client (clients.py)
+SCHEMAS = HERE / "schemas"  # cases that check a schema loader (schemas.py)
 FEATURES = {  # protocol features a target may be declared to lack, and how a case uses each
     "binary": "MessagePack: requests or answers with @bin_, packing",
     "select": "the @select_ header",
@@ -65,8 +66,9 @@ def level_of(requirements):
 
 
 def levels(case):
-    """The levels a case checks: its own, and MUST too if a step has a spec part."""
-    return {case["level"]} | ({"MUST"} if any("spec" in step.get("response", {}) for step in case["steps"]) else set())
+    """The levels a case checks: its own, and MUST too if it has a spec part."""
+    parts = [case] if kind(case) == "schema" else [step.get("response", {}) for step in case["steps"]]
+    return {case["level"]} | ({"MUST"} if any("spec" in part for part in parts) else set())
 
 
 def matching(cases, ids=()):
@@ -87,8 +89,13 @@ def applies(case, profile):
 
 
 def everything():
-    """The server cases and the client cases."""
-    return load(CASES) + load(CLIENTS)
+    """The server cases, the client cases and the schema cases."""
+    return load(CASES) + load(CLIENTS) + load(SCHEMAS)
+
+
+def kind(case):
+    """What a case checks: a "server", a "client" or a "schema" loader."""
+    return "client" if "client" in case else "schema" if "documents" in case else "server"
 
 
 def coverage(cases):

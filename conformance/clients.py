@@ -19,19 +19,16 @@ client sent what was expected and returned what it should, in time.
 import base64
 import itertools
 import json
-import queue
-import shlex
-import subprocess
 import threading
 import time
-from collections import deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import NamedTuple
 
 import msgpack
 
+from .drivers import Driver
 from .match import compare, explain, to_msgpack
-from .runner import Result, Trouble, decode
+from .runner import Result, decode
 
 PATH = "/conformance/api"
 GRACE = 2.0  # seconds a client may take beyond its timeout to report a failure
@@ -118,69 +115,11 @@ class Answering(BaseHTTPRequestHandler):
         pass
 
 
-class Driver:
-    """The driver process: instructions in on stdin, results out on stdout, one JSON line each."""
-
-    def __init__(self, command, url):
-        self.command, self.url, self.number = command, url, 0
-        self.start()
-
-    def start(self):
-        try:
-            self.process = subprocess.Popen([*shlex.split(self.command), self.url], stdin=subprocess.PIPE,
-                                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1)
-        except (OSError, ValueError) as error:
-            raise Trouble(f"cannot start the driver {self.command!r}: {getattr(error, 'strerror', None) or error}")
-        self.lines, self.errors = queue.Queue(), deque(maxlen=20)
-        threading.Thread(target=self._read, args=(self.process.stdout, self.lines.put), daemon=True).start()
-        threading.Thread(target=self._read, args=(self.process.stderr, self.errors.append), daemon=True).start()
-
-    @staticmethod
-    def _read(stream, keep):
-        for line in stream:
-            keep(line.rstrip("\n"))
-        keep(None)  # the end of the stream
-
-    def call(self, instruction, seconds):
-        """Send one instruction; return the driver's JSON reply, or a string saying what went wrong."""
-        self.number += 1
-        instruction = {"id": self.number, **instruction}
-        try:
-            self.process.stdin.write(json.dumps(instruction) + "\n")
-            self.process.stdin.flush()
-            line = self.lines.get(timeout=seconds)
-        except queue.Empty:
-            self.restart()
-            return f"the client did not return within {seconds:g} s (the driver was restarted)"
-        except OSError:
-            line = None
-        if line is None:
-            status = self.process.wait()
-            tail = " | ".join(e for e in self.errors if e)[-500:]
-            self.restart()
-            return f"the driver exited with status {status}" + (f": {tail}" if tail else "")
-        try:
-            reply = json.loads(line)
-        except ValueError:
-            return f"the driver wrote a line that is not JSON: {line[:200]!r}"
-        if type(reply) is not dict or reply.get("id") != self.number:
-            return f"the driver's reply does not answer instruction {self.number}: {line[:200]}"
-        return reply
-
-    def restart(self):
-        self.stop()
-        self.start()
-
-    def stop(self):
-        self.process.kill()
-        self.process.wait()
-
-
 def run(cases, command, known=frozenset(), progress=None):
     """Run the client cases one after the other with the driver `command`; return their Results."""
     script = Script()
     threading.Thread(target=script.serve_forever, args=(0.05,), daemon=True).start()
-    driver = Driver(command, script.url)
+    driver = Driver(command, [script.url])
     results = []
     try:
         for case in cases:

@@ -45,23 +45,31 @@ def check(directory=cases.CASES):
             problems.append(f"{path.name}: not valid JSON: {error}")
             continue
         problems += [f"{path.name}: {problem}" for problem in conforms(document, fixture_schema, fixture_schema)]
-    clients = Path(directory).parent / "clients"
-    for path in sorted(clients.glob("*.json")):
-        try:
-            document = json.loads(path.read_text(encoding="utf-8"))
-        except ValueError as error:
-            problems.append(f"clients/{path.name}: not valid JSON: {error}")
-            continue
-        problems += [f"clients/{path.name}: {problem}"
-                     for problem in conforms(document, fixture_schema["$defs"]["clientFile"], fixture_schema)]
+    others = {"clients": "clientFile", "schemas": "schemaFile"}  # the directories beside cases/
+    for folder, shape in others.items():
+        for path in sorted((Path(directory).parent / folder).glob("*.json")):
+            try:
+                document = json.loads(path.read_text(encoding="utf-8"))
+            except ValueError as error:
+                problems.append(f"{folder}/{path.name}: not valid JSON: {error}")
+                continue
+            problems += [f"{folder}/{path.name}: {problem}"
+                         for problem in conforms(document, fixture_schema["$defs"][shape], fixture_schema)]
     if problems:
         return problems
-    for case in cases.load(clients):
-        where = f"clients/{case['file']}: {case['id']}"
-        if case["id"] in seen:
-            problems.append(f"{where}: the id is also used in {seen[case['id']]}")
-        seen[case["id"]] = case["file"]
-        problems += [f"{where}: unknown requirement {r}" for r in case["requirements"] if r not in known_requirements]
+    for folder in others:
+        for case in cases.load(Path(directory).parent / folder):
+            where = f"{folder}/{case['file']}: {case['id']}"
+            if case["id"] in seen:
+                problems.append(f"{where}: the id is also used in {seen[case['id']]}")
+            seen[case["id"]] = case["file"]
+            problems += [f"{where}: unknown requirement {r}" for r in case["requirements"]
+                         if r not in known_requirements]
+            derived = cases.level_of(case["requirements"])
+            if case["level"] not in (derived, "MAY"):
+                problems.append(f"{where}: it is {case['level']}, but its requirements make it {derived}")
+            if "spec" in case and (case["level"] == "MUST" or set(case["spec"]) != {"accepted"}):
+                problems.append(f"{where}: a spec part, which only a SHOULD case has, says only whether it is accepted")
     servers = cases.load(directory)
     schemas = {"calculator": calculator_schema(servers), "testbed": testbed_schema(servers)}
     for case in servers:

@@ -16,6 +16,7 @@ from collections import Counter
 from typing import NamedTuple
 from xml.sax.saxutils import escape, quoteattr
 
+from . import cases
 from .cases import LEVELS
 
 STATUSES = ("pass", "fail", "known-failure", "stale", "other-service", "not-checked", "set-aside")
@@ -40,13 +41,9 @@ class Scope(NamedTuple):
 
 def failed_at(result):
     """How a failure reads: MUST, or a convention's level when the spec's part passed."""
-    if result.level == "MUST" or result.level == result.case["level"] and "MUST" not in _spec_parts(result.case):
+    if result.level == "MUST" or "MUST" not in cases.levels(result.case):
         return result.level
     return f"{result.level}: the spec's own part passed"
-
-
-def _spec_parts(case):
-    return {"MUST"} if any("spec" in step.get("response", {}) for step in case["steps"]) else set()
 
 
 def summary(results, scope=Scope()):

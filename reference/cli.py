@@ -1,4 +1,4 @@
-"""The command lines: `python -m reference.server`, `reference.mock` and `reference.client`.
+"""The command lines: `python -m reference.server`, `.mock`, `.client` and `.schema`.
 
 Each command is a function of its arguments that returns an exit status: 0
 when all went well, 2 for a usage error or a start-up problem (one line on
@@ -16,9 +16,10 @@ import urllib.parse
 from pathlib import Path
 
 from . import calculator, drivers, mocking, testbed
+from .documents import SchemaError, read
 from .http_client import Client, TransportError, Unreachable
 from .http_server import MAX_BODY, MAX_CONNECTIONS, TIMEOUT, Server
-from .loader import SchemaError
+from .loader import Schema
 
 
 class Parser(argparse.ArgumentParser):
@@ -264,4 +265,51 @@ def client(argv=None):
         return 2
     except KeyboardInterrupt:
         return 130
+    return 0
+
+
+# python -m reference.schema
+
+def schema(argv=None):
+    """Check schema files: every problem as `file:line:col: message`; or the suite's schema driver."""
+    parser = Parser(prog="python -m reference.schema", description=(
+        "Check a schema before serving it: every problem of the files and directories given (one schema, "
+        "made of all of them) is printed as FILE:LINE:COLUMN: MESSAGE, the form editors understand. Exit "
+        "status 0 when the schema is sound, 1 when it has problems, 2 for a usage error."))
+    parser.add_argument("paths", nargs="*", metavar="FILE_OR_DIR", help="schema files, or directories of them")
+    parser.add_argument("--json", action="store_true", help="print the problems as JSON, for tools")
+    parser.add_argument("--driver", action="store_true", help="speak the conformance suite's schema driver "
+                        "protocol on stdin and stdout instead (python -m conformance schema --command ...)")
+    options = parser.parse_args(argv)
+    if options.driver:
+        if options.paths:
+            parser.error("--driver reads its schemas from standard input, not from FILE_OR_DIR")
+        drivers.drive_schema(sys.stdin, sys.stdout)
+        return 0
+    if not options.paths:
+        parser.error("name at least one schema file or directory")
+    documents, problems = [], []
+    for path in options.paths:
+        found, trouble = read(Path(path))
+        documents, problems = documents + found, problems + trouble
+    try:
+        Schema(documents, problems=problems)
+    except SchemaError as error:
+        problems = error.problems
+    else:
+        problems = []
+    if options.json:
+        print(json.dumps([problem.as_data() for problem in problems], indent=1))
+    else:
+        for problem in problems:
+            print(problem)
+    if problems:
+        if not options.json:
+            print(f"{len(problems)} problem{'s' * (len(problems) != 1)}")
+        return 1
+    if not options.json:
+        kinds = [key.split(".")[0] for document in documents for entry in document.entries
+                 for key in entry if key.split(".")[0] in ("info", "struct", "union", "fn", "headers", "errors")]
+        print(f"ok: {len(documents)} document{'s' * (len(documents) != 1)}, {len(kinds)} entries "
+              f"({', '.join(f'{kinds.count(k)} {k}' for k in sorted(set(kinds)))})")
     return 0

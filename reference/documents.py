@@ -126,7 +126,7 @@ def located(problem, texts):
         return problem
     first = problem.first
     if first is not None and texts.get(first.document) is not None:
-        first = first._replace(**_position(texts[first.document], [first.entry - 1]))
+        first = first._replace(**_position(texts[first.document], [first.entry - 1, first.key]))
     return problem._replace(where=problem.where._replace(**_position(text, [problem.where.entry - 1, *problem.path])),
                             first=first)
 

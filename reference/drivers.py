@@ -2,18 +2,22 @@
 
 How this works
 --------------
-The suite checks a client library through a driver, a program that reads
-instructions as JSON lines on standard input and writes one JSON line of
-reply each on standard output (conformance/README.md, "The driver
-protocol"). `drive_client` is that program for this package's `Client`. In
-both directions bytes are written `{"$bin": "<base64>"}`, since JSON has no
-bytes.
+The suite checks a client library, or a schema loader, through a driver: a
+program that reads instructions as JSON lines on standard input and writes
+one JSON line of reply each on standard output (conformance/README.md).
+`drive_client` is that program for this package's `Client`: each instruction
+is a call to make, and bytes travel as `{"$bin": "<base64>"}` both ways,
+since JSON has no bytes. `drive_schema` is that program for its loader:
+each instruction is a set of documents, and the reply whether they make a
+schema, with the problems if not.
 """
 
 import json
 
 from . import blobs
+from .documents import SchemaError, parse
 from .http_client import Client, TransportError
+from .loader import Schema
 
 MODES = {  # a mode of the driver protocol -> the Client options it means
     "json": {}, "binary": {"binary": True}, "binary-requests": {"binary": True, "binary_requests": True},
@@ -57,3 +61,20 @@ def from_wire(value):
             return blobs.from_base64(value["$bin"])
         return {key: from_wire(element) for key, element in value.items()}
     return [from_wire(element) for element in value] if type(value) is list else value
+
+
+def drive_schema(instructions, out):
+    """Load the documents each JSON line of `instructions` holds; write the verdict as a JSON line."""
+    for line in instructions:
+        instruction = json.loads(line)
+        documents, problems = [], []
+        for document in instruction["documents"]:
+            found, trouble = parse(document["name"], document["text"])
+            documents, problems = documents + found, problems + trouble
+        try:
+            Schema(documents, problems=problems)
+            reply = {"accepted": True}
+        except SchemaError as error:
+            reply = {"accepted": False, "problems": [problem.as_data() for problem in error.problems]}
+        out.write(json.dumps({"id": instruction["id"], **reply}) + "\n")
+        out.flush()

@@ -82,8 +82,9 @@ def test_core_cases_need_nothing_but_the_protocol():
 
 
 def test_the_suite_is_sound_large_and_covers_every_requirement(capsys):
-    clients = len(cases.load(cases.CLIENTS))
-    assert run(capsys, "check") == (0, [f"The suite is sound: {len(ALL)} server cases and {clients} client cases."])
+    clients, loaders = len(cases.load(cases.CLIENTS)), len(cases.load(cases.SCHEMAS))
+    assert run(capsys, "check") == (0, [f"The suite is sound: {len(ALL)} server cases, {clients} client cases and "
+                                        f"{loaders} schema cases."])
     assert len(ALL) >= 1300 and len([c for c in ALL if c["id"].startswith("testbed/")]) >= 1000
     requirements = cases.load_json("requirements.json")
     status, lines = run(capsys, "coverage")
@@ -91,7 +92,8 @@ def test_the_suite_is_sound_large_and_covers_every_requirement(capsys):
 
 
 NOT_ON_THE_TESTBED = re.compile(r"calc\.|calculator\.|conv\.calculator|auth\.session|error\.(unavailable|unknown-variables"
-                             r"|divide-by-zero)|client\.")  # (client rules have client cases: see below)
+                             r"|divide-by-zero)|client\.|schema\.(?!api)|conv\.schema-")  # (client and schema
+# rules have cases of their own: see below)
 
 
 def test_every_rule_but_the_calculators_own_has_cases_on_the_testbed():
@@ -540,7 +542,7 @@ def test_a_client_that_never_returns_is_reported_and_the_run_goes_on(capsys):
     status, lines = run(capsys, "client", "--command", hangs, "--id", "client/failures/stall/json",
                         "--id", "client/failures/closed/json")
     assert status == 1 and lines[-1] == "0 passed, 2 failed (2 SHOULD)"
-    assert "  step 1 of 1: the client did not return within 2.5 s (the driver was restarted)" in lines
+    assert "  step 1 of 1: the driver did not answer within 2.5 s (it was restarted)" in lines
 
 
 @pytest.mark.parametrize("command, message", [
@@ -556,3 +558,52 @@ def test_a_driver_that_dies_fails_its_cases_with_its_last_words(capsys):
     dies = driver("import sys\nsys.stdin.readline()\nsys.exit('the driver gave up')")
     status, lines = run(capsys, "client", "--command", dies, "--id", "client/json/call")
     assert status == 1 and "  step 1 of 1: the driver exited with status 1: the driver gave up" in lines
+
+
+# Checking schema loaders
+
+SCHEMA_CASES = cases.load(cases.SCHEMAS)
+OUR_SCHEMA_DRIVER = f"{shlex.quote(sys.executable)} -m reference.schema --driver"
+ENDLESS_ACCEPTED = """
+import sys
+from reference import drivers, loader
+loader.Schema._check_termination = lambda self, indexed: None  # never asks whether a type can end
+drivers.drive_schema(sys.stdin, sys.stdout)
+"""
+DUPLICATES_ACROSS_DOCUMENTS = """
+import sys
+from reference import documents, drivers, loader
+checked = loader.Schema.__init__
+def one_document_at_a_time(self, documents_, internal=(), problems=()):
+    for document in documents_:  # each document on its own: a name two of them define goes unnoticed
+        checked(self, [document], internal, problems)
+loader.Schema.__init__ = one_document_at_a_time
+drivers.drive_schema(sys.stdin, sys.stdout)
+"""
+
+
+def test_the_reference_loader_passes_every_schema_case(tmp_path, capsys):
+    status, lines = run(capsys, "schema", "--command", OUR_SCHEMA_DRIVER, "--json", str(tmp_path / "r.json"))
+    assert status == 0, "\n".join(lines)
+    assert lines[-1] == f"{len(SCHEMA_CASES)} passed, 0 failed" and len(SCHEMA_CASES) >= 150
+    levels = {c["level"] for c in SCHEMA_CASES}
+    assert levels == {"MUST", "SHOULD"} and sum("spec" in c for c in SCHEMA_CASES) >= 100
+
+
+def test_schema_cases_cover_every_rule_of_the_schema_language():
+    covered = {r for c in SCHEMA_CASES for r in c["requirements"]}
+    rules = {r["id"] for r in cases.load_json("requirements.json")
+             if r["id"].startswith(("schema.", "conv.schema-")) and r["id"] != "schema.api"}  # (that one: fn.api_)
+    assert len(rules) >= 20 and rules <= covered
+
+
+@pytest.mark.parametrize("program, failing, diff", [
+    (ENDLESS_ACCEPTED, "schema/terminates/self", "expected the schema to be refused; the loader accepted it"),
+    (DUPLICATES_ACROSS_DOCUMENTS, "schema/once/across-documents",
+     "expected the schema to be refused; the loader accepted it"),
+])
+def test_a_broken_loader_fails_with_a_readable_diff(program, failing, diff, capsys):
+    status, lines = run(capsys, "schema", "--command", driver(program), "--id", "schema/terminates/**",
+                        "--id", "schema/once/**")
+    assert status == 1 and f"FAIL {failing} (SHOULD; conventions.json; checks " in "\n".join(lines), "\n".join(lines)
+    assert f"  {diff}" in lines and any(line.startswith("    the driver answered: {") for line in lines)

@@ -550,10 +550,10 @@ def test_random_schemas_are_accepted_and_refused_like_the_peer_does(peer_bin):
 
 KNOWN = Path(__file__).parent.parent / "conformance" / "known-failures"
 CLI, LIBRARY = KNOWN / "telepact-cli-1.0.0a339.txt", KNOWN / "telepact-library-1.0.0a339.txt"
-CLIENT = KNOWN / "telepact-client-1.0.0a339.txt"
+CLIENT, LOADER = KNOWN / "telepact-client-1.0.0a339.txt", KNOWN / "telepact-schema-1.0.0a339.txt"
 
 
-@pytest.mark.parametrize("path", [CLI, LIBRARY, CLIENT])
+@pytest.mark.parametrize("path", [CLI, LIBRARY, CLIENT, LOADER])
 def test_every_known_failure_of_the_peer_is_reasoned(path):
     entries = [line for line in path.read_text().splitlines() if line.strip() and not line.startswith("#")]
     assert entries and all(re.fullmatch(r"[a-z0-9/*-]+ +# \S.{10,}", line) for line in entries)
@@ -583,3 +583,13 @@ def test_the_peers_client_passes_the_client_cases_but_for_its_known_failures(pee
     assert status == 0, "\n".join(lines)
     passed, known = map(int, re.fullmatch(r"(\d+) passed, 0 failed, (\d+) known failures, 0 stale", lines[-1]).groups())
     assert passed >= 85 and known == 3
+
+
+def test_the_peers_loader_passes_the_schema_cases_but_for_its_known_failures(peer_bin, capsys):
+    """The other implementation's schema loader, through a small driver (tests/peer_schema_driver.py)."""
+    command = f"{peer_bin / 'python'} {Path(__file__).parent / 'peer_schema_driver.py'}"
+    status = main(["schema", "--command", command, "--known-failures", str(LOADER)])
+    lines = capsys.readouterr().out.splitlines()
+    assert status == 0, "\n".join(lines)
+    passed, known = map(int, re.fullmatch(r"(\d+) passed, 0 failed, (\d+) known failures, 0 stale", lines[-1]).groups())
+    assert passed >= 250 and known <= 85

@@ -54,8 +54,7 @@ def schema():
               "pointNull": "struct.Point?", "shape": "union.Shape", "ints": ["integer"],
               "names": {"string": "string"}, "note!": "string", "noteNull!": "string?"}
     return [
-        {"///": "A service built to test implementations of the protocol: see conformance/README.md.",
-         "info.Testbed": {}},
+        {"info.Testbed": {}},  # (no comment: the spec allows them beside fn, struct, union, headers, errors)
         {"///": "Credentials: protected functions need an @auth_ header; the handler never judges it.",
          "union.Auth_": [{"Token": {"token": "string"}}]},
         {"///": "A header of every type, in both directions.",

@@ -1,0 +1,78 @@
+"""The driver of a client or a schema loader under test: a program of its own, spoken to in JSON lines.
+
+How this works
+--------------
+The suite cannot call a library written in another language, so it runs a
+small program, the driver, that can: `Driver(command, arguments)` starts it,
+writes each instruction as one JSON line on its standard input, and reads
+one JSON line of reply on its standard output (conformance/README.md). A
+driver that dies or stops answering is restarted, and the instruction it
+left unanswered says so; its last words on standard error are kept.
+"""
+
+import json
+import queue
+import shlex
+import subprocess
+import threading
+from collections import deque
+
+from .runner import Trouble
+
+
+class Driver:
+    """The driver process: instructions in on stdin, results out on stdout, one JSON line each."""
+
+    def __init__(self, command, arguments=()):
+        self.command, self.arguments, self.number = command, list(arguments), 0
+        self.start()
+
+    def start(self):
+        try:
+            self.process = subprocess.Popen([*shlex.split(self.command), *self.arguments], stdin=subprocess.PIPE,
+                                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1)
+        except (OSError, ValueError) as error:
+            raise Trouble(f"cannot start the driver {self.command!r}: {getattr(error, 'strerror', None) or error}")
+        self.lines, self.errors = queue.Queue(), deque(maxlen=20)
+        threading.Thread(target=self._read, args=(self.process.stdout, self.lines.put), daemon=True).start()
+        threading.Thread(target=self._read, args=(self.process.stderr, self.errors.append), daemon=True).start()
+
+    @staticmethod
+    def _read(stream, keep):
+        for line in stream:
+            keep(line.rstrip("\n"))
+        keep(None)  # the end of the stream
+
+    def call(self, instruction, seconds):
+        """Send one instruction; return the driver's JSON reply, or a string saying what went wrong."""
+        self.number += 1
+        instruction = {"id": self.number, **instruction}
+        try:
+            self.process.stdin.write(json.dumps(instruction) + "\n")
+            self.process.stdin.flush()
+            line = self.lines.get(timeout=seconds)
+        except queue.Empty:
+            self.restart()
+            return f"the driver did not answer within {seconds:g} s (it was restarted)"
+        except OSError:
+            line = None
+        if line is None:
+            status = self.process.wait()
+            tail = " | ".join(e for e in self.errors if e)[-500:]
+            self.restart()
+            return f"the driver exited with status {status}" + (f": {tail}" if tail else "")
+        try:
+            reply = json.loads(line)
+        except ValueError:
+            return f"the driver wrote a line that is not JSON: {line[:200]!r}"
+        if type(reply) is not dict or reply.get("id") != self.number:
+            return f"the driver's reply does not answer instruction {self.number}: {line[:200]}"
+        return reply
+
+    def restart(self):
+        self.stop()
+        self.start()
+
+    def stop(self):
+        self.process.kill()
+        self.process.wait()
