@@ -549,11 +549,12 @@ def test_random_schemas_are_accepted_and_refused_like_the_peer_does(peer_bin):
 # The conformance suite against the independent implementation.
 
 KNOWN = Path(__file__).parent.parent / "conformance" / "known-failures"
-CLI, LIBRARY = KNOWN / "telepact-cli-1.0.0a339.txt", KNOWN / "telepact-library-1.0.0a339.txt"
+CLI, MOCK = KNOWN / "telepact-cli-1.0.0a339.txt", KNOWN / "telepact-mock-1.0.0a339.txt"
+LIBRARY = KNOWN / "telepact-library-1.0.0a339.txt"
 CLIENT, LOADER = KNOWN / "telepact-client-1.0.0a339.txt", KNOWN / "telepact-schema-1.0.0a339.txt"
 
 
-@pytest.mark.parametrize("path", [CLI, LIBRARY, CLIENT, LOADER])
+@pytest.mark.parametrize("path", [CLI, MOCK, LIBRARY, CLIENT, LOADER])
 def test_every_known_failure_of_the_peer_is_reasoned(path):
     entries = [line for line in path.read_text().splitlines() if line.strip() and not line.startswith("#")]
     assert entries and all(re.fullmatch(r"[a-z0-9/*-]+ +# \S.{10,}", line) for line in entries)
@@ -561,8 +562,8 @@ def test_every_known_failure_of_the_peer_is_reasoned(path):
 
 
 @pytest.mark.parametrize("target, known, service, at_least", [
-    ("peer_demo", CLI, "the calculator", 230), ("peer_mock", CLI, "a mock of the calculator", 190),
-    ("peer_testbed", LIBRARY, "the testbed", 1090), ("peer_testbed_mock", CLI, "a mock of the testbed", 120),
+    ("peer_demo", CLI, "the calculator", 230), ("peer_mock", MOCK, "a mock of the calculator", 190),
+    ("peer_testbed", LIBRARY, "the testbed", 1090), ("peer_testbed_mock", MOCK, "a mock of the testbed", 120),
 ])
 def test_the_peer_passes_the_suite_but_for_its_known_failures(target, known, service, at_least, request, capsys):
     url = request.getfixturevalue(target)
