@@ -10,6 +10,7 @@ import argparse
 import json
 import logging
 import os
+import signal
 import sys
 import time
 import urllib.parse
@@ -18,7 +19,7 @@ from pathlib import Path
 from . import calculator, drivers, mocking, testbed
 from .documents import SchemaError, read
 from .http_client import Client, TransportError, Unreachable
-from .http_server import MAX_BODY, MAX_CONNECTIONS, TIMEOUT, Server
+from .http_server import GRACE, MAX_BODY, MAX_CONNECTIONS, TIMEOUT, Server
 from .loader import Schema
 
 
@@ -58,7 +59,8 @@ def check_server_options(parser, options):
 
 
 def serve(service, options, what):
-    """Serve `service` as the options say until Ctrl-C; return the exit status."""
+    """Serve `service` as the options say until Ctrl-C or SIGTERM, then stop gracefully;
+    return the exit status."""
     logging.basicConfig(level=options.log_level.upper(), format="%(asctime)s %(levelname)s %(message)s")
     try:
         server = Server(service, options.host, options.port, options.path, options.max_body,
@@ -67,12 +69,15 @@ def serve(service, options, what):
         print(f"error: cannot listen on {options.host}:{options.port}: {error.strerror}", file=sys.stderr)
         return 2
     print(f"Serving {what} at {server.url} (Ctrl-C to stop)", flush=True)
+    # Both stop the same way, even when started with SIGINT ignored (as in a background job).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
         server.serve_forever()
     except KeyboardInterrupt:
-        print("Stopped.")
-    finally:
-        server.server_close()
+        print(f"Stopping: requests in flight get up to {GRACE} s to be answered.", flush=True)
+    cut = server.stop()
+    print(f"Stopped; {cut} requests in flight were cut off." if cut else "Stopped.", flush=True)
     return 0
 
 
@@ -139,7 +144,11 @@ def server(argv=None):
         if given:
             parser.error(f"--{next(iter(given)).replace('_', '-')} is an option of the calculator, not of the testbed")
         return serve(testbed.service(), options, "the testbed")
-    return serve(calculator.service(**given), options, "the calculator")
+    try:
+        service = calculator.service(**given)
+    except ValueError as error:  # limits that contradict each other
+        parser.error(str(error).replace("max_bytes", "--max-bytes").replace("namespace_bytes", "--namespace-bytes"))
+    return serve(service, options, "the calculator")
 
 
 # python -m reference.mock

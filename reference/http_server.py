@@ -12,9 +12,13 @@ envelope. HTTP statuses only describe HTTP problems:
     400  a request whose framing is unclear: a Content-Length that is not a
          number, two of them, Transfer-Encoding beside one, a broken header
 
+    431  a header block over MAX_HEADERS bytes in all
+    503  too many large requests already waiting (see below)
+
 After a 4xx with a body still coming, the connection is closed (gently: the
 rest of the body is read and thrown away for a moment, so that the client
-reads the answer), so no leftover bytes are ever read as a request.
+reads the answer), so no leftover bytes are ever read as a request. A request
+target in absolute form (`POST http://host/api`) is served like its path.
 
 Connections are HTTP/1.1 keep-alive, and each is in one of three states:
 idle (waiting for a request), io (reading a request or writing its answer)
@@ -24,6 +28,16 @@ that time, however slowly it trickles in. When every connection slot is
 taken, a newcomer takes the slot of the oldest idle connection, else of the
 oldest request that has been arriving for more than a second, else gets 503.
 
+Requests over LARGE bytes are processed at most two at a time, because a
+message takes many times its size in memory while it is processed. At most
+QUEUE of them are admitted at once, reading, waiting or being processed; one
+more is refused with 503 before its body is read, and one that waits more
+than WAIT seconds for its turn is refused too. So large requests never hold
+a slot that a small request needs, and memory stays bounded.
+
+`stop()` stops gracefully: no new connections, idle ones closed, requests in
+flight answered (with `Connection: close`) for up to GRACE seconds.
+
 Responses go out in one write with TCP_NODELAY set, because otherwise each
 response of a kept-alive connection waits ~40 ms for the client's delayed ACK.
 
@@ -31,9 +45,10 @@ This module knows nothing of the services it carries: `Server(service)` serves
 any object with a `handle(bytes)` method that returns a `Reply`.
 """
 
-import contextlib
+import http.client
 import logging
 import socket
+import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -44,12 +59,16 @@ MAX_BODY = 1024 * 1024  # bytes
 TIMEOUT = 30  # seconds a connection may stay idle, or take to send a request
 MAX_CONNECTIONS = 100
 PATIENCE = 1  # seconds a request may take to arrive before a newcomer may take its slot
-LARGE = 16 * 1024  # bytes from which a request is large: at most two are processed at once,
-# because a message takes up to about 50 times its size in memory while it is processed
+MAX_HEADERS = 64 * 1024  # bytes of header lines in one request
+LARGE = 16 * 1024  # bytes from which a request is large: at most two are processed at once
+QUEUE = 8  # large requests admitted at once (reading, waiting or processed); beyond, 503
+WAIT = 10  # seconds a large request may wait for its turn; beyond, 503
+GRACE = 10  # seconds that requests in flight get to finish when the server stops
 LINGER = 2  # seconds a refused body is read and thrown away, so that its sender reads the refusal
 BUSY = (b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nConnection: close\r\n"
         b"Content-Type: text/plain; charset=utf-8\r\nContent-Length: 38\r\n\r\n"
         b"Too many connections; try again soon.\n")
+RETRY = [("Retry-After", "1")]
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -68,14 +87,26 @@ class Handler(BaseHTTPRequestHandler):
         self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     def handle_one_request(self):
+        if self.server.stopping:
+            self.close_connection = True
+            return
         self.server.watch(self.connection, "idle")
         super().handle_one_request()
 
     def parse_request(self):
         """Read the headers of a request whose first line has come, and refuse unclear framing."""
         self.server.watch(self.connection, "io")
-        if not super().parse_request():
+        stream, self.rfile = self.rfile, HeaderBlock(self.rfile, MAX_HEADERS)
+        try:
+            parsed = super().parse_request()  # which answers 431 when HeaderBlock says the block is too long
+        finally:
+            stream, self.rfile = self.rfile, stream
+        if not parsed:
+            if stream.left < 0:
+                self.linger()
             return False
+        if self.path.startswith(("http://", "https://")):  # absolute form: the path is what counts
+            self.path = "/" + self.path.split("/", 3)[3] if self.path.count("/") > 2 else "/"
         lengths = self.headers.get_all("Content-Length") or []
         problem = (self.headers.defects and "A header line is malformed"
                    or len(lengths) > 1 and "A request has one Content-Length header"
@@ -102,19 +133,20 @@ class Handler(BaseHTTPRequestHandler):
         problem = refusal(self.command, self.path, length, self.server.path, self.server.max_body)
         if problem:
             return self.refuse(*problem)
+        large = int(length) > LARGE
+        if large and not self.server.admit():
+            return self.refuse(503, "Too many large requests at once; try again soon", RETRY)
         try:
-            data = self.rfile.read(int(length))
-        except OSError:  # the client stalled past the timeout, or went away
-            self.close_connection = True
+            reply = self.answer(int(length), large)
+        finally:
+            if large:
+                self.server.admitted.release()
+        if reply is None:
             return
-        if len(data) < int(length):
-            self.close_connection = True  # the client closed the connection early
-            return
-        self.server.watch(self.connection, "work")
-        with self.server.large if len(data) > LARGE else contextlib.nullcontext():
-            reply = self.server.service.handle(data)
-        self.server.watch(self.connection, "io")
         self.send_response(200)
+        if self.server.stopping:
+            self.send_header("Connection", "close")
+            self.close_connection = True
         self.send_header("Content-Type", reply.media_type)
         self.send_header("Content-Length", str(len(reply.data)))
         self.end_headers()
@@ -123,17 +155,43 @@ class Handler(BaseHTTPRequestHandler):
                  reply.function or "-", reply.result, len(reply.data),
                  (time.perf_counter() - started) * 1000)
 
+    def answer(self, length, large):
+        """Read the body and answer it: a Reply, or None when the client went away
+        or a large request waited too long for its turn (which is answered 503)."""
+        try:
+            data = self.rfile.read(length)
+        except OSError:  # the client stalled past the timeout, or went away
+            data = b""
+        if len(data) < length:
+            self.close_connection = True  # the client closed the connection early
+            return None
+        self.server.watch(self.connection, "work")
+        if large and not self.server.large.acquire(timeout=WAIT):
+            self.refuse(503, f"A large request waited over {WAIT} s for its turn; try again soon", RETRY, body_read=True)
+            return None
+        try:
+            return self.server.service.handle(data)
+        except Exception:  # a bug of the service itself, not of a handler: those are answered
+            log.exception("the service could not answer a request")
+            self.refuse(500, "The server failed to answer; its log says why", [], body_read=True)
+            return None
+        finally:
+            if large:
+                self.server.large.release()
+            self.server.watch(self.connection, "io")
+
     do_GET = do_HEAD = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_TRACE = do_POST
 
-    def refuse(self, status, message, headers):
+    def refuse(self, status, message, headers, body_read=False):
         """Answer an HTTP-level problem with a plain-text explanation, and close the
         connection if a body may follow that was not read."""
         body = (message + "\n").encode()
         self.send_response(status)
         for name, value in headers:
             self.send_header(name, value)
-        unread = self.headers.get("Content-Length", "0") != "0" or "Transfer-Encoding" in self.headers
-        if unread or status == 400:
+        unread = not body_read and (self.headers.get("Content-Length", "0") != "0"
+                                    or "Transfer-Encoding" in self.headers)
+        if unread or status in (400, 500, 503):
             self.send_header("Connection", "close")
             self.close_connection = True
         self.send_header("Content-Type", "text/plain; charset=utf-8")
@@ -164,6 +222,21 @@ class Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format, *args):
         log.warning("%s %s", self.client_address[0], format % args)
+
+
+class HeaderBlock:
+    """The request's stream, as header lines are read from it: it fails a read that takes the
+    header block over `limit` bytes with the error that `parse_request` answers with 431."""
+
+    def __init__(self, stream, limit):
+        self.stream, self.left = stream, limit
+
+    def readline(self, size=-1):
+        line = self.stream.readline(self.left + 1 if size < 0 else min(size, self.left + 1))
+        self.left -= len(line)
+        if self.left < 0:
+            raise http.client.LineTooLong(f"header block over {MAX_HEADERS} bytes")
+        return line
 
 
 def refusal(method, path, length, api_path, max_body):
@@ -198,7 +271,8 @@ class Server(ThreadingHTTPServer):
                  max_body=MAX_BODY, timeout=TIMEOUT, max_connections=MAX_CONNECTIONS):
         self.service, self.path, self.max_body = service, path, max_body
         self.slots = threading.BoundedSemaphore(max_connections)
-        self.large = threading.BoundedSemaphore(2)
+        self.admitted, self.large = threading.BoundedSemaphore(QUEUE), threading.BoundedSemaphore(2)
+        self.serving = self.stopping = False
         self.states = {}  # socket -> (state, since when), for every connection served
         self.lock = threading.Lock()
         self.address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
@@ -209,6 +283,10 @@ class Server(ThreadingHTTPServer):
         """Note that a connection is now idle, in io or at work."""
         with self.lock:
             self.states[connection] = (state, time.monotonic())
+
+    def admit(self):
+        """Whether one more large request may be read; if so, `admitted` holds its place."""
+        return self.admitted.acquire(blocking=False)
 
     def service_actions(self):
         """Close connections that have been idle, or sending a request, for too long."""
@@ -242,6 +320,13 @@ class Server(ThreadingHTTPServer):
         self.watch(request, "idle")
         super().process_request(request, client_address)
 
+    def handle_error(self, request, client_address):
+        """A connection's thread failed: a client that went away is routine, anything else a bug."""
+        if isinstance(sys.exc_info()[1], OSError):
+            log.debug("%s went away: %s", client_address[0], sys.exc_info()[1])
+        else:
+            log.exception("the connection of %s failed", client_address[0])
+
     def process_request_thread(self, request, client_address):
         try:
             super().process_request_thread(request, client_address)
@@ -249,6 +334,38 @@ class Server(ThreadingHTTPServer):
             with self.lock:
                 self.states.pop(request, None)
             self.slots.release()
+
+    def serve_forever(self, poll_interval=0.5):
+        self.serving = True
+        try:
+            super().serve_forever(poll_interval)
+        finally:
+            self.serving = False
+
+    def stop(self, grace=GRACE):
+        """Stop gracefully: take no new connection, close the idle ones, give the requests in
+        flight up to `grace` seconds to be answered, then close the rest. Return how many
+        connections were cut off. (Call it from another thread than `serve_forever`'s, or
+        after `serve_forever` ended.)"""
+        self.stopping = True
+        if self.serving:
+            self.shutdown()
+        self.server_close()
+        deadline = time.monotonic() + grace
+        while True:
+            with self.lock:
+                idle = [c for c, (state, _) in self.states.items() if state == "idle"]
+                busy = len(self.states) - len(idle)
+            for connection in idle:
+                _hang_up(connection)
+            if not busy or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        with self.lock:
+            left = list(self.states)
+        for connection in left:
+            _hang_up(connection)
+        return len(left)
 
     @property
     def url(self):

@@ -7,12 +7,13 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
 
 from conftest import Connection, serving
-from reference import calculator
+from reference import calculator, http_server
 
 PING = b'[{}, {"fn.ping_": {}}]'
 
@@ -188,7 +189,8 @@ def test_the_server_prints_its_url_logs_requests_and_stops_on_ctrl_c():
         out, err = process.communicate(timeout=10)
     finally:
         process.kill()
-    assert process.returncode == 0 and out == "Stopped.\n"
+    assert process.returncode == 0
+    assert out == "Stopping: requests in flight get up to 10 s to be answered.\nStopped.\n"
     assert "POST fn.add -> Ok_ 28B" in err and "Traceback" not in err
 
 
@@ -298,3 +300,148 @@ def test_the_testbed_is_served_and_calculator_options_are_refused_with_it():
     result = run_cli("--service", "testbed", "--tape-length", "5")
     assert result.returncode == 2
     assert "--tape-length is an option of the calculator, not of the testbed" in result.stderr
+
+
+def test_a_header_block_over_the_limit_gets_431_and_a_closed_connection(server):
+    """Header lines are limited in all, not only one by one: 20 lines of 4 KB are too many."""
+    lines = b"".join(b"X-Filler-%d: %s\r\n" % (n, b"a" * 4000) for n in range(20))
+    response = raw(server, b"POST /api HTTP/1.1\r\n" + lines + b"Content-Length: 22\r\n\r\n" + PING)
+    assert response.startswith(b"HTTP/1.1 431 ") and b"Connection: close" in response
+    assert b"header block over 65536 bytes" in response
+    fewer = b"".join(b"X-Filler-%d: %s\r\n" % (n, b"a" * 4000) for n in range(15))
+    response = raw(server, b"POST /api HTTP/1.1\r\nConnection: close\r\n" + fewer + b"Content-Length: 22\r\n\r\n" + PING)
+    assert response.startswith(b"HTTP/1.1 200 ")
+
+
+def test_an_absolute_form_target_is_served_like_its_path(server):
+    host = "%s:%d" % server.server_address[:2]
+    for target, status in [(f"http://{host}/api", b"200"), (f"http://{host}/api?x=1", b"200"),
+                           (f"http://{host}/other", b"404"), (f"http://{host}", b"404")]:
+        response = raw(server, f"POST {target} HTTP/1.1\r\nConnection: close\r\n".encode()
+                       + b"Content-Length: 22\r\n\r\n" + PING)
+        assert response.split(b" ")[1] == status, target
+
+
+class Held:
+    """The calculator, except that requests over LARGE bytes wait until `go` is set."""
+
+    def __init__(self):
+        self.go, self.service = threading.Event(), calculator.service()
+
+    def handle(self, data):
+        if len(data) > http_server.LARGE:
+            self.go.wait(10)
+        return self.service.handle(data)
+
+
+LARGE_PING = b'[{"@id_": "%s"}, {"fn.ping_": {}}]' % (b"x" * 20_000)
+
+
+def send(server, data):
+    sock = socket.create_connection(server.server_address[:2], timeout=10)
+    sock.sendall(b"POST /api HTTP/1.1\r\nContent-Length: %d\r\n\r\n" % len(data) + data)
+    return sock
+
+
+def test_large_requests_queue_in_bounds_and_small_ones_are_always_served():
+    """QUEUE large requests are admitted; the next is refused with 503 before its body is read,
+    and a small request is answered at once all the while."""
+    held = Held()
+    with serving(held, max_connections=20) as server:
+        queued = [send(server, LARGE_PING) for _ in range(http_server.QUEUE)]
+        time.sleep(0.3)
+        refused = raw(server, b"POST /api HTTP/1.1\r\nContent-Length: %d\r\n\r\n" % len(LARGE_PING) + LARGE_PING)
+        assert refused.startswith(b"HTTP/1.1 503 ") and b"Retry-After: 1" in refused
+        assert b"Too many large requests at once" in refused
+        started = time.perf_counter()
+        assert Connection(server.url).post(PING)[0] == 200
+        assert time.perf_counter() - started < 0.5
+        held.go.set()
+        assert all(sock.recv(100).startswith(b"HTTP/1.1 200 ") for sock in queued)
+        for sock in queued:
+            sock.close()
+
+
+def test_a_large_request_that_waits_too_long_for_its_turn_gets_503(monkeypatch):
+    monkeypatch.setattr(http_server, "WAIT", 0.3)
+    held = Held()
+    with serving(held) as server:
+        first = [send(server, LARGE_PING) for _ in range(2)]
+        time.sleep(0.1)
+        waiting = send(server, LARGE_PING)
+        answer = waiting.recv(1000)
+        assert answer.startswith(b"HTTP/1.1 503 ") and b"waited over 0.3 s for its turn" in answer
+        held.go.set()
+        assert all(sock.recv(100).startswith(b"HTTP/1.1 200 ") for sock in first)
+        for sock in [*first, waiting]:
+            sock.close()
+
+
+class Broken:
+    """A service with a bug: it raises instead of answering."""
+
+    def handle(self, data):
+        raise RuntimeError("a bug")
+
+
+def test_a_service_that_raises_gets_500_and_the_server_keeps_serving():
+    with serving(Broken()) as server:
+        for _ in range(2):
+            response = raw(server, b"POST /api HTTP/1.1\r\nContent-Length: 22\r\n\r\n" + PING)
+            assert response.startswith(b"HTTP/1.1 500 ") and b"Connection: close" in response
+
+
+def test_stopping_answers_the_requests_in_flight_and_closes_idle_connections():
+    """stop(): no new connections, idle ones closed, what is in flight answered with Connection: close."""
+    held = Held()
+    server = http_server.Server(held, port=0)
+    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
+    idle = Connection(server.url)
+    assert idle.post(PING)[0] == 200
+    in_flight = send(server, LARGE_PING)
+    time.sleep(0.2)
+    threading.Timer(0.3, held.go.set).start()
+    started = time.perf_counter()
+    assert server.stop(grace=5) == 0
+    assert time.perf_counter() - started < 2
+    answer = in_flight.recv(1000)
+    assert answer.startswith(b"HTTP/1.1 200 ") and b"Connection: close" in answer
+    assert idle.http.sock.recv(100) == b""
+    with pytest.raises(OSError):
+        socket.create_connection(server.server_address[:2], timeout=1)
+
+
+def test_stopping_cuts_off_what_is_still_in_flight_after_the_grace():
+    held = Held()
+    server = http_server.Server(held, port=0)
+    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
+    in_flight = send(server, LARGE_PING)
+    time.sleep(0.2)
+    assert server.stop(grace=0.3) == 1
+    assert in_flight.recv(1000) == b""
+    held.go.set()
+
+
+@pytest.mark.parametrize("signal_", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_lets_the_request_in_flight_be_answered_then_exits_0(signal_):
+    """SIGTERM and Ctrl-C stop gracefully, even when SIGINT was ignored (a background job)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = subprocess.Popen([sys.executable, "-m", "reference.server", "--port", str(port)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    try:
+        assert process.stdout.readline().startswith("Serving the calculator")
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+            sock.sendall(b"POST /api HTTP/1.1\r\nContent-Length: 22\r\n\r\n" + PING[:5])
+            time.sleep(0.3)
+            process.send_signal(signal_)
+            time.sleep(0.3)
+            sock.sendall(PING[5:])
+            answer = sock.recv(1000)
+        out, err = process.communicate(timeout=10)
+    finally:
+        process.kill()
+    assert answer.startswith(b"HTTP/1.1 200 ") and answer.endswith(b'[{}, {"Ok_": {}}]')
+    assert process.returncode == 0 and out.endswith("Stopped.\n") and "Traceback" not in err
