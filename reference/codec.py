@@ -16,7 +16,10 @@ and tag name reachable from a function's arguments or its `Ok_` result, sorted
 by code point and numbered from 0. Its checksum, a signed CRC-32 of the names
 joined by newlines, names the encoding: a request whose first `@bin_` checksum
 is not the server's cannot be read. Packed mode (`@pac_`) further turns an
-array of maps into a header row of keys and rows of values (see `pack`).
+array of maps into a header row of keys and rows of values (see `_header`).
+
+Decoding MessagePack works in place and encoding writes as it walks, so a
+message is in memory once, as Python objects, on the way in and out.
 
 Nesting is limited to `MAX_DEPTH` levels on both wires, the MessagePack
 library's own limit, so no message can exhaust the stack later on. Reading,
@@ -160,72 +163,103 @@ def from_binary(value, names, unpack):
     """Undo key substitution (and packing) in a decoded MessagePack value.
 
     Also refuses what JSON could not carry either: non-finite floats, foreign
-    extension types, and map keys that are neither names nor known ids."""
+    extension types, and map keys that are neither names nor known ids. It
+    works in place, on a value nothing else holds (what `msgpack.unpackb` just
+    made): each map it renames replaces the old one at once, so the message is
+    in memory once, not twice."""
     kind = type(value)
     if kind is dict:
-        plain = {}
+        if not all(type(key) is str for key in value):
+            value = {_name(key, names): element for key, element in value.items()}
         for key, element in value.items():
-            if type(key) is int and names is not None and 0 <= key < len(names):
-                key = names[key]
-            elif type(key) is not str:
-                raise ParseFailure("BinaryDecodeFailure")
-            plain[key] = from_binary(element, names, unpack)
-        return plain
+            if type(element) not in PLAIN:
+                value[key] = from_binary(element, names, unpack)
+        return value
     if kind is list:
         if unpack and value and value[0] == PACKED:
             value = unpack_rows(value)
-        if _plain(value):  # (a fast path: see the end of the module)
-            return value
-        return [from_binary(element, names, unpack) for element in value]
+        if not _plain(value):  # (a fast path: see the end of the module)
+            for index, element in enumerate(value):
+                value[index] = from_binary(element, names, unpack)
+        return value
     if kind is float and not math.isfinite(value):
         raise ParseFailure("BinaryDecodeFailure")
-    if kind in (str, int, float, bool, bytes) or value is None:
+    if kind in PLAIN or kind is float:
         return value
     raise ParseFailure("BinaryDecodeFailure")
 
 
+def _name(key, names):
+    if type(key) is int and names is not None and 0 <= key < len(names):
+        return names[key]
+    if type(key) is not str:
+        raise ParseFailure("BinaryDecodeFailure")
+    return key
+
+
 def encode(message, encoding=None, packed=False):
-    """Serialize a message: MessagePack when an encoding is given, JSON otherwise."""
+    """Serialize a message: MessagePack when an encoding is given, JSON otherwise.
+
+    What no reader would take raises ValueError or TypeError: nesting deeper than
+    MAX_DEPTH, a number that is not finite, a value of a type JSON lacks."""
     if encoding is None:
-        return ENCODER.encode(message).encode()
+        data = ENCODER.encode(message).encode()
+        if _deeper(data, MAX_DEPTH):  # (read off the text, a fast path: see the end of the module)
+            raise ValueError(f"the message nests deeper than {MAX_DEPTH} levels")
+        return data
     headers, body = message
-    body = _substitute(body, encoding.ids)
-    return msgpack.packb([headers, pack(body) if packed else body])
+    packer = msgpack.Packer(autoreset=False)  # which collects what it packs in one buffer
+    packer.pack_array_header(2)
+    _write(headers, {}, False, packer)
+    _write(body, encoding.ids, packed, packer)
+    return packer.bytes()
 
 
-def _substitute(value, ids):
-    """Replace every map key the encoding knows with its integer id, at any depth."""
+def _write(value, ids, packed, packer, depth=2):
+    """Pack `value` into `packer`, every map key the encoding knows as its id and, if
+    `packed`, every array of maps so keyed packed (see `_header`). It writes as it walks,
+    so no copy of the message is made on the way out. What JSON could not carry either
+    (a key that is not a string, a number that is not finite) raises."""
     kind = type(value)
+    if kind in (dict, list) and depth > MAX_DEPTH:
+        raise ValueError(f"the message nests deeper than {MAX_DEPTH} levels")
     if kind is dict:
-        return {ids.get(key, key): _substitute(element, ids) for key, element in value.items()}
-    if kind is list:
-        return [_substitute(element, ids) for element in value]
-    return value
+        packer.pack_map_header(len(value))
+        for key, element in value.items():
+            if type(key) is not str:
+                raise TypeError(f"a key of a map is not a string: {key!r}")
+            packer.pack(ids.get(key, key))
+            _write(element, ids, packed, packer, depth + 1)
+    elif kind is float and not math.isfinite(value):
+        raise ValueError(f"{value} is not a number JSON could carry")  # nor will a reader take it
+    elif kind is not list:
+        packer.pack(value)
+    elif packed and value and (header := _header(value, ids)) is not None:
+        packer.pack_array_header(len(value) + 2)
+        packer.pack(PACKED)
+        packer.pack([None, *_ids(header, ids)])
+        for row in value:
+            _write_row(row, header, ids, packer, depth + 1)
+    elif _plain(value):
+        packer.pack(value)
+    else:
+        packer.pack_array_header(len(value))
+        for element in value:
+            _write(element, ids, packed, packer, depth + 1)
 
 
-def pack(value):
-    """Pack every array of integer-keyed maps into a header and rows of values.
+def _header(rows, ids):
+    """The columns of a packed array of maps, by key name, or None when it cannot be packed.
 
-    `[{1: "a", 2: 5}, {1: "b"}]` becomes `[Ext17, [None, 1, 2], ["a", 5], ["b"]]`:
-    the header lists the keys, in the order first seen, and each row the values
-    in header order. A value that is itself a map gets a nested header
-    `[key, ...]`; a cell missing before the end of a row is `Ext18`, and
-    trailing missing cells are left off. Arrays that do not fit are kept."""
-    if type(value) is dict:
-        return {key: pack(element) for key, element in value.items()}
-    if type(value) is not list:
-        return value
-    header = _header(value) if value else None
-    if header is None:
-        return [pack(element) for element in value]
-    return [PACKED, [None, *header], *(_row(element, header) for element in value)]
-
-
-def _header(rows):
-    """The columns for a list of maps, or None when the maps cannot be packed."""
+    Packing writes `[{"a": "x", "b": 5}, {"a": "y"}]` as `[Ext17, [None, 1, 2], ["x", 5],
+    ["y"]]` (if a is 1 and b is 2): the header lists the keys, in the order first seen,
+    and each row the values in header order. A value that is itself a map gets a nested
+    header `[key, ...]`; a cell missing before the end of a row is `Ext18`, and trailing
+    missing cells are left off. Arrays of anything else, or of maps with a key the
+    encoding does not know, are written as they are."""
     columns = {}  # key -> the values seen under it
     for row in rows:
-        if type(row) is not dict or any(type(key) is not int for key in row):
+        if type(row) is not dict or any(key not in ids for key in row):
             return None
         for key, value in row.items():
             columns.setdefault(key, []).append(value)
@@ -234,33 +268,40 @@ def _header(rows):
         maps = sum(type(value) is dict for value in values)
         if maps == 0:
             header.append(key)
-        elif maps < len(values) or (nested := _header(values)) is None:
+        elif maps < len(values) or (nested := _header(values, ids)) is None:
             return None
         else:
             header.append([key, *nested])
     return header
 
 
-def _row(row, header):
-    cells, missing = [], 0
-    for column in header:
-        key = column[0] if type(column) is list else column
+def _ids(header, ids):
+    return [[ids[column[0]], *_ids(column[1:], ids)] if type(column) is list else ids[column]
+            for column in header]
+
+
+def _write_row(row, header, ids, packer, depth):
+    keys = [column[0] if type(column) is list else column for column in header]
+    cells = max((index + 1 for index, key in enumerate(keys) if key in row), default=0)
+    packer.pack_array_header(cells)
+    for column, key in zip(header[:cells], keys):
         if key not in row:
-            missing += 1
-            continue
-        cells += [UNDEFINED] * missing
-        missing = 0
-        value = row[key]
-        cells.append(_row(value, column[1:]) if type(column) is list else pack(value))
-    return cells
+            packer.pack(UNDEFINED)
+        elif type(column) is list:
+            _write_row(row[key], column[1:], ids, packer, depth + 1)
+        else:
+            _write(row[key], ids, True, packer, depth + 1)
 
 
 def unpack_rows(packed):
-    """Turn a packed array back into a list of maps (the inverse of `pack`)."""
+    """Turn a packed array back into a list of maps (the inverse of `pack`), in place."""
     if len(packed) < 2 or type(packed[1]) is not list:
         raise ParseFailure("BinaryDecodeFailure")
     header = packed[1][1:]
-    return [_unrow(row, header) for row in packed[2:]]
+    for index in range(2, len(packed)):
+        packed[index] = _unrow(packed[index], header)
+    del packed[:2]
+    return packed
 
 
 def _unrow(row, header):
@@ -305,7 +346,7 @@ def _deeper(data, limit):
     return max(accumulate(map(NESTING.__getitem__, brackets)), default=0) > limit
 
 
-PLAIN = {str, int, bool, bytes, type(None)}  # values MessagePack gives that from_binary keeps
+PLAIN = {str, int, bool, bytes, type(None)}  # values MessagePack gives that from_binary keeps as they are
 
 
 def _plain(values):
