@@ -20,7 +20,10 @@ error wins when a message has several problems:
  9. validate the response headers                       -> ErrorInvalidResponseHeaders_
 10. keep only the fields `@select_` names
 11. encode: MessagePack when `@bin_` asked for it and the result is Ok_,
-    otherwise JSON (with bytes as base64, marked by `@base64_`)
+    otherwise JSON (with bytes as base64, marked by `@base64_`); what no wire
+    can carry (NaN, an object JSON lacks, in an `any` value or an undeclared
+    header)                                             -> ErrorInvalidResponseBody_
+                                                           or ...Headers_
 
 A handler is any function `handler(arguments, headers)` that returns a result
 such as `{"Ok_": {"result": 3}}`, or a `(headers, result)` pair to add
@@ -123,7 +126,10 @@ class Service:
             log.exception("handler for %s raised (caseId %s)", name, case_id)
             return response_headers, {"ErrorUnknown_": {"caseId": case_id}}
         log.debug("6-7 arguments: valid; the handler of %s returned %.200s", name, result)
-        return self._check_result(headers, function, response_headers, result)
+        try:
+            return self._check_result(headers, function, response_headers, result)
+        except RecursionError:  # a result nested far deeper than any message may be
+            return self._unencodable(name, headers, response_headers, result)
 
     def _check_headers(self, headers, declared, function):
         """Yield the cases of request or response headers against the `declared` ones."""
@@ -183,25 +189,33 @@ class Service:
                     log.debug("11 encode: MessagePack, as @bin_ asked, %s%s", "packed, " if packed else "",
                               "without @enc_ (the client's checksum is current)" if known else "with @enc_")
                     return data, MSGPACK
-                except (ValueError, OverflowError, TypeError):
+                except (ValueError, OverflowError, TypeError, RecursionError):
                     pass  # too deep, an integer too big, or a value MessagePack lacks: try JSON
             log.debug("11 encode: JSON although @bin_ asked for MessagePack, because the result is %s or "
                       "MessagePack cannot carry it", next(iter(result)))
-        result, marks = blobs.mark(result, self.results.get(name))
-        if marks:
-            response_headers["@base64_"] = marks
-            log.debug("11 encode: bytes as base64, marked in @base64_ %s", marks)
         try:
-            return codec.encode([response_headers, result]), JSON
-        except (ValueError, TypeError):  # only a handler can put such values in a response
-            kept = {"@id_": headers["@id_"]} if "@id_" in response_headers else {}
-            # An unchecked (@unsafe_) result that cannot be sent is checked after all.
-            cases = validate.first(validate.check_tags(result, self.results[name].of, (), self.schema.functions[name]))
-            if cases:
-                return codec.encode([kept, {"ErrorInvalidResponseBody_": {"cases": cases}}]), JSON
-            case_id = str(uuid.uuid4())
-            log.exception("the response of %s cannot be encoded as JSON (caseId %s)", name, case_id)
-            return codec.encode([kept, {"ErrorUnknown_": {"caseId": case_id}}]), JSON
+            marked, marks = blobs.mark(result, self.results.get(name))
+            if marks:
+                log.debug("11 encode: bytes as base64, marked in @base64_ %s", marks)
+            return codec.encode([{**response_headers, "@base64_": marks} if marks else response_headers,
+                                 marked]), JSON
+        except (ValueError, TypeError, RecursionError):  # only a handler can put such values in a response
+            return codec.encode(list(self._unencodable(name, headers, response_headers, result))), JSON
+
+    def _unencodable(self, name, headers, response_headers, result):
+        """The headers and error that replace a response no wire can carry, with the paths of
+        the values at fault (an unchecked `@unsafe_` result is checked after all)."""
+        kept = {"@id_": headers["@id_"]} if "@id_" in response_headers else {}
+        cases = (validate.first(validate.check_tags(result, self.results[name].of, (), self.schema.functions[name]))
+                 or validate.first(validate.check_wire(result)))
+        if cases:
+            log.error("%s returned an invalid result: %s", name, cases)
+            return kept, {"ErrorInvalidResponseBody_": {"cases": cases}}
+        cases = validate.first(validate.check_wire(response_headers))
+        if cases:
+            log.error("%s returned invalid response headers: %s", name, cases)
+            return kept, {"ErrorInvalidResponseHeaders_": {"cases": cases}}
+        raise  # not the handler's doing: a bug here, which the transport reports
 
 
 def _removed(before, after, path=()):

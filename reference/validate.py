@@ -24,21 +24,24 @@ Path format and case order are the ones implementations share on the wire:
 
 A message reports at most MAX_CASES cases, the first ones in that order, and
 checking stops there: a request of a million wrong values costs no more
-than one of a hundred.
+than one of a hundred. It stops sooner once the keys in the paths reported
+add up to MAX_CASE_BYTES characters, so that a long key repeated in many
+paths cannot make the answer many times longer than the request.
 
 Whether a number is an integer is decided by its JSON token: `1` is an integer,
 `1.0` is not. Integers must fit in signed 64 bits, in `integer` and `number`
 fields alike. Booleans are never numbers.
 """
 
-import itertools
 import math
 
 from . import blobs
+from .codec import MAX_DEPTH
 from .select import options
 
 MIN_INT64, MAX_INT64 = -(2**63), 2**63 - 1
 MAX_CASES = 100  # cases one message reports
+MAX_CASE_BYTES = 64 * 1024  # characters of the keys in the paths one message reports, beyond the first case
 
 EXPECTED = {  # the type name a failure reports as "expected", by kind
     "boolean": "Boolean", "integer": "Integer", "number": "Number", "string": "String",
@@ -58,8 +61,15 @@ Path = tuple
 
 
 def first(cases):
-    """The cases a message reports: the first MAX_CASES of a check."""
-    return list(itertools.islice(cases, MAX_CASES))
+    """The cases a message reports: the first of a check, MAX_CASES of them at most, and no
+    more once their paths hold MAX_CASE_BYTES characters of keys."""
+    reported, size = [], 0
+    for found in cases:
+        reported.append(found)
+        size += sum(len(key) for key in found["path"] if type(key) is str)
+        if len(reported) == MAX_CASES or size >= MAX_CASE_BYTES:
+            break
+    return reported
 
 
 def at(*keys):
@@ -201,6 +211,31 @@ def check_tags(value, union, path, function=None):
             yield from check_fields(fields, union.tags[tag], (path, tag), function)
         else:
             yield case((path, tag), "ObjectKeyDisallowed")
+
+
+def check_wire(value, path=(), level=2):
+    """Yield a case for every part of `value` that no wire can carry, which only a handler
+    can put in an answer, where the schema allows anything: a number that is not finite, a
+    Python object that is no JSON value, a key that is not a string, an array or object more
+    than MAX_DEPTH levels deep in the message (a value that holds itself, too). `value` is
+    at `level`: a body or the headers are at level 2, in the message's array."""
+    kind = type(value)
+    if kind in (dict, list) and level > MAX_DEPTH:
+        yield case(path, "NestingTooDeep", {"limit": MAX_DEPTH})
+    elif kind is dict:
+        for key, element in value.items():
+            if type(key) is str:
+                yield from check_wire(element, (path, key), level + 1)
+            else:
+                yield case((path, str(key)), "TypeUnexpected", {
+                    "actual": {ACTUAL.get(type(key), "Unknown"): {}}, "expected": {"String": {}}})
+    elif kind is list:
+        for index, element in enumerate(value):
+            yield from check_wire(element, (path, index), level + 1)
+    elif kind is float and not math.isfinite(value):
+        yield case(path, "NumberOutOfRange")
+    elif kind not in ACTUAL:
+        yield type_unexpected(value, "Any", path)
 
 
 # The mock's own kinds of value. A call, {"fn.X": arguments}, or a stub, the same with

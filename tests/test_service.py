@@ -1,5 +1,6 @@
 """The service pipeline: each step, and which error wins when several apply."""
 
+import decimal
 import json
 import logging
 import re
@@ -200,14 +201,62 @@ def test_binary_is_negotiated_for_ok_results_only():
     assert answer([{"@pac_": True}, {"fn.echo": {}}]) == [{}, {"Ok_": {}}]
 
 
-def test_a_response_that_cannot_be_encoded_is_a_logged_error_unknown(caplog):
-    """A handler that adds a header no wire can carry gets ErrorUnknown_, for JSON and binary alike."""
+class Odd:
+    """An object that is no JSON value."""
+
+
+def nested(levels):
+    value = []
+    for _ in range(levels):
+        value = [value]
+    return value
+
+
+LOOP = []
+LOOP.append(LOOP)
+
+
+def test_a_result_as_deep_as_a_message_may_be_is_answered():
+    service = Service(SCHEMA, {"fn.echo": lambda arguments, headers: {"Ok_": {"value!": nested(1020)}},
+                               "fn.secret": echo})
+    assert list(answer([{}, {"fn.echo": {}}], service)[1]) == ["Ok_"]
+    assert list(answer([{"@bin_": []}, {"fn.echo": {}}], service)[1]) == [service.encoding.ids["Ok_"]]
+
+
+@pytest.mark.parametrize("returned, expected", [
+    ({"Ok_": {"value!": decimal.Decimal("1.5")}},
+     ("ErrorInvalidResponseBody_", [type_case(["Ok_", "value!"], "Unknown", "Any")])),
+    ({"Ok_": {"value!": {"a": [1, {"b": float("nan")}]}}},
+     ("ErrorInvalidResponseBody_", [validate.case(validate.at("Ok_", "value!", "a", 1, "b"), "NumberOutOfRange")])),
+    ({"Ok_": {"value!": [Odd(), float("inf")]}},
+     ("ErrorInvalidResponseBody_", [type_case(["Ok_", "value!", 0], "Unknown", "Any"),
+                                    validate.case(validate.at("Ok_", "value!", 1), "NumberOutOfRange")])),
+    ({"Ok_": {"value!": {(1, 2): "a tuple as a key"}}},
+     ("ErrorInvalidResponseBody_", [type_case(["Ok_", "value!", "(1, 2)"], "Unknown", "String")])),
+    # the message, its body, the result's tag and value! are four levels; then 1,020 more
+    ({"Ok_": {"value!": nested(5000)}},
+     ("ErrorInvalidResponseBody_", [validate.case(validate.at("Ok_", "value!", *[0] * 1021),
+                                                  "NestingTooDeep", {"limit": 1024})])),
+    ({"Ok_": {"value!": nested(1021)}},
+     ("ErrorInvalidResponseBody_", [validate.case(validate.at("Ok_", "value!", *[0] * 1021),
+                                                  "NestingTooDeep", {"limit": 1024})])),
+    ({"Ok_": {"value!": LOOP}},
+     ("ErrorInvalidResponseBody_", [validate.case(validate.at("Ok_", "value!", *[0] * 1021),
+                                                  "NestingTooDeep", {"limit": 1024})])),
+    (({"@set": {1, 2}}, {"Ok_": {}}), ("ErrorInvalidResponseHeaders_", [type_case(["@set"], "Unknown", "Any")])),
+    (({"@odd": [Odd()]}, {"Ok_": {"value!": float("nan")}}),
+     ("ErrorInvalidResponseBody_", [validate.case(validate.at("Ok_", "value!"), "NumberOutOfRange")])),
+])
+def test_a_result_no_wire_can_carry_is_an_invalid_result_with_its_path(caplog, returned, expected):
+    """Only a raise is ErrorUnknown_: a value that cannot be encoded, where the schema allows
+    anything, is the handler's invalid result (or headers), logged, on JSON and binary alike."""
+    service = Service(SCHEMA, {"fn.echo": lambda arguments, headers: returned, "fn.secret": echo})
+    tag, cases = expected
     for extra in ({}, {"@bin_": []}):
         with caplog.at_level(logging.ERROR, logger="reference"):
-            headers, body = answer([{"@id_": 1, "@headers": {}, **extra}, {"fn.echo": {}}],
-                                   Service(SCHEMA, {"fn.echo": lambda a, h: ({"@set": {1, 2}}, {"Ok_": {}}),
-                                                    "fn.secret": echo}))
-        assert headers == {"@id_": 1} and body["ErrorUnknown_"]["caseId"] in caplog.text
+            headers, body = answer([{"@id_": 1, **extra}, {"fn.echo": {}}], service)
+        assert (headers, body) == ({"@id_": 1}, {tag: {"cases": cases}})
+        assert f"fn.echo returned {'an invalid result' if 'Body' in tag else 'invalid response headers'}" in caplog.text
 
 
 def test_bytes_given_as_base64_text_leave_as_bytes_on_every_wire():
@@ -234,6 +283,15 @@ def test_a_message_reports_its_first_hundred_cases():
     headers, body = answer([{}, {"fn.echo": {"blobs!": [5] * 100_000}}])
     cases = body["ErrorInvalidRequestBody_"]["cases"]
     assert len(cases) == validate.MAX_CASES and [c["path"][-1] for c in cases] == list(range(validate.MAX_CASES))
+
+
+def test_a_long_key_in_many_paths_stops_the_cases_sooner():
+    """A 100 KB key leading to 200 wrong values is reported once: the answer stays as long as the
+    request, not 100 times longer. Shorter keys make no difference to the first hundred."""
+    service = Service(load([{"fn.m": {"m": {"string": ["integer"]}}, "->": [{"Ok_": {}}]}]), {"fn.m": echo})
+    for key, reported in [("k" * 100_000, 1), ("k" * 600, 100)]:
+        cases = answer([{}, {"fn.m": {"m": {key: ["x"] * 200}}}], service)[1]["ErrorInvalidRequestBody_"]["cases"]
+        assert len(cases) == reported and cases[0]["path"] == ["fn.m", "m", key, 0]
 
 
 def test_binary_falls_back_to_json_when_messagepack_cannot_carry_the_result():
