@@ -29,7 +29,7 @@ compact and gives a fresh copy each time one is read.
 """
 
 import functools
-import json
+import logging
 import sys
 import threading
 from dataclasses import dataclass
@@ -42,7 +42,11 @@ from .loader import bundled, load
 from .service import Service
 from .types import Type
 
+log = logging.getLogger("reference")
+
 NO_MATCHING_STUB = {"ErrorNoMatchingStub_": {}}
+MAX_LISTED = 1024 * 1024  # bytes of recorded calls (as MessagePack) that one answer lists
+STEPS = 16  # steps matching may take per byte of the stubs and calls it compares
 
 
 @dataclass
@@ -97,8 +101,9 @@ class Mock:
             while len(self.calls) > self.max_calls or self.call_bytes > self.max_bytes // 2:
                 self.call_bytes -= len(self.calls.pop(0).data)
             stubs = self.stubs[::-1]  # newest first; matched outside the lock
+        matching = Matching(len(call.data))
         stub = next((stub for stub in stubs if stub.function == name and stub.uses != 0
-                     and matches(stub.arguments, arguments, stub.strict)), None)
+                     and matching.matches(stub.arguments, arguments, stub.strict, stub.size)), None)
         with self.lock:
             if stub is not None and stub.uses != 0:  # (another call may have used it up meanwhile)
                 if stub.uses > 0:
@@ -130,27 +135,32 @@ class Mock:
         criteria = arguments.get("count!", {"AtLeast": {"times": 1}})
         [(kind, times)] = [(kind, fields["times"]) for kind, fields in criteria.items()]
         with self.lock:
-            records = list(self.calls)  # matched outside the lock
-        calls = [msgpack.unpackb(record.data) for record in records]
-        matching = [record for record, call in zip(records, calls)
-                    if name in call and matches(wanted, call[name], strict)]
+            records = list(self.calls)  # matched outside the lock, each decoded in turn
+        matching, found = Matching(len(msgpack.packb(wanted))), []
+        for record in records:
+            call = msgpack.unpackb(record.data)
+            if name in call and matching.matches(wanted, call[name], strict, len(record.data)):
+                found.append(record)
+            matching.forget()  # the next call's values may reuse the ids of this one's
         with self.lock:
-            for record in matching:
+            for record in found:
                 record.verified = True  # whether or not this verification passes
-        found = len(matching)
+        found = len(found)
         too_many = kind in ("Exact", "AtMost") and found > times
         too_few = kind in ("Exact", "AtLeast") and found < times
         if not (too_many or too_few):
             return {"Ok_": {}}
         reason = "TooManyMatchingCalls" if too_many else "TooFewMatchingCalls"
+        calls, omitted = listed(records)
         return {"ErrorVerificationFailure": {"reason": {reason: {
-            "wanted": criteria, "found": found, "allCalls": calls}}}}
+            "wanted": criteria, "found": found, "allCalls": calls, **omitted}}}}
 
     def verify_no_more_interactions(self, arguments, headers):
         with self.lock:
-            unverified = [record.data for record in self.calls if not record.verified]
+            unverified = [record for record in self.calls if not record.verified]
         if unverified:
-            return {"ErrorVerificationFailure": {"additionalUnverifiedCalls": list(map(msgpack.unpackb, unverified))}}
+            calls, omitted = listed(unverified)
+            return {"ErrorVerificationFailure": {"additionalUnverifiedCalls": calls, **omitted}}
         return {"Ok_": {}}
 
     def clear_stubs(self, arguments, headers):
@@ -169,6 +179,19 @@ class Mock:
         with self.lock:
             self.random.seed(arguments["seed"])
         return {"Ok_": {}}
+
+
+def listed(records):
+    """The calls an answer lists, oldest first: the newest that fit in MAX_LISTED bytes (as
+    MessagePack), and `{"omittedCalls!": n}` if n older ones were left out."""
+    kept, size = [], 0
+    for record in reversed(records):
+        size += len(record.data)
+        if size > MAX_LISTED:
+            break
+        kept.append(msgpack.unpackb(record.data))
+    omitted = len(records) - len(kept)
+    return kept[::-1], {"omittedCalls!": omitted} if omitted else {}
 
 
 def footprint(value):
@@ -213,42 +236,122 @@ def fill_fields(value, struct, context):
     return filled
 
 
-def matches(wanted, actual, strict):
-    """Whether `actual` arguments match `wanted` ones, partially unless `strict`.
+class Matching:
+    """Matching one call against stubs (or one `fn.verify_` against recorded calls), in time
+    that grows linearly with the bytes involved.
 
-    Plain values are looked up in a set, so that long arrays cost linear time;
-    objects and arrays in arrays are compared one by one."""
-    if strict:
-        return equal(wanted, actual)
-    if type(wanted) is dict:
-        return type(actual) is dict and all(
-            key in actual and matches(value, actual[key], False) for key, value in wanted.items())
-    if type(wanted) is list:
+    Partial matching asks, for each object or array in a stub's array, whether some
+    element of the call's array matches it. Elements equal to one of the call's are
+    found by their canonical form in a set; the others are looked for only among the
+    call's elements that hold the same plain value at the same place (an index of
+    `facts`). What remains is a search, which each match may spend STEPS steps per byte
+    on: a stub that would take longer is taken as not matching, and the log says so."""
+
+    def __init__(self, size):
+        self.steps = STEPS * size + 1000  # the budget, grown by each stub or call matched
+        self.forms, self.indexes = {}, {}  # by id() of values alive while matching
+
+    def matches(self, wanted, actual, strict, size):
+        """Whether `actual` arguments match `wanted` ones, partially unless `strict`;
+        `size` is the bytes of the stub or recorded call matched, which adds to the budget."""
+        self.steps += STEPS * size
+        try:
+            return equal(wanted, actual) if strict else self.partial(wanted, actual)
+        except Exhausted:
+            log.warning("matching took over %d steps per byte; taken as no match", STEPS)
+            return False
+
+    def forget(self):
+        """Forget the forms and indexes worked out, before the values they describe go."""
+        self.forms.clear()
+        self.indexes.clear()
+
+    def take(self, steps):
+        self.steps -= steps
+        if self.steps < 0:
+            raise Exhausted()
+
+    def partial(self, wanted, actual):
+        self.take(1)
+        if type(wanted) is dict:
+            return type(actual) is dict and all(
+                key in actual and self.partial(value, actual[key]) for key, value in wanted.items())
+        if type(wanted) is not list:
+            return equal(wanted, actual)
         if type(actual) is not list:
             return False
-        if not (set(map(type, wanted)) | set(map(type, actual))) & {bool, dict, list}:
-            return set(wanted) <= set(actual)  # plain values, which sets compare as `equal` does
-        plain = {_plain(element) for element in actual if type(element) not in (dict, list)}
-        nested = [element for element in actual if type(element) in (dict, list)]
-        return all(_plain(element) in plain if type(element) not in (dict, list)
-                   else any(matches(element, candidate, False) for candidate in nested)
-                   for element in _unique(wanted))
-    return equal(wanted, actual)
+        plain, forms, index = self.index(actual)
+        seen = set()
+        for element in wanted:
+            form = self.form(element)
+            if form in seen:
+                continue
+            seen.add(form)
+            if type(element) not in (dict, list):
+                found = form in plain
+            else:
+                found = form in forms or any(self.partial(element, candidate)
+                                             for candidate in self.candidates(element, index))
+            if not found:
+                return False
+        return True
+
+    def index(self, elements):
+        """An array's plain values, and its objects and arrays by canonical form and by
+        each of their facts, worked out once for every stub matched against it."""
+        if id(elements) not in self.indexes:
+            self.take(len(elements))
+            plain, forms, index = set(), set(), {None: []}
+            for element in elements:
+                if type(element) in (dict, list):
+                    forms.add(self.form(element))
+                    for fact in facts(element, 2):
+                        index.setdefault(fact, []).append(element)
+                    index[None].append(element)
+                else:
+                    plain.add(_plain(element))
+            self.indexes[id(elements)] = plain, forms, index
+        return self.indexes[id(elements)]
+
+    def candidates(self, element, index):
+        """The call's objects and arrays that may match `element`: those that hold its
+        rarest fact (every one it holds, they must hold too), or all of them."""
+        self.take(1)
+        return min((index.get(fact, ()) for fact in facts(element, 2)), key=len, default=index[None])
+
+    def form(self, value):
+        """A canonical form of a value that follows `equal`: equal values, and only they,
+        have equal forms (true is not 1, but 1 is 1.0; the order of keys does not matter)."""
+        if type(value) not in (dict, list):
+            return _plain(value)
+        if id(value) not in self.forms:
+            self.take(len(value))
+            if type(value) is dict:
+                self.forms[id(value)] = ("{", tuple(sorted((key, self.form(v)) for key, v in value.items())))
+            else:
+                self.forms[id(value)] = ("[", tuple(map(self.form, value)))
+        return self.forms[id(value)]
+
+
+def facts(value, depth):
+    """The plain values inside an object or array, down to `depth` levels, each with the
+    keys that lead to it ("[]" for an array): what a value that matches it partially holds too."""
+    items = value.items() if type(value) is dict else (("[]", element) for element in value)
+    for key, element in items:
+        if type(element) not in (dict, list):
+            yield key, _plain(element)
+        elif depth > 1:
+            yield from ((key, *fact) for fact in facts(element, depth - 1))
+
+
+class Exhausted(Exception):
+    """A match took all the steps it may take."""
 
 
 def _plain(value):
     """A value that is neither an object nor an array, as a set member that follows `equal`:
     true is not 1, but 1 is 1.0."""
     return type(value) is bool, value
-
-
-def _unique(elements):
-    """The elements of an array, each only once (an object by its JSON text)."""
-    seen = {}
-    for element in elements:
-        nested = type(element) in (dict, list)
-        seen.setdefault(json.dumps(element, sort_keys=True, default=bytes.hex) if nested else _plain(element), element)
-    return seen.values()
 
 
 def equal(a, b):

@@ -7,6 +7,8 @@ import threading
 import time
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import Connection, serving
 from reference import calculator, load, mocking
@@ -364,6 +366,60 @@ def test_a_large_verification_neither_takes_long_nor_blocks_other_calls():
         assert other.call([{}, ADD])[1]["Ok_"]
         verify.join()
         assert time.perf_counter() - started < 5
+
+
+def test_answers_listing_recorded_calls_keep_the_newest_megabyte_and_count_the_rest(monkeypatch):
+    """However many calls were recorded, fn.verify_ and fn.verifyNoMoreInteractions_ answer
+    with at most MAX_LISTED bytes of them, the newest, and say how many older ones are left out."""
+    monkeypatch.setattr(mocking, "MAX_LISTED", 10_000)
+    with serving(mocking.service(bundled("calculator"))) as server:
+        connection = Connection(server.url)
+        body = lambda request: connection.call([{}, request])[1]
+        for n in range(30):  # each about 1 kB
+            body({"fn.deleteVariables": {"names": [str(n), "x" * 1000]}})
+        reason = body({"fn.verify_": {"call": {"fn.add": {}}}})["ErrorVerificationFailure"]["reason"]
+        listed = reason["TooFewMatchingCalls"]["allCalls"]
+        assert [call["fn.deleteVariables"]["names"][0] for call in listed] == [str(n) for n in range(21, 30)]
+        assert reason["TooFewMatchingCalls"]["omittedCalls!"] == 21
+        unverified = body({"fn.verifyNoMoreInteractions_": {}})["ErrorVerificationFailure"]
+        assert len(unverified["additionalUnverifiedCalls"]) == 9 and unverified["omittedCalls!"] == 21
+        assert body({"fn.verify_": {"call": {"fn.deleteVariables": {}}}}) == OK
+        assert body({"fn.verifyNoMoreInteractions_": {}}) == OK
+
+
+VALUES = st.recursive(st.integers(0, 3) | st.booleans() | st.sampled_from([1.0, "a", None]),
+                      lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.sampled_from("abc"), inner,
+                                                                                  max_size=3), max_leaves=20)
+
+
+def plainly(wanted, actual):
+    """Partial matching as the guide defines it, walked without shortcuts."""
+    if type(wanted) is dict:
+        return type(actual) is dict and all(key in actual and plainly(value, actual[key])
+                                            for key, value in wanted.items())
+    if type(wanted) is list:
+        return type(actual) is list and all(any(plainly(w, a) for a in actual) for w in wanted)
+    return mocking.equal(wanted, actual)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(VALUES, VALUES)
+def test_matching_with_its_indexes_gives_the_answers_of_the_plain_definition(wanted, actual):
+    assert mocking.Matching(100).matches(wanted, actual, False, 100) == plainly(wanted, actual)
+    assert mocking.Matching(100).matches(wanted, wanted, False, 100)
+
+
+@pytest.mark.parametrize("shape", [
+    lambda n: ([{"a": i, "b": [i]} for i in range(n)], [{"a": i, "b": [i]} for i in range(n)][::-1]),
+    lambda n: ([{"a": i} for i in range(n)], [{"a": i, "b": 0} for i in range(n)][::-1]),
+    lambda n: ([{"k": 0, "a": [i]} for i in range(n)], [{"k": 0, "a": [i, 0]} for i in range(n)][::-1]),
+    lambda n: ([[i] for i in range(n)], [[i, 0] for i in range(n)][::-1]),
+])
+def test_long_arrays_of_objects_and_arrays_match_in_any_order(shape):
+    """Reordered, partial, nested: each is found through an index, not by trying every element
+    (which would take the budget of steps many times over, and answer no match)."""
+    wanted, actual = shape(5000)
+    assert mocking.Matching(len(json.dumps(actual))).matches({"x": wanted}, {"x": actual}, False, 0)
 
 
 SELECTING = [
