@@ -18,10 +18,13 @@ that someone else is using:
   evaluations, and gives up its oldest ones to make room (it is a history:
   an evaluation that cannot fit at all is answered but not kept); beyond
   that, saving variables is refused with ErrorNamespaceFull;
-- at most `max_namespaces` namespaces, `max_sessions` sessions and
-  `max_bytes` bytes in all are kept. When a newcomer needs room beyond those,
+- at most `max_namespaces` namespaces (besides the shared one), `max_sessions`
+  sessions and `max_bytes` bytes in all are kept. When a newcomer needs room beyond those,
   data unused for `idle` seconds is forgotten; if none is, the newcomer is
-  refused with ErrorUnavailable, and nobody loses anything.
+  refused with ErrorUnavailable, and nobody loses anything;
+- the shared namespace is there from the start, with its room kept for it,
+  and is never forgotten: however many others are made, calls without
+  `@auth_` always work.
 
 Bytes are counted as they are kept: a variable as its name plus
 VARIABLE_BYTES, an evaluation as its MessagePack form (which is how the tape
@@ -96,10 +99,14 @@ class Calculator:
     def __init__(self, schema, unavailable_rate=0.0, max_namespaces=1000, max_sessions=1000,
                  max_variables=1000, tape_length=1000, namespace_bytes=1024 * 1024,
                  max_bytes=64 * 1024 * 1024, idle=3600):
+        if max_bytes < namespace_bytes + NAMESPACE_BYTES:
+            raise ValueError(f"max_bytes {max_bytes} cannot hold the shared namespace: it needs "
+                             f"namespace_bytes and {NAMESPACE_BYTES} more, {namespace_bytes + NAMESPACE_BYTES}")
         self.lock = threading.Lock()
-        self.namespaces = {}  # username (or SHARED) -> Namespace
+        self.shared = Namespace(SHARED)
+        self.namespaces = {SHARED: self.shared}  # username (or SHARED) -> Namespace
         self.sessions = {}  # token -> [username, when last used]
-        self.size = 0  # bytes of everything kept
+        self.size = self.shared.overhead + namespace_bytes  # bytes kept, the shared namespace's room included
         self.unavailable_rate, self.idle = unavailable_rate, idle
         self.max_namespaces, self.max_sessions, self.max_bytes = max_namespaces, max_sessions, max_bytes
         self.max_variables, self.tape_length, self.namespace_bytes = max_variables, tape_length, namespace_bytes
@@ -162,7 +169,7 @@ class Calculator:
         forget what has been idle too long if need be, else refuse with ErrorUnavailable."""
         def fits():
             return (self.size + size <= self.max_bytes
-                    and len(self.namespaces) + namespaces <= self.max_namespaces
+                    and len(self.namespaces) - 1 + namespaces <= self.max_namespaces  # the shared one aside
                     and len(self.sessions) + sessions <= self.max_sessions)
         if not fits():
             self._forget_idle()
@@ -173,7 +180,7 @@ class Calculator:
         """Forget the namespaces and sessions nobody has used for `idle` seconds."""
         now = time.monotonic()
         for name, namespace in list(self.namespaces.items()):
-            if now - namespace.used > self.idle:
+            if namespace is not self.shared and now - namespace.used > self.idle:
                 self._forget(name)
         for token, (username, used) in list(self.sessions.items()):
             if now - used > self.idle:
@@ -191,14 +198,20 @@ class Calculator:
             self._drop_oldest(namespace)
         if namespace.size + size > self.namespace_bytes:
             raise Full(self.full)
-        self._make_room(size)
+        if namespace is not self.shared:
+            self._make_room(size)
+        self._count(namespace, size)
+
+    def _count(self, namespace, size):
+        """Count `size` more (or fewer) bytes in a namespace, and in all unless it is the
+        shared one, whose room is counted from the start."""
         namespace.size += size
-        self.size += size
+        if namespace is not self.shared:
+            self.size += size
 
     def _drop_oldest(self, namespace):
         entry = namespace.tape.pop(0)
-        namespace.size -= ENTRY_BYTES + len(entry)
-        self.size -= ENTRY_BYTES + len(entry)
+        self._count(namespace, -(ENTRY_BYTES + len(entry)))
 
     def add(self, arguments, headers):
         return {"Ok_": {"result": arguments["x"] + arguments["y"]}}
@@ -233,8 +246,7 @@ class Calculator:
         namespace = self._namespace(headers)
         for name in arguments["names"]:
             if namespace.variables.pop(name, None) is not None:
-                namespace.size -= VARIABLE_BYTES + len(name.encode())
-                self.size -= VARIABLE_BYTES + len(name.encode())
+                self._count(namespace, -(VARIABLE_BYTES + len(name.encode())))
         return {"Ok_": {}}
 
     def evaluate(self, arguments, headers):
@@ -290,9 +302,10 @@ class Calculator:
         while size > self.namespace_bytes:  # the oldest evaluations give way, as on any tape
             size, oldest = size - sizes[oldest], oldest + 1
         namespace = self._namespace(headers, write=True)
-        self._make_room(size - namespace.size)
-        self.size += size - namespace.size
-        namespace.variables, namespace.tape, namespace.size = variables, entries[oldest:], size
+        if namespace is not self.shared:
+            self._make_room(size - namespace.size)
+        self._count(namespace, size - namespace.size)
+        namespace.variables, namespace.tape = variables, entries[oldest:]
         return {"Ok_": {}}
 
     def _read_blob(self, blob):
@@ -336,7 +349,7 @@ class Calculator:
                 "message!": "Session authentication must match the requested username."}}
         del self.sessions[session["token"]]
         self.size -= SESSION_BYTES + len(username.encode())
-        if username in self.namespaces:
+        if username in self.namespaces and username != SHARED:
             self._forget(username)
         return {"Ok_": {}}
 

@@ -248,6 +248,20 @@ def test_a_full_server_refuses_newcomers_and_keeps_everyone_s_data():
     assert call("fn.getVariables", {}, "b") == {"Ok_": {"variables": [{"name": "v", "value": 2}]}}
 
 
+def test_however_many_namespaces_are_made_calls_without_auth_always_work():
+    """The shared namespace has its room from the start: others filling every limit take
+    nothing from it, and it is never forgotten, not even when a user named "" logs out."""
+    call = limited(max_namespaces=3, max_bytes=2 * 1024 * 1024)
+    for user in ("a", "b", "c"):
+        assert call("fn.saveVariable", {"name": "v" * 300_000, "value": 1}, user) == {"Ok_": {}}
+    assert call("fn.saveVariable", {"name": "v", "value": 1}, "d") == {"ErrorUnavailable": {}}
+    assert call("fn.saveVariables", {"variables": {"x" * 500_000: 1, "y" * 500_000: 2}}) == {"Ok_": {}}
+    token = call("fn.login", {"username": ""})["Ok_"]["token"]
+    session = {"@auth_": {"Session": {"token": token}}}
+    assert call("fn.logout", {"username": ""}, headers=session) == {"Ok_": {}}
+    assert len(call("fn.getVariables", {})["Ok_"]["variables"]) == 2
+
+
 def test_idle_data_makes_room_for_newcomers(monkeypatch):
     """Once a namespace or session has gone unused for `idle` seconds, a newcomer may take its place."""
     clock = [1000.0]
@@ -275,7 +289,8 @@ def test_idle_data_makes_room_for_newcomers(monkeypatch):
     ({"namespace_bytes": 1000}, [("fn.saveVariable", {"name": "n" * 700, "value": 1})],
      [("fn.evaluate", {"expression": {"Variable": {"name": "n" * 700}}}),
       {"Ok_": {"result": 1, "saveResult": {"fn.saveVariable": {"name": "result", "value": 1}}}}]),
-    ({"max_bytes": 5000}, [("fn.saveVariable", {"name": "n" * 3000, "value": 1})],
+    # the shared namespace's room (6,000 bytes and 700 of its own) is kept: 5,000 bytes are left
+    ({"namespace_bytes": 6000, "max_bytes": 11_700}, [("fn.saveVariable", {"name": "n" * 3000, "value": 1})],
      [("fn.saveVariable", {"name": "m" * 2000, "value": 1}), {"ErrorUnavailable": {}}]),
 ])
 def test_a_write_beyond_a_limit_is_refused_and_changes_nothing(limits, calls, expected):
