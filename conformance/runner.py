@@ -46,6 +46,7 @@ from .cases import LEVELS
 from .match import compare, explain, from_msgpack, substitute, to_msgpack, unpacked
 
 RETRIES = 5
+MAX_ANSWER = 64 * 1024 * 1024  # bytes of one answer the suite reads; a server that sends more fails the case
 FRAMES = 10_000  # a server may rightly echo a value thousands of levels deep (an @id_, say);
 # reading it back takes as many levels of the parser's recursion
 
@@ -105,7 +106,7 @@ class Target:
         try:
             connection.request("POST", self.path, json.dumps(message).encode(), {"Content-Type": "application/json"})
             response = connection.getresponse()
-            return response.status, response.read()
+            return response.status, read(response)
         finally:
             connection.close()
 
@@ -123,6 +124,17 @@ class Target:
             if time.monotonic() >= deadline:
                 raise Trouble(f"cannot reach {self.url}: {reason}")
             time.sleep(0.2)
+
+
+def read(response):
+    """An answer's body; one over MAX_ANSWER bytes is a failure, not read to its end."""
+    length = response.getheader("Content-Length", "")
+    if length.isdigit() and int(length) <= MAX_ANSWER:
+        return response.read()
+    data = b"" if length.isdigit() else response.read(MAX_ANSWER + 1)
+    if length.isdigit() or len(data) > MAX_ANSWER:
+        raise http.client.HTTPException(f"the answer is over {MAX_ANSWER} bytes, more than the suite reads")
+    return data
 
 
 def detect(target):
@@ -217,7 +229,7 @@ def _step(step, connection, target, user, captured, state, transcript, whole=Tru
         headers = {"Content-Type": media_type} if method == "POST" else {}
         connection.request(method, path, data if method == "POST" else None, headers)
         response = connection.getresponse()
-        answer = response.read()
+        answer = read(response)
         if response.getheader("Connection", "").lower() == "close":
             connection.close()
         unavailable = "ErrorUnavailable" in _tags(decode(answer, state)) and "ErrorUnavailable" not in json.dumps(expected)

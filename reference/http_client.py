@@ -28,6 +28,8 @@ import urllib.parse
 
 from . import blobs, codec
 
+MAX_RESPONSE = 64 * 1024 * 1024  # bytes of an answer the client reads, by default
+
 
 class TransportError(Exception):
     """No response message came back."""
@@ -45,10 +47,15 @@ class NotAMessage(TransportError):
     """The server answered, but not with a protocol message."""
 
 
+class TooLarge(TransportError):
+    """The answer is longer than the client reads."""
+
+
 class Client:
     """Calls the functions of the server at `url`."""
 
-    def __init__(self, url, binary=False, binary_requests=False, packed=False, timeout=5.0):
+    def __init__(self, url, binary=False, binary_requests=False, packed=False, timeout=5.0,
+                 max_response=MAX_RESPONSE):
         try:
             parts = urllib.parse.urlsplit(url)
             parts.port  # a port that is not a number raises ValueError here
@@ -61,7 +68,7 @@ class Client:
         self.url, self.host, self.port = url, parts.hostname, parts.port or 80
         self.path = parts.path or "/"
         self.binary, self.binary_requests, self.packed = binary, binary_requests, packed
-        self.timeout = timeout
+        self.timeout, self.max_response = timeout, max_response
         codec.allow_depth()
         self.encodings = {}  # checksum -> Encoding, learnt from @enc_
         self.checksum = None  # the server's checksum, once known
@@ -134,7 +141,7 @@ class Client:
                 self.connection.request("POST", self.path, data, {"Content-Type": media_type})
                 sock = self.connection.sock  # the connection forgets it once an answer says Connection: close
                 response = self.connection.getresponse()
-                payload = self._read(response, sock, deadline)
+                payload = self._read(response, sock, deadline, self.max_response)
             except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError) as error:
                 self.close()
                 if reused and attempt == 0:
@@ -143,6 +150,10 @@ class Client:
             except socket.timeout:
                 self.close()
                 raise TimedOut(f"{self.url} did not answer within {self.timeout} s") from None
+            except TooLarge:
+                self.close()
+                raise TooLarge(f"{self.url} answered more than {self.max_response} bytes, "
+                               f"the most this client reads (max_response)") from None
             except OSError as error:
                 self.close()
                 raise Unreachable(f"cannot reach {self.url}: {error.strerror or error}") from None
@@ -151,9 +162,13 @@ class Client:
             return payload
 
     @staticmethod
-    def _read(response, sock, deadline):
-        """The body of `response`, read piece by piece, each read given only the time left."""
-        pieces = []
+    def _read(response, sock, deadline, limit):
+        """The body of `response`, read piece by piece, each read given only the time left,
+        and no more than `limit` bytes of it (else TooLarge)."""
+        length = response.getheader("Content-Length", "")
+        if length.isdigit() and int(length) > limit:
+            raise TooLarge()
+        pieces, size = [], 0
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
@@ -162,6 +177,9 @@ class Client:
             piece = response.read1(65536)
             if not piece:
                 return b"".join(pieces) + response.read()  # which marks the response done, for the next one
+            size += len(piece)
+            if size > limit:
+                raise TooLarge()
             pieces.append(piece)
 
     def close(self):

@@ -3,6 +3,7 @@
 import contextlib
 import http.client
 import json
+import socket
 import subprocess
 import threading
 import urllib.parse
@@ -29,6 +30,26 @@ def serving(service, **options):
     finally:
         server.shutdown()
         server.server_close()
+
+
+def endless(framing):
+    """A server whose one answer never ends (with a Content-Length of 100 GB, or none); its URL."""
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def answer():
+        connection, _ = listener.accept()
+        with connection, listener:
+            connection.recv(65536)
+            connection.sendall(b"HTTP/1.1 200 OK\r\n" + framing + b"\r\n")
+            try:
+                while True:
+                    connection.sendall(b" " * 65536)
+            except OSError:
+                pass
+
+    threading.Thread(target=answer, daemon=True).start()
+    return f"http://127.0.0.1:{listener.getsockname()[1]}/api"
+
 
 
 class Connection:

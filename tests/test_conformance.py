@@ -1,5 +1,6 @@
 """The conformance suite: it passes where it should, and fails, with a diff, where it should."""
 
+import http.client
 import http.server
 import json
 import re
@@ -12,8 +13,8 @@ import xml.etree.ElementTree as ElementTree
 import msgpack
 import pytest
 
-from conftest import Mutated, serving
-from conformance import cases, lint, match
+from conftest import Mutated, endless, serving
+from conformance import cases, lint, match, runner
 from conformance.__main__ import main
 from reference import Service, calculator, load, mocking, testbed
 from reference.loader import bundled
@@ -607,3 +608,10 @@ def test_a_broken_loader_fails_with_a_readable_diff(program, failing, diff, caps
                         "--id", "schema/once/**")
     assert status == 1 and f"FAIL {failing} (SHOULD; conventions.json; checks " in "\n".join(lines), "\n".join(lines)
     assert f"  {diff}" in lines and any(line.startswith("    the driver answered: {") for line in lines)
+
+
+def test_an_answer_over_the_limit_fails_its_case_without_being_read_to_its_end(monkeypatch):
+    """A server that never ends its answer costs the suite MAX_ANSWER bytes at most."""
+    monkeypatch.setattr(runner, "MAX_ANSWER", 100_000)
+    with pytest.raises(http.client.HTTPException, match="the answer is over 100000 bytes"):
+        runner.Target(endless(b"Connection: close\r\n")).post([{}, {"fn.ping_": {}}])

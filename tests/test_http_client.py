@@ -9,9 +9,9 @@ import uuid
 import msgpack
 import pytest
 
-from conftest import Connection, serving
+from conftest import Connection, endless, serving
 from reference import Service, calculator, load
-from reference.http_client import Client, NotAMessage, TimedOut, Unreachable
+from reference.http_client import Client, NotAMessage, TimedOut, TooLarge, Unreachable
 
 ECHO = load([{"fn.echo": {"blobs!": ["bytes"], "map!": {"string": "bytes"}, "nested!": ["struct.Box"],
                           "n!": "integer"},
@@ -262,3 +262,9 @@ def test_a_slow_answer_times_out_within_the_timeout_however_slowly_it_trickles()
         client.call("fn.ping_")
     assert time.monotonic() - started < 1.5
     listener.close()
+
+
+@pytest.mark.parametrize("framing", [b"Content-Length: 100000000000\r\n", b"Connection: close\r\n"])
+def test_an_answer_over_the_limit_is_refused_without_reading_it_all(framing):
+    with pytest.raises(TooLarge, match=r"answered more than 100000 bytes, the most this client reads"):
+        Client(endless(framing), max_response=100_000, timeout=10).call("fn.ping_")
