@@ -28,12 +28,13 @@ that time, however slowly it trickles in. When every connection slot is
 taken, a newcomer takes the slot of the oldest idle connection, else of the
 oldest request that has been arriving for more than a second, else gets 503.
 
-Requests over LARGE bytes are processed at most two at a time, because a
-message takes many times its size in memory while it is processed. At most
-QUEUE of them are admitted at once, reading, waiting or being processed; one
-more is refused with 503 before its body is read, and one that waits more
-than WAIT seconds for its turn is refused too. So large requests never hold
-a slot that a small request needs, and memory stays bounded.
+A message takes many times its size in memory while it is processed (up to
+150 times, for MessagePack's packed rows), so requests take turns: those
+over LARGE bytes one at a time, smaller ones SMALL at a time. At most QUEUE
+large requests are admitted at once, reading, waiting or being processed; one
+more is refused with 503 before its body is read, and a request that waits
+more than WAIT seconds for its turn is refused too. So large requests never
+hold the slots that small ones need, and memory stays bounded.
 
 `stop()` stops gracefully: no new connections, idle ones closed, requests in
 flight answered (with `Connection: close`) for up to GRACE seconds.
@@ -60,9 +61,10 @@ TIMEOUT = 30  # seconds a connection may stay idle, or take to send a request
 MAX_CONNECTIONS = 100
 PATIENCE = 1  # seconds a request may take to arrive before a newcomer may take its slot
 MAX_HEADERS = 64 * 1024  # bytes of header lines in one request
-LARGE = 16 * 1024  # bytes from which a request is large: at most two are processed at once
+LARGE = 16 * 1024  # bytes from which a request is large: one is processed at a time
+SMALL = 16  # smaller requests processed at once (each takes milliseconds)
 QUEUE = 8  # large requests admitted at once (reading, waiting or processed); beyond, 503
-WAIT = 10  # seconds a large request may wait for its turn; beyond, 503
+WAIT = 10  # seconds a request may wait for its turn; beyond, 503
 GRACE = 10  # seconds that requests in flight get to finish when the server stops
 LINGER = 2  # seconds a refused body is read and thrown away, so that its sender reads the refusal
 BUSY = (b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nConnection: close\r\n"
@@ -157,7 +159,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def answer(self, length, large):
         """Read the body and answer it: a Reply, or None when the client went away
-        or a large request waited too long for its turn (which is answered 503)."""
+        or the request waited too long for its turn (which is answered 503)."""
         try:
             data = self.rfile.read(length)
         except OSError:  # the client stalled past the timeout, or went away
@@ -166,8 +168,9 @@ class Handler(BaseHTTPRequestHandler):
             self.close_connection = True  # the client closed the connection early
             return None
         self.server.watch(self.connection, "work")
-        if large and not self.server.large.acquire(timeout=WAIT):
-            self.refuse(503, f"A large request waited over {WAIT} s for its turn; try again soon", RETRY, body_read=True)
+        turn = self.server.large if large else self.server.small
+        if not turn.acquire(timeout=WAIT):
+            self.refuse(503, f"The request waited over {WAIT} s for its turn; try again soon", RETRY, body_read=True)
             return None
         try:
             return self.server.service.handle(data)
@@ -176,8 +179,7 @@ class Handler(BaseHTTPRequestHandler):
             self.refuse(500, "The server failed to answer; its log says why", [], body_read=True)
             return None
         finally:
-            if large:
-                self.server.large.release()
+            turn.release()
             self.server.watch(self.connection, "io")
 
     do_GET = do_HEAD = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_TRACE = do_POST
@@ -271,7 +273,8 @@ class Server(ThreadingHTTPServer):
                  max_body=MAX_BODY, timeout=TIMEOUT, max_connections=MAX_CONNECTIONS):
         self.service, self.path, self.max_body = service, path, max_body
         self.slots = threading.BoundedSemaphore(max_connections)
-        self.admitted, self.large = threading.BoundedSemaphore(QUEUE), threading.BoundedSemaphore(2)
+        self.admitted = threading.BoundedSemaphore(QUEUE)
+        self.large, self.small = threading.BoundedSemaphore(1), threading.BoundedSemaphore(SMALL)
         self.serving = self.stopping = False
         self.states = {}  # socket -> (state, since when), for every connection served
         self.lock = threading.Lock()
@@ -355,17 +358,15 @@ class Server(ThreadingHTTPServer):
         while True:
             with self.lock:
                 idle = [c for c, (state, _) in self.states.items() if state == "idle"]
-                busy = len(self.states) - len(idle)
+                busy = [c for c, (state, _) in self.states.items() if state != "idle"]
             for connection in idle:
                 _hang_up(connection)
             if not busy or time.monotonic() > deadline:
                 break
             time.sleep(0.05)
-        with self.lock:
-            left = list(self.states)
-        for connection in left:
+        for connection in busy:
             _hang_up(connection)
-        return len(left)
+        return len(busy)
 
     @property
     def url(self):

@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
 from conftest import Connection, serving  # noqa: E402
-from reference import calculator, mocking, testbed  # noqa: E402
+from reference import calculator, codec, mocking, testbed  # noqa: E402
 from reference.loader import bundled  # noqa: E402
 
 
@@ -73,33 +73,58 @@ FAMILIES = {  # name -> (service, how to build a message of n units, wire)
     "flat array, invalid, MessagePack": (CALCULATOR, lambda n: message({}, "fn.deleteVariables", {"names": [1] * n}), "msgpack"),
     "large map, MessagePack": (TESTBED, lambda n: message({}, "fn.echo", {"intMap!": {f"k{i}": i for i in range(n)}}), "msgpack"),
     "array of structs, packed MessagePack": (TESTBED, lambda n: message(
-        {"@pac_": True}, "fn.echo", {"pointArr!": [{"x": i, "y": i, "label!": "p"} for i in range(n)]}), "msgpack"),
+        {"@pac_": True}, "fn.echo", {"pointArr!": [{"x": i, "y": i, "label!": "p"} for i in range(n)]}), "packed"),
+    "packed rows of nested maps": (TESTBED, lambda n: message(  # each row [[]], two bytes
+        {"@pac_": True}, "fn.echo", {"any!": [{"x": {}}] * n}), "packed"),
+    "deep empty containers, JSON": (TESTBED, lambda n: message({"@id_": [[[{}]]] * n}, "fn.ping_", {}), "json"),
+    "empty maps in @id_, MessagePack": (TESTBED, lambda n: message({"@id_": [{}] * n}, "fn.ping_", {}), "msgpack"),
 }
 
 
 def mock_families():
-    """Families that need a mock with state: a big stub, and a verification against a big call."""
+    """Families that need a mock with state: big stubs, and verifications against big calls and logs."""
     tape_mock = mocking.service(bundled("calculator"))
     echo_mock = mocking.service(json.loads((ROOT / "conformance" / "testbed.json").read_text()))
     stub = lambda n: message({}, "fn.createStub_", {"stub": {  # noqa: E731
         "fn.echo": {}, "->": {"Ok_": {"pointArr!": [{"x": i, "y": i} for i in range(n)]}}}})
     verify = lambda n: message({}, "fn.verify_", {"call": {"fn.deleteVariables": {"names": ["z"] * n}}})  # noqa: E731
+    objects = lambda n: [{"a": i, "b": [i]} for i in range(n)]  # noqa: E731
 
-    def recorded(n):
+    def recorded(value):  # the call that the verification looks for, with as many names
+        names = value[1]["fn.verify_"]["call"]["fn.deleteVariables"]["names"]
         tape_mock.handle(json.dumps([{}, {"fn.clearCalls_": {}}]).encode())
-        tape_mock.handle(json.dumps([{}, {"fn.deleteVariables": {"names": ["a"] * (n - 1) + ["z"]}}]).encode())
+        tape_mock.handle(json.dumps([{}, {"fn.deleteVariables": {"names": ["a"] * (len(names) - 1) + ["z"]}}]).encode())
+
+    def stubbed(value):  # a stub of the objects that the call sends in the reverse order
+        echo_mock.handle(b'[{}, {"fn.clearStubs_": {}}]')
+        echo_mock.handle(json.dumps(message({}, "fn.createStub_", {"stub": {
+            "fn.echo": {"any!": value[1]["fn.echo"]["any!"][::-1]}, "->": {"Ok_": {}}}})).encode())
+
+    def logged(value):  # the recorded calls, all of which the failing verification lists
+        tape_mock.handle(json.dumps([{}, {"fn.clearCalls_": {}}]).encode())
+        for call in value:
+            tape_mock.handle(json.dumps(call).encode())
     return {
-        "mock stub, created": (echo_mock, stub, "json", lambda n: echo_mock.handle(b'[{}, {"fn.clearStubs_": {}}]')),
+        "mock stub, created": (echo_mock, stub, "json", lambda value: echo_mock.handle(b'[{}, {"fn.clearStubs_": {}}]')),
         "mock verification, partial match": (tape_mock, verify, "json", recorded),
+        "mock stub of nested objects, reordered": (
+            echo_mock, lambda n: message({}, "fn.echo", {"any!": objects(n)[::-1]}), "json", stubbed),
+        # sized by the log, whose bytes the verification reads; the request stays small
+        "mock verification over a large log": (
+            tape_mock, lambda n: [message({}, "fn.add", {"x": i, "y": 10 ** 15}) for i in range(n)], "log", logged),
     }
 
 
 def encoded(value, wire, service):
+    if wire == "log":  # the value is the log that a small verification goes through
+        return json.dumps(message({}, "fn.verify_", {"call": {"fn.add": {"x": -1}}})).encode()
     if wire == "text":
         return value.encode()
     if wire == "json":
         return json.dumps(value).encode()
     headers, body = value
+    if wire == "packed":  # as a client that packs its requests sends it
+        return codec.encode([{**headers, "@bin_": [service.encoding.checksum]}, body], service.encoding, True)
     ids = service.encoding.ids
     return msgpack.packb([{**headers, "@bin_": [service.encoding.checksum]},
                           {ids.get(k, k): _keys(v, ids) for k, v in body.items()}])
@@ -124,18 +149,19 @@ def measure(name, service, make, wire, prepare, sizes):
         value = filled(kib * 1024, make)
         data = encoded(value, wire, service)
         if prepare:
-            prepare(_units(value))
+            prepare(value)
         run = lambda: service.handle(data)  # noqa: E731
         seconds = best(run)
         text = json.dumps(value) if wire != "text" else value
         baseline = best(lambda: _loads(text))
         if prepare:
-            prepare(_units(value))
+            prepare(value)
         tracemalloc.start()
         reply = service.handle(data)
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
-        rows.append((kib, len(data), seconds, baseline, peak, reply.result))
+        size = len(text) if wire == "log" else len(data)
+        rows.append((kib, size, seconds, baseline, peak, reply.result))
     (_, small, t_small, *_), (_, large, t_large, base, peak, result) = rows[0], rows[-1]
     exponent = math.log(t_large / t_small) / math.log(large / small)
     print(f"{name:<42} {exponent:>8.2f} {t_large / base:>9.1f}x {peak / large:>8.1f}x  {result}")
@@ -147,13 +173,6 @@ def _loads(text):
         return json.loads(text)
     except ValueError:  # the baseline for text that is not JSON: finding out that it is not
         return None
-
-
-def _units(value):
-    """How many units a family's message was built from, for the families that prepare state."""
-    arguments = next(iter(value[1].values()))
-    call = arguments.get("call", {}).get("fn.deleteVariables", {})
-    return len(call.get("names", [])) or 1
 
 
 def ping_while_busy(size=1024 * 1024):

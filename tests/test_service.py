@@ -4,11 +4,12 @@ import decimal
 import json
 import logging
 import re
+import tracemalloc
 
 import msgpack
 import pytest
 
-from reference import Service, load, validate
+from reference import Service, codec, load, testbed, validate
 
 SCHEMA = load([
     {"union.Auth_": [{"Token": {"token": "string"}}]},
@@ -328,3 +329,39 @@ def test_the_debug_log_follows_a_request_step_by_step(request_, steps, caplog):
         assert any(line.startswith(expected) for line in lines), (expected, lines)
     numbers = [int(line.split()[0].split("-")[0]) for line in lines]
     assert numbers == sorted(numbers)  # in the order of the pipeline
+
+
+# The worst shapes measured for each way in, 64 KiB of each (smaller messages cost a little
+# more per byte): one small container or value per byte or two, echoed back. The factors are
+# the ones the README states.
+TESTBED = testbed.service()
+IDS = TESTBED.encoding.ids
+
+
+def _binary(message, packed=False):
+    headers, body = message
+    return codec.encode([{**headers, "@bin_": [TESTBED.encoding.checksum]}, body], TESTBED.encoding, packed)
+
+
+def _filled(make, wire, size=64 * 1024):
+    """The message `make(n)` on its `wire`, for the n that makes it about `size` bytes."""
+    one, two = len(wire(make(100))), len(wire(make(200)))
+    return wire(make(100 + (size - one) * 100 // (two - one)))
+
+
+@pytest.mark.parametrize("make, wire, factor", [
+    (lambda n: [{}, {"fn.echo": {"any!": [{"a": {}}] * n}}], lambda m: json.dumps(m).encode(), 60),
+    (lambda n: [{}, {"fn.echo": {"any!": [{}] * n}}], _binary, 80),
+    (lambda n: [{"@pac_": True}, {"fn.echo": {"any!": [{"x": {}}] * n}}], lambda m: _binary(m, True), 160),
+    (lambda n: [{}, {"fn.echo": {"bytesArr!": [""] * n}}], lambda m: json.dumps(m).encode(), 40),
+], ids=["JSON", "MessagePack", "packed MessagePack", "base64 in JSON"])
+def test_memory_per_byte_received_stays_within_the_stated_factor(make, wire, factor):
+    """Everything a request costs while it is processed, answer included, as a multiple of its bytes."""
+    data = _filled(make, wire)
+    tracemalloc.start()
+    try:
+        reply = TESTBED.handle(data)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert reply.result == "Ok_" and peak / len(data) <= factor
