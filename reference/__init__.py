@@ -18,6 +18,7 @@ from .http_client import Client
 from .http_server import Server
 from .documents import SchemaError
 from .loader import Schema, load
-from .service import Reply, Service
+from .service import Refusal, Reply, Service
 
-__all__ = ["Client", "Reply", "Schema", "SchemaError", "Server", "Service", "load"]
+__version__ = "0.2.0"
+__all__ = ["Client", "Refusal", "Reply", "Schema", "SchemaError", "Server", "Service", "load", "__version__"]

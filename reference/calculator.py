@@ -31,7 +31,9 @@ VARIABLE_BYTES, an evaluation as its MessagePack form (which is how the tape
 keeps it) plus ENTRY_BYTES.
 
 `Calculator().handlers()` maps every function of `schemas/calculator.json` to
-a method, ready for `Service`.
+a method, ready for `Service`; its hooks do what every function needs:
+`identify` (before) turns `@auth_` into the namespace the handlers use, and
+`guard` (wrap) holds the lock and turns a limit met into its error.
 """
 
 import json
@@ -46,7 +48,7 @@ import msgpack
 
 from .loader import bundled, load
 from .types import Type
-from .service import UNAUTHENTICATED, Service
+from .service import UNAUTHENTICATED, Refusal, Service
 from .validate import at, check
 from .wsgi import make_application
 
@@ -55,11 +57,12 @@ log = logging.getLogger("reference")
 SHARED = ""  # the namespace of calls without @auth_ (Ephemeral "" is the same one)
 VARIABLE_BYTES, ENTRY_BYTES, NAMESPACE_BYTES, SESSION_BYTES = 200, 80, 700, 300  # beside the text each holds
 UNAVAILABLE = {"ErrorUnavailable": {}}
+NO_NAMESPACE = ("fn.add", "fn.login", "fn.ping_", "fn.api_")  # which ignore @auth_
 NUMBER = Type("number")
 
 
 class Unauthenticated(Exception):
-    """The `@auth_` header names a session that does not exist."""
+    """The `@auth_` header is not the session a call needs."""
 
 
 class Full(Exception):
@@ -84,7 +87,8 @@ class Namespace:
 def service(**options):
     """A Service answering with a new Calculator; `options` go to Calculator()."""
     schema = load(bundled("calculator"))
-    return Service(schema, Calculator(schema, **options).handlers())
+    calculator = Calculator(schema, **options)
+    return Service(schema, calculator.handlers(), before=calculator.identify, wrap=calculator.guard)
 
 
 def wsgi():
@@ -114,9 +118,8 @@ class Calculator:
         self.evaluation = Type("struct", False, schema.definition("struct.Evaluation"))
 
     def handlers(self):
-        """Every calculator function, wrapped to fail at `unavailable_rate`, to refuse unknown
-        session tokens, and to answer a call that meets a limit."""
-        methods = {
+        """Every calculator function, by name."""
+        return {
             "fn.add": self.add, "fn.saveVariable": self.save_variable,
             "fn.saveVariables": self.save_variables, "fn.getVariable": self.get_variable,
             "fn.getVariables": self.get_variables, "fn.deleteVariable": self.delete_variable,
@@ -124,35 +127,45 @@ class Calculator:
             "fn.getPaperTape": self.get_paper_tape, "fn.export": self.export,
             "fn.import": self.import_, "fn.login": self.login, "fn.logout": self.logout,
         }
-        return {name: self._guarded(method) for name, method in methods.items()}
 
-    def _guarded(self, method):
-        def handler(arguments, headers):
-            if self.unavailable_rate and random.random() < self.unavailable_rate:
-                return UNAVAILABLE
-            try:
-                with self.lock:
-                    return method(arguments, headers)
-            except Unauthenticated:
-                return UNAUTHENTICATED
-            except Full as full:
-                log.info("%s refused: %s", method.__name__, full.result)
-                return full.result
-        return handler
-
-    def _namespace(self, headers, write=False):
-        """The namespace the `@auth_` header (or its absence) designates; for a write, one
-        that is kept (made if need be), else possibly an empty one that is not."""
+    def identify(self, function, headers):
+        """The `before` hook: add the namespace that `@auth_` (or its absence) designates
+        to the headers, as "namespace"; refuse a session token nobody holds."""
         auth = headers.get("@auth_")
+        if function in NO_NAMESPACE:
+            return headers
         if auth is None:
             name = SHARED
         elif "Ephemeral" in auth:
             name = auth["Ephemeral"]["username"]
-        elif auth["Session"]["token"] in self.sessions:
-            session = self.sessions[auth["Session"]["token"]]
-            name, session[1] = session[0], time.monotonic()
         else:
-            raise Unauthenticated()
+            with self.lock:
+                session = self.sessions.get(auth["Session"]["token"])
+                if session is None:
+                    raise Refusal(UNAUTHENTICATED)
+                name, session[1] = session[0], time.monotonic()
+        return {**headers, "namespace": name}
+
+    def guard(self, function, handler, arguments, headers):
+        """The `wrap` hook: answer ErrorUnavailable at `unavailable_rate`, call the handler
+        holding the lock, and answer a call that meets a limit with its error."""
+        if function.endswith("_"):  # fn.ping_ and fn.api_ are the service's own
+            return handler(arguments, headers)
+        if self.unavailable_rate and random.random() < self.unavailable_rate:
+            return UNAVAILABLE
+        try:
+            with self.lock:
+                return handler(arguments, headers)
+        except Unauthenticated:
+            return UNAUTHENTICATED
+        except Full as full:
+            log.info("%s refused: %s", function, full.result)
+            return full.result
+
+    def _namespace(self, headers, write=False):
+        """The namespace the `before` hook found; for a write, one that is kept (made if
+        need be), else possibly an empty one that is not."""
+        name = headers["namespace"]
         namespace = self.namespaces.get(name)
         if namespace is None:
             namespace = Namespace(name)

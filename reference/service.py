@@ -28,20 +28,48 @@ error wins when a message has several problems:
 A handler is any function `handler(arguments, headers)` that returns a result
 such as `{"Ok_": {"result": 3}}`, or a `(headers, result)` pair to add
 response headers. The built-in functions `fn.ping_` and `fn.api_` need none.
+
+Three optional hooks serve every function at once (reference/README.md has
+an example of each):
+
+- `before(function, headers)` runs at step 7, before the handler, and returns
+  the headers the handler gets: the place to turn credentials into an
+  identity once. It may `raise Refusal(result)` to answer with that result
+  instead, such as ErrorUnauthenticated_.
+- `wrap(function, handler, arguments, headers)` calls the handler, and may do
+  something around the call: time it, trace it, hold a lock.
+- `on_error(function, headers, result, exception)` sees every answer that is
+  not Ok_, parse failures included (function ""), and what a handler raised
+  (for ErrorUnknown_; else None): the place to log or count errors.
 """
 
 import logging
 import uuid
-from typing import NamedTuple
+from typing import Any, Callable, NamedTuple
 
 from . import blobs, codec, select, validate
 from .generate import examples
+from .loader import Schema
 from .types import Type
 
 log = logging.getLogger("reference")
 
 UNAUTHENTICATED = {"ErrorUnauthenticated_": {"message!": "Valid authentication is required."}}
+
+# What handlers and hooks are: see the module's docstring.
+Handler = Callable[[dict, dict], Any]  # (arguments, headers) -> result, or (headers, result)
+Before = Callable[[str, dict], dict]  # (function, headers) -> the headers the handler gets
+Wrap = Callable[[str, Handler, dict, dict], Any]  # (function, handler, arguments, headers) -> result
+OnError = Callable[[str, dict, dict, "Exception | None"], None]  # (function, headers, result, exception)
 JSON, MSGPACK = "application/json", "application/octet-stream"
+
+
+class Refusal(Exception):
+    """Raised by a `before` hook: answer with `result` instead of calling the handler."""
+
+    def __init__(self, result: dict):
+        super().__init__(result)
+        self.result = result
 
 
 class Reply(NamedTuple):
@@ -56,14 +84,15 @@ class Reply(NamedTuple):
 class Service:
     """A schema and its handlers; `handle()` answers one request."""
 
-    def __init__(self, schema, handlers):
+    def __init__(self, schema: Schema, handlers: dict[str, Handler], before: Before | None = None,
+                 wrap: Wrap | None = None, on_error: OnError | None = None):
         missing = [n for n in schema.functions if n not in handlers and n not in ("fn.ping_", "fn.api_")]
         unknown = [name for name in handlers if name not in schema.functions]
         if missing or unknown:
             raise ValueError(f"handlers do not match the schema: missing {missing or 'none'}, "
                              f"not in the schema {unknown or 'none'}")
         codec.allow_depth()
-        self.schema = schema
+        self.schema, self.before, self.wrap, self.on_error = schema, before, wrap, on_error
         self.handlers = {"fn.ping_": lambda arguments, headers: {"Ok_": {}},
                          "fn.api_": self.api, **handlers}
         self.encoding = codec.encoding(schema)
@@ -79,7 +108,7 @@ class Service:
             self.examples[internal] = examples(self.schema, internal)
         return {"Ok_": {"api": self.examples[internal]}}
 
-    def handle(self, data):
+    def handle(self, data: bytes) -> Reply:
         """Answer the request bytes `data` with a Reply: response bytes, media type and more."""
         try:
             headers, body = codec.decode(data, self.encoding)
@@ -87,12 +116,23 @@ class Service:
             log.debug("1 decode: %d bytes of %s are not a message: %s", len(data),
                       "MessagePack" if data[:1] == b"\x92" else "JSON", *failure.reason)
             reply = {"ErrorParseFailure_": {"reasons": [failure.reason]}}
+            self._observe("", {}, reply, None)
             return Reply(codec.encode([{}, reply]), JSON, "", "ErrorParseFailure_")
         [(name, arguments)] = body.items()
         log.debug("1 decode: %d bytes, a call of %s, headers %.200s", len(data), name, headers)
         response_headers, result = self.call(headers, name, arguments)
+        data, media_type, result = self.encode(name, headers, response_headers, result)
         [tag] = result
-        return Reply(*self.encode(name, headers, response_headers, result), name, tag)
+        if tag not in ("Ok_", "ErrorUnknown_"):  # (which call() reported, with its exception)
+            self._observe(name, headers, result, None)
+        return Reply(data, media_type, name, tag)
+
+    def _observe(self, name, headers, result, exception):
+        if self.on_error is not None:
+            try:
+                self.on_error(name, headers, result, exception)
+            except Exception:
+                log.exception("the on_error hook raised")
 
     def call(self, headers, name, arguments):
         """Steps 2 to 10 for a decoded request: return (response headers, result)."""
@@ -120,11 +160,18 @@ class Service:
             return response_headers, {"ErrorInvalidRequestBody_": {"cases": cases}}
         arguments = blobs.decode_fields(arguments, function.arguments)
         try:
-            result = self.handlers[name](arguments, headers)
-        except Exception:
+            given = self.before(name, headers) if self.before else headers
+            handler = self.handlers[name]
+            result = self.wrap(name, handler, arguments, given) if self.wrap else handler(arguments, given)
+        except Refusal as refusal:
+            log.debug("7 before: refused with %s", next(iter(refusal.result), "nothing"))
+            result = refusal.result
+        except Exception as error:
             case_id = str(uuid.uuid4())
             log.exception("handler for %s raised (caseId %s)", name, case_id)
-            return response_headers, {"ErrorUnknown_": {"caseId": case_id}}
+            result = {"ErrorUnknown_": {"caseId": case_id}}
+            self._observe(name, headers, result, error)
+            return response_headers, result
         log.debug("6-7 arguments: valid; the handler of %s returned %.200s", name, result)
         try:
             return self._check_result(headers, function, response_headers, result)
@@ -176,7 +223,8 @@ class Service:
         return response_headers, result
 
     def encode(self, name, headers, response_headers, result):
-        """Step 11: the response bytes and media type, negotiating MessagePack if asked."""
+        """Step 11: the response bytes, their media type, and the result they hold (another
+        one if no wire can carry the result given), negotiating MessagePack if asked."""
         checksums = headers.get("@bin_")
         if checksums is not None:
             if "Ok_" in result:
@@ -188,7 +236,7 @@ class Service:
                     data = codec.encode([binary_headers, result], self.encoding, packed)
                     log.debug("11 encode: MessagePack, as @bin_ asked, %s%s", "packed, " if packed else "",
                               "without @enc_ (the client's checksum is current)" if known else "with @enc_")
-                    return data, MSGPACK
+                    return data, MSGPACK, result
                 except (ValueError, OverflowError, TypeError, RecursionError):
                     pass  # too deep, an integer too big, or a value MessagePack lacks: try JSON
             log.debug("11 encode: JSON although @bin_ asked for MessagePack, because the result is %s or "
@@ -198,9 +246,10 @@ class Service:
             if marks:
                 log.debug("11 encode: bytes as base64, marked in @base64_ %s", marks)
             return codec.encode([{**response_headers, "@base64_": marks} if marks else response_headers,
-                                 marked]), JSON
+                                 marked]), JSON, result
         except (ValueError, TypeError, RecursionError):  # only a handler can put such values in a response
-            return codec.encode(list(self._unencodable(name, headers, response_headers, result))), JSON
+            kept, error = self._unencodable(name, headers, response_headers, result)
+            return codec.encode([kept, error]), JSON, error
 
     def _unencodable(self, name, headers, response_headers, result):
         """The headers and error that replace a response no wire can carry, with the paths of

@@ -50,3 +50,29 @@ def test_the_example_driver_in_the_suites_readme_passes(tmp_path, capsys):
     status = main(["client", "--command", f"{shlex.quote(sys.executable)} {path}", "--id", "client/binary/**",
                    "--id", "client/bytes/**", "--id", "client/renegotiate/**"])
     assert status == 0, capsys.readouterr().out
+
+
+def test_the_hook_examples_in_the_reference_guide_work_as_written(capsys):
+    """reference/README.md's three hooks, run in turn: a token becomes a user, or is refused;
+    a wrapped call prints its time; errors are counted."""
+    import json
+    section = (ROOT / "reference" / "README.md").read_text().split("### Hooks", 1)[1].split("\n## ", 1)[0]
+    scope = {}
+    for block in section.split("```python\n")[1:]:
+        exec(block.split("```", 1)[0], scope)
+    service, schema, handlers = scope["service"], scope["schema"], scope["handlers"]
+
+    def call(service, headers, body):
+        return json.loads(service.handle(json.dumps([headers, body]).encode()).data)[1]
+    assert call(service, {"@auth_": {"Token": {"token": "s3cret"}}}, {"fn.whoami": {}}) == {"Ok_": {"user": "ann"}}
+    assert call(service, {"@auth_": {"Token": {"token": "guess"}}}, {"fn.buy": {"sku": "x"}}) == {
+        "ErrorUnauthenticated_": {"message!": "Unknown token."}}
+    timed = scope["Service"](schema, handlers, before=scope["authenticate"], wrap=scope["timed"])
+    assert call(timed, {"@auth_": {"Token": {"token": "s3cret"}}}, {"fn.buy": {"sku": "x"}}) == {"Ok_": {"order": "A-1"}}
+    assert capsys.readouterr().out.startswith("fn.buy took ")
+    token = {"@auth_": {"Token": {"token": "s3cret"}}}
+    answers = [call(scope["counted"], headers, body) for headers, body in [
+        (token, {"fn.buy": {"sku": 5}}), (token, {"fn.nope": {}}), ({}, {"fn.buy": {"sku": "x"}}),
+        (token, {"fn.buy": {"sku": "x"}})]]
+    assert scope["errors"] == {"ErrorInvalidRequestBody_": 2, "ErrorUnauthenticated_": 1}
+    assert answers[-1] == {"Ok_": {"order": "A-1"}}

@@ -10,6 +10,7 @@ import msgpack
 import pytest
 
 from reference import Service, codec, load, testbed, validate
+from reference.service import Refusal
 
 SCHEMA = load([
     {"union.Auth_": [{"Token": {"token": "string"}}]},
@@ -365,3 +366,51 @@ def test_memory_per_byte_received_stays_within_the_stated_factor(make, wire, fac
     finally:
         tracemalloc.stop()
     assert reply.result == "Ok_" and peak / len(data) <= factor
+
+
+def test_hooks_authenticate_wrap_and_observe_every_call():
+    """`before` turns credentials into an identity (or refuses), `wrap` surrounds every handler,
+    and `on_error` sees every answer that is not Ok_, with what a handler raised."""
+    tokens, wrapped, seen = {"t1": "ann"}, [], []
+
+    def before(function, headers):
+        token = headers.get("@auth_", {}).get("Token", {}).get("token")
+        if function == "fn.secret" and token not in tokens:
+            raise Refusal(UNAUTHENTICATED)
+        return {**headers, "user": tokens.get(token, "nobody")}
+
+    def wrap(function, handler, arguments, headers):
+        wrapped.append(function)
+        return handler(arguments, headers)
+
+    service = Service(SCHEMA, {"fn.echo": lambda arguments, headers: {"Ok_": {"value!": headers["user"]}},
+                               "fn.secret": lambda arguments, headers: 1 / 0},
+                      before=before, wrap=wrap, on_error=lambda *seen_: seen.append(seen_))
+    ann = {"@auth_": {"Token": {"token": "t1"}}}
+    assert answer([ann, {"fn.echo": {}}], service) == [{}, {"Ok_": {"value!": "ann"}}]
+    assert answer([{}, {"fn.echo": {}}], service) == [{}, {"Ok_": {"value!": "nobody"}}]
+    assert answer([{"@auth_": {"Token": {"token": "t2"}}}, {"fn.secret": {"n": 1}}], service) == [{}, UNAUTHENTICATED]
+    assert list(answer([ann, {"fn.secret": {"n": 1}}], service)[1]) == ["ErrorUnknown_"]
+    assert answer(b"nonsense", service)[1]["ErrorParseFailure_"]
+    assert answer([{}, {"fn.echo": {"n!": "x"}}], service)[1]["ErrorInvalidRequestBody_"]
+    assert answer([{}, {"fn.ping_": {}}], service) == [{}, {"Ok_": {}}]
+    assert wrapped == ["fn.echo", "fn.echo", "fn.secret", "fn.ping_"]
+    assert [(function, next(iter(result))) for function, _, result, _ in seen] == [
+        ("fn.secret", "ErrorUnauthenticated_"), ("fn.secret", "ErrorUnknown_"), ("", "ErrorParseFailure_"),
+        ("fn.echo", "ErrorInvalidRequestBody_")]
+    assert isinstance(seen[1][3], ZeroDivisionError) and seen[0][3] is None and seen[1][1] == ann
+
+
+def test_a_refusal_is_checked_like_a_result_and_a_failing_hook_fails_nothing_else(caplog):
+    """A `before` hook may only refuse with one of the function's results; an `on_error` hook
+    that raises is logged, and the answer goes out all the same."""
+    def refuse(function, headers):
+        raise Refusal({"ErrorMadeUp": {}})
+
+    def broken(*seen):
+        raise RuntimeError("the hook is broken")
+    service = Service(SCHEMA, {"fn.echo": echo, "fn.secret": echo}, before=refuse, on_error=broken)
+    with caplog.at_level(logging.ERROR, logger="reference"):
+        body = answer([{}, {"fn.echo": {}}], service)[1]
+    assert body["ErrorInvalidResponseBody_"]["cases"] == [case(["ErrorMadeUp"], "ObjectKeyDisallowed")]
+    assert "the on_error hook raised" in caplog.text
