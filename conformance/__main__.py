@@ -27,7 +27,10 @@ def main(argv=None):
 
     run = commands.add_parser("run", help="run the cases against a server",
                               description="Run every case that applies against the server at --target.")
-    run.add_argument("--target", required=True, metavar="URL", help="the API URL, such as http://127.0.0.1:8000/api")
+    run.add_argument("--target", required=True, metavar="URL", help="the API URL, such as http://127.0.0.1:8000/api "
+                     "(https:// too)")
+    run.add_argument("--cafile", metavar="FILE", help="trust the certificate authority in this PEM file for an "
+                     "https:// target (by default, the system's authorities)")
     _selectors(run)
     run.add_argument("--without", type=_features, default=set(), metavar="LIST",
                      help="protocol features the target lacks, so their cases are not checked: "
@@ -113,17 +116,18 @@ def _seconds(text):
 
 def _run(options, parser):
     try:
-        target = runner.Target(options.target)
+        target = runner.Target(options.target, cafile=options.cafile)
     except ValueError as error:
         parser.error(str(error))
     chosen, aside, known = _chosen(options, parser, "server")
     try:
-        target.wait(options.wait)
+        target.wait(options.wait, lambda reason: print(
+            f"Waiting up to {options.wait:g} s for {target.url} to answer ({reason}; see --wait)...", flush=True))
         profile, service = runner.detect(target)
     except runner.Trouble as trouble:
-        return _trouble(trouble)
+        return _trouble(parser, trouble)
     except (OSError, http.client.HTTPException) as error:
-        return _trouble(f"cannot reach {target.url}: {getattr(error, 'strerror', None) or error}")
+        return _trouble(parser, f"cannot reach {target.url}: {getattr(error, 'strerror', None) or error}")
     other = [c for c in chosen if not cases.applies(c, profile)]
     unchecked = [c for c in chosen if cases.applies(c, profile) and options.without & set(c["features"])]
     selected = [c for c in chosen if c not in other and c not in unchecked]
@@ -146,7 +150,7 @@ def _client(options, parser):
         results = _running(options, chosen, lambda progress: clients.run(chosen, options.command,
                                                                           _matching(known, chosen), progress))
     except runner.Trouble as trouble:
-        return _trouble(trouble)
+        return _trouble(parser, trouble)
     return _finish(options, results + aside, clients.Subject(f"the client driven by {options.command!r}"),
                    "a client")
 
@@ -158,7 +162,7 @@ def _schema(options, parser):
         results = _running(options, chosen, lambda progress: schemas.run(chosen, options.command,
                                                                           _matching(known, chosen), progress))
     except runner.Trouble as trouble:
-        return _trouble(trouble)
+        return _trouble(parser, trouble)
     return _finish(options, results + aside,
                    clients.Subject(f"the schema loader driven by {options.command!r}"), "a schema loader")
 
@@ -219,8 +223,9 @@ def _finish(options, results, subject, service):
     return 1 if any(r.failed for r in results) else 0
 
 
-def _trouble(message):
-    print(f"error: {message}", file=sys.stderr)
+def _trouble(parser, message):
+    """Say why the subject cannot be checked, in one line that starts as usage errors do."""
+    print(f"{parser.prog}: error: {message}", file=sys.stderr)
     return 2
 
 

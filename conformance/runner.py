@@ -32,6 +32,7 @@ shared by every client.
 import base64
 import http.client
 import json
+import ssl
 import sys
 import time
 import urllib.parse
@@ -86,18 +87,24 @@ class Exchange(NamedTuple):
 class Target:
     """The server under test."""
 
-    def __init__(self, url, timeout=10):
+    def __init__(self, url, timeout=10, cafile=None):
         parts = urllib.parse.urlsplit(url)
-        if parts.scheme == "https":
-            raise ValueError(f"{url}: https:// is not supported; test the server over http://, "
-                             "or through a proxy that speaks http:// to the suite")
-        if parts.scheme != "http" or not parts.hostname:
-            raise ValueError(f"the target must be an http:// URL, such as http://127.0.0.1:8000/api, not {url!r}")
-        self.url, self.host, self.port, self.path = url, parts.hostname, parts.port or 80, parts.path or "/"
-        self.timeout = timeout
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"the target must be an http:// or https:// URL, such as "
+                             f"http://127.0.0.1:8000/api, not {url!r}")
+        self.url, self.host, self.path = url, parts.hostname, parts.path or "/"
+        self.port = parts.port or (443 if parts.scheme == "https" else 80)
+        self.timeout, self.tls = timeout, None
+        if parts.scheme == "https":  # certificates checked, against --cafile if given
+            try:
+                self.tls = ssl.create_default_context(cafile=cafile)
+            except (OSError, ssl.SSLError) as error:
+                raise ValueError(f"--cafile {cafile}: {getattr(error, 'strerror', None) or error}") from None
         sys.setrecursionlimit(max(sys.getrecursionlimit(), FRAMES))
 
     def connect(self):
+        if self.tls:
+            return http.client.HTTPSConnection(self.host, self.port, timeout=self.timeout, context=self.tls)
         return http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
 
     def post(self, message):
@@ -110,19 +117,26 @@ class Target:
         finally:
             connection.close()
 
-    def wait(self, seconds):
-        """Wait until the target answers at all; raise Trouble if it never does."""
-        deadline = time.monotonic() + seconds
+    def wait(self, seconds, waiting=lambda reason: None):
+        """Wait until the target answers at all; raise Trouble if it never does. `waiting`
+        hears why, once, if the first try fails."""
+        deadline, tries = time.monotonic() + seconds, 0
         while True:
             try:
                 return self.post([{}, {"fn.ping_": {}}])
             except http.client.HTTPException as error:
                 raise Trouble(f"{self.url} is not a server of the protocol: its answer is not HTTP "
                               f"({type(error).__name__}: {' '.join(str(error).split())[:80] or 'nothing'})") from None
+            except ssl.SSLCertVerificationError as error:
+                raise Trouble(f"cannot reach {self.url}: its certificate is not trusted ({error.verify_message}); "
+                              f"to trust a private CA, give its certificate with --cafile") from None
             except OSError as error:
                 reason = error.strerror or str(error)
             if time.monotonic() >= deadline:
                 raise Trouble(f"cannot reach {self.url}: {reason}")
+            tries += 1
+            if tries == 1:
+                waiting(reason)
             time.sleep(0.2)
 
 

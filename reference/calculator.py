@@ -19,7 +19,7 @@ that someone else is using:
   an evaluation that cannot fit at all is answered but not kept); beyond
   that, saving variables is refused with ErrorNamespaceFull;
 - at most `max_namespaces` namespaces (besides the shared one), `max_sessions`
-  sessions and `max_bytes` bytes in all are kept. When a newcomer needs room beyond those,
+  sessions and `max_state` bytes in all are kept. When a newcomer needs room beyond those,
   data unused for `idle` seconds is forgotten; if none is, the newcomer is
   refused with ErrorUnavailable, and nobody loses anything;
 - the shared namespace is there from the start, with its room kept for it,
@@ -102,9 +102,9 @@ class Calculator:
 
     def __init__(self, schema, unavailable_rate=0.0, max_namespaces=1000, max_sessions=1000,
                  max_variables=1000, tape_length=1000, namespace_bytes=1024 * 1024,
-                 max_bytes=64 * 1024 * 1024, idle=3600):
-        if max_bytes < namespace_bytes + NAMESPACE_BYTES:
-            raise ValueError(f"max_bytes {max_bytes} cannot hold the shared namespace: it needs "
+                 max_state=64 * 1024 * 1024, idle=3600):
+        if max_state < namespace_bytes + NAMESPACE_BYTES:
+            raise ValueError(f"max_state {max_state} cannot hold the shared namespace: it needs "
                              f"namespace_bytes and {NAMESPACE_BYTES} more, {namespace_bytes + NAMESPACE_BYTES}")
         self.lock = threading.Lock()
         self.shared = Namespace(SHARED)
@@ -112,7 +112,7 @@ class Calculator:
         self.sessions = {}  # token -> [username, when last used]
         self.size = self.shared.overhead + namespace_bytes  # bytes kept, the shared namespace's room included
         self.unavailable_rate, self.idle = unavailable_rate, idle
-        self.max_namespaces, self.max_sessions, self.max_bytes = max_namespaces, max_sessions, max_bytes
+        self.max_namespaces, self.max_sessions, self.max_state = max_namespaces, max_sessions, max_state
         self.max_variables, self.tape_length, self.namespace_bytes = max_variables, tape_length, namespace_bytes
         self.full = {"ErrorNamespaceFull": {"variables": max_variables, "bytes": namespace_bytes}}
         self.evaluation = Type("struct", False, schema.definition("struct.Evaluation"))
@@ -181,7 +181,7 @@ class Calculator:
         """Make sure `size` more bytes, and that many more namespaces and sessions, may be kept:
         forget what has been idle too long if need be, else refuse with ErrorUnavailable."""
         def fits():
-            return (self.size + size <= self.max_bytes
+            return (self.size + size <= self.max_state
                     and len(self.namespaces) - 1 + namespaces <= self.max_namespaces  # the shared one aside
                     and len(self.sessions) + sessions <= self.max_sessions)
         if not fits():

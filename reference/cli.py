@@ -1,9 +1,12 @@
-"""The command lines: `python -m reference.server`, `.mock`, `.client` and `.schema`.
+"""The command lines: `python -m reference.server`, `.mock` and `.schema` (and, in
+calls.py, `.client`).
 
 Each command is a function of its arguments that returns an exit status: 0
-when all went well, 2 for a usage error or a start-up problem (one line on
-standard error, never a traceback). The modules named in those commands only
-call the function here, so the library modules know nothing of command lines.
+when all went well, 2 for a usage error or a start-up problem: one line on
+standard error that starts with the command's name, never a traceback. Every
+command has `--help`, `--version` and `-v`, and options that mean the same
+have the same name in each. The modules named in those commands only call the
+function here, so the library modules know nothing of command lines.
 """
 
 import argparse
@@ -16,7 +19,7 @@ import time
 import urllib.parse
 from pathlib import Path
 
-from . import calculator, drivers, mocking, testbed
+from . import __version__, calculator, drivers, mocking, testbed
 from .documents import SchemaError, read
 from .http_client import Client, TransportError, Unreachable
 from .http_server import GRACE, MAX_BODY, MAX_CONNECTIONS, TIMEOUT, Server
@@ -24,10 +27,19 @@ from .loader import Schema
 
 
 class Parser(argparse.ArgumentParser):
-    """A command line parser whose errors are one line, and exit status 2."""
+    """A command line parser with --version, whose errors are one line, and exit status 2."""
+
+    def __init__(self, **options):
+        super().__init__(**options)
+        self.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
 
     def error(self, message):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+    def fail(self, message):
+        """Say what went wrong, in one line that starts as usage errors do; return status 2."""
+        print(f"{self.prog}: error: {message}", file=sys.stderr)
+        return 2
 
 
 def add_server_options(parser, port):
@@ -37,6 +49,8 @@ def add_server_options(parser, port):
     parser.add_argument("--path", default="/api", help="the API path (default %(default)s)")
     parser.add_argument("--log-level", default="info", type=str.lower, choices=["debug", "info", "warning", "error"],
                         help="logging detail; debug shows each step of every request (default %(default)s)")
+    parser.add_argument("-v", "--verbose", dest="log_level", action="store_const", const="debug",
+                        help="the same as --log-level debug")
     parser.add_argument("--max-body", type=int, default=MAX_BODY, metavar="BYTES",
                         help="largest request body accepted (default %(default)s)")
     parser.add_argument("--max-connections", type=int, default=MAX_CONNECTIONS, metavar="N",
@@ -58,7 +72,7 @@ def check_server_options(parser, options):
             parser.error(f"--{name.replace('_', '-')} must be positive")
 
 
-def serve(service, options, what):
+def serve(service, options, what, parser):
     """Serve `service` as the options say until Ctrl-C or SIGTERM, then stop gracefully;
     return the exit status."""
     logging.basicConfig(level=options.log_level.upper(), format="%(asctime)s %(levelname)s %(message)s")
@@ -66,8 +80,7 @@ def serve(service, options, what):
         server = Server(service, options.host, options.port, options.path, options.max_body,
                         options.timeout, options.max_connections)
     except OSError as error:
-        print(f"error: cannot listen on {options.host}:{options.port}: {error.strerror}", file=sys.stderr)
-        return 2
+        return parser.fail(f"cannot listen on {options.host}:{options.port}: {error.strerror}")
     print(f"Serving {what} at {server.url} (Ctrl-C to stop)", flush=True)
     # Both stop the same way, even when started with SIGINT ignored (as in a background job).
     signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -109,13 +122,14 @@ def rate(text):
 
 # python -m reference.server
 
-CALCULATOR_LIMITS = {  # option -> (what it bounds, default)
-    "max_namespaces": ("namespaces kept", 1000), "max_sessions": ("sessions kept", 1000),
-    "max_variables": ("variables in a namespace", 1000),
-    "tape_length": ("evaluations on a tape; the oldest give way", 1000),
-    "namespace_bytes": ("bytes of variables and tape in a namespace", 1024 * 1024),
-    "max_bytes": ("bytes of state in all", 64 * 1024 * 1024),
-    "idle": ("seconds after which unused namespaces and sessions may give way to newcomers", 3600),
+CALCULATOR_LIMITS = {  # option -> (its metavar, what it bounds, default)
+    "max_namespaces": ("N", "namespaces kept, besides the shared one", 1000),
+    "max_sessions": ("N", "sessions kept", 1000),
+    "max_variables": ("N", "variables in a namespace", 1000),
+    "tape_length": ("N", "evaluations on a tape; the oldest give way", 1000),
+    "namespace_bytes": ("BYTES", "bytes of variables and tape in a namespace", 1024 * 1024),
+    "max_state": ("BYTES", "bytes of state kept in all", 64 * 1024 * 1024),
+    "idle": ("SECONDS", "seconds after which unused namespaces and sessions may give way to newcomers", 3600),
 }
 
 
@@ -133,8 +147,8 @@ def server(argv=None):
     calculator_options.add_argument("--unavailable-rate", type=rate, metavar="RATE",
                                     help="answer ErrorUnavailable to this fraction of calls, to test "
                                          "clients (default 0)")
-    for name, (meaning, default) in CALCULATOR_LIMITS.items():
-        calculator_options.add_argument(f"--{name.replace('_', '-')}", type=positive, metavar="N",
+    for name, (metavar, meaning, default) in CALCULATOR_LIMITS.items():
+        calculator_options.add_argument(f"--{name.replace('_', '-')}", type=positive, metavar=metavar,
                                         help=f"{meaning} (default {default})")
     options = parser.parse_args(argv)
     check_server_options(parser, options)
@@ -143,12 +157,12 @@ def server(argv=None):
     if options.service == "testbed":
         if given:
             parser.error(f"--{next(iter(given)).replace('_', '-')} is an option of the calculator, not of the testbed")
-        return serve(testbed.service(), options, "the testbed")
+        return serve(testbed.service(), options, "the testbed", parser)
     try:
         service = calculator.service(**given)
     except ValueError as error:  # limits that contradict each other
-        parser.error(str(error).replace("max_bytes", "--max-bytes").replace("namespace_bytes", "--namespace-bytes"))
-    return serve(service, options, "the calculator")
+        parser.error(str(error).replace("max_state", "--max-state").replace("namespace_bytes", "--namespace-bytes"))
+    return serve(service, options, "the calculator", parser)
 
 
 # python -m reference.mock
@@ -161,11 +175,13 @@ def mock(argv=None):
                     "validates like the server and answers with stubs or generated values.")
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--schema-url", metavar="URL", type=_http_url, help="fetch the schema from this "
-                        "live server (fn.api_, over http://) and save a copy in the cache file")
+                        "live server (fn.api_, over http:// or https://) and save a copy in the cache file")
     source.add_argument("--schema-file", metavar="FILE", help="read the schema from a saved JSON file")
     source.add_argument("--schema-dir", metavar="DIR", help="read the schema from a directory of JSON files")
     parser.add_argument("--wait", type=seconds, default=10, metavar="SECONDS",
                         help="how long --schema-url waits for the server to answer (default %(default)s)")
+    parser.add_argument("--cafile", metavar="FILE", help="trust the certificate authority in this PEM file "
+                        "for an https:// --schema-url (by default, the system's authorities)")
     parser.add_argument("--cache", metavar="FILE", help="where --schema-url saves the schema (default "
                         "$XDG_CACHE_HOME/sdms-reference/HOST-PORT_PATH.json, where $XDG_CACHE_HOME is "
                         "~/.cache unless set)")
@@ -185,33 +201,32 @@ def mock(argv=None):
                         help="stubs kept; the oldest is dropped (default %(default)s)")
     parser.add_argument("--max-calls", type=positive, default=10_000, metavar="N",
                         help="calls recorded; the oldest is forgotten (default %(default)s)")
-    parser.add_argument("--max-bytes", type=positive, default=64 * 1024 * 1024, metavar="N",
-                        help="memory for stubs and recorded calls, half each; beyond, the oldest give way "
-                             "(default %(default)s)")
+    parser.add_argument("--max-state", type=positive, default=64 * 1024 * 1024, metavar="BYTES",
+                        help="bytes of state kept in all: stubs and recorded calls, half each; beyond, the "
+                             "oldest give way (default %(default)s)")
     options = parser.parse_args(argv)
     low, high = options.collection_length
     if not 0 <= low <= high:
         parser.error("--collection-length needs 0 <= MIN <= MAX")
     check_server_options(parser, options)
     try:
+        if options.cafile and not options.schema_url:
+            parser.error("--cafile is for an https:// --schema-url")
         source = _schema_source(options)
         service = mocking.service(source, seed=options.seed, optional=options.optional,
                                   length=(low, max(high, low)), generation=not options.no_generation,
                                   max_stubs=options.max_stubs, max_calls=options.max_calls,
-                                  max_bytes=options.max_bytes)
-    except (TransportError, OSError, SchemaError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    return serve(service, options, f"a mock of {options.schema_url or source}")
+                                  max_state=options.max_state)
+    except (TransportError, OSError, SchemaError, ValueError) as error:
+        return parser.fail(str(error))
+    return serve(service, options, f"a mock of {options.schema_url or source}", parser)
 
 
 def _http_url(text):
     try:
         Client(text)  # which knows what URL it can call
     except ValueError as error:
-        https = "https://" in str(error)
-        hint = "; fetch the schema over http://, or save it to a file and use --schema-file" if https else ""
-        raise argparse.ArgumentTypeError(f"{error}{hint}") from None
+        raise argparse.ArgumentTypeError(str(error)) from None
     return text
 
 
@@ -222,7 +237,7 @@ def _schema_source(options):
         if not path.exists():
             raise OSError(f"cannot read the schema: {path} does not exist")
         return path
-    api = fetch(options.schema_url, options.wait)
+    api = fetch(options.schema_url, options.wait, options.cafile)
     cache = Path(options.cache) if options.cache else default_cache(options.schema_url)
     try:
         cache.parent.mkdir(parents=True, exist_ok=True)
@@ -234,18 +249,21 @@ def _schema_source(options):
     return api
 
 
-def fetch(url, wait, pause=0.2):
+def fetch(url, wait, cafile=None, pause=0.2):
     """The public schema of the live server at `url`, asked for with `fn.api_`.
 
     Retries for `wait` seconds, so that a mock can start beside a server that is starting too."""
-    deadline = time.monotonic() + wait
-    with Client(url, timeout=5) as client:
+    deadline, tries = time.monotonic() + wait, 0
+    with Client(url, timeout=5, cafile=cafile) as client:
         while True:
             try:
                 return client.schema()
             except Unreachable as error:
                 if time.monotonic() + pause > deadline:
                     raise Unreachable(f"{error} (waited {wait:g} s)") from None
+                tries += 1
+                if tries == 1:
+                    print(f"Waiting up to {wait:g} s for {url} to answer (see --wait)...", flush=True)
                 time.sleep(pause)
 
 
@@ -255,26 +273,6 @@ def default_cache(url):
     name = f"{parts.hostname}-{parts.port or 80}{parts.path}".replace("/", "_")
     root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     return root / "sdms-reference" / f"{name}.json"
-
-
-# python -m reference.client
-
-def client(argv=None):
-    """The command line: `--driver URL` for the conformance suite's client checks."""
-    parser = Parser(prog="python -m reference.client", description=(
-        "Drive this client for the conformance suite (python -m conformance client --command "
-        "'python -m reference.client --driver'): instructions as JSON lines on stdin, results on stdout."))
-    parser.add_argument("--driver", action="store_true", required=True, help="speak the driver protocol")
-    parser.add_argument("url", metavar="URL", help="the server to call, such as http://127.0.0.1:8000/api")
-    options = parser.parse_args(argv)
-    try:
-        drivers.drive_client(options.url, sys.stdin, sys.stdout)
-    except (ValueError, KeyError) as error:
-        print(f"error: not an instruction of the driver protocol: {error}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        return 130
-    return 0
 
 
 # python -m reference.schema
@@ -289,6 +287,7 @@ def schema(argv=None):
     parser.add_argument("--json", action="store_true", help="print the problems as JSON, for tools")
     parser.add_argument("--driver", action="store_true", help="speak the conformance suite's schema driver "
                         "protocol on stdin and stdout instead (python -m conformance schema --command ...)")
+    parser.add_argument("-v", "--verbose", action="store_true", help="also list each document read")
     options = parser.parse_args(argv)
     if options.driver:
         if options.paths:
@@ -301,6 +300,9 @@ def schema(argv=None):
     for path in options.paths:
         found, trouble = read(Path(path))
         documents, problems = documents + found, problems + trouble
+    if options.verbose and not options.json:
+        for document in documents:
+            print(f"{document.name}: {len(document.entries)} entries")
     try:
         Schema(documents, problems=problems)
     except SchemaError as error:

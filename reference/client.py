@@ -1,8 +1,8 @@
-"""`python -m reference.client`: drive the client for the conformance suite (the command line is `cli.client`)."""
+"""`python -m reference.client`: one call from the shell (the command line is `calls.main`)."""
 
 import sys
 
-from . import cli
+from . import calls
 
 if __name__ == "__main__":
-    sys.exit(cli.client())
+    sys.exit(calls.main())

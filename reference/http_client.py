@@ -18,11 +18,16 @@ the client then forgets what it knew and tries once more in JSON.
 
 Bytes come back as `bytes` either way: on the JSON wire the client decodes the
 base64 strings that the `@base64_` header points at.
+
+`https://` URLs are checked against the system's certificate authorities, or
+against `cafile` (a private CA's certificate, in PEM). An answer longer than
+`max_response` bytes is refused (`TooLarge`) without being read to its end.
 """
 
 import http.client
 import json
 import socket
+import ssl
 import time
 import urllib.parse
 
@@ -37,6 +42,10 @@ class TransportError(Exception):
 
 class Unreachable(TransportError):
     """The server could not be reached."""
+
+
+class Untrusted(TransportError):
+    """The server's certificate is not one the client trusts."""
 
 
 class TimedOut(TransportError):
@@ -54,18 +63,23 @@ class TooLarge(TransportError):
 class Client:
     """Calls the functions of the server at `url`."""
 
-    def __init__(self, url, binary=False, binary_requests=False, packed=False, timeout=5.0,
-                 max_response=MAX_RESPONSE):
+    def __init__(self, url: str, binary: bool = False, binary_requests: bool = False, packed: bool = False,
+                 timeout: float = 5.0, max_response: int = MAX_RESPONSE, cafile: str | None = None):
         try:
             parts = urllib.parse.urlsplit(url)
             parts.port  # a port that is not a number raises ValueError here
         except ValueError:
             raise ValueError(f"{url!r} is not a URL") from None
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"{url!r} is not an http:// or https:// URL, such as http://127.0.0.1:8000/api")
+        self.url, self.host, self.port = url, parts.hostname, parts.port or (443 if parts.scheme == "https" else 80)
+        self.tls = None
         if parts.scheme == "https":
-            raise ValueError(f"{url}: https:// is not supported")
-        if parts.scheme != "http" or not parts.hostname:
-            raise ValueError(f"{url!r} is not an http:// URL, such as http://127.0.0.1:8000/api")
-        self.url, self.host, self.port = url, parts.hostname, parts.port or 80
+            try:
+                self.tls = ssl.create_default_context(cafile=cafile)
+            except (OSError, ssl.SSLError) as error:
+                raise ValueError(f"cannot use {cafile} as certificate authorities: "
+                                 f"{getattr(error, 'strerror', None) or error}") from None
         self.path = parts.path or "/"
         self.binary, self.binary_requests, self.packed = binary, binary_requests, packed
         self.timeout, self.max_response = timeout, max_response
@@ -74,7 +88,7 @@ class Client:
         self.checksum = None  # the server's checksum, once known
         self.connection = None
 
-    def call(self, function, arguments=None, headers=None):
+    def call(self, function: str, arguments: dict | None = None, headers: dict | None = None) -> tuple[dict, dict]:
         """Call `function` with `arguments`; return the response message (headers, body)."""
         message = [{"@time_": round(self.timeout * 1000), **(headers or {})}, {function: arguments or {}}]
         if not self.binary:
@@ -87,7 +101,7 @@ class Client:
             response = self._exchange(self._negotiating(message))
         return response
 
-    def schema(self, internal=False):
+    def schema(self, internal: bool = False) -> list:
         """The server's schema, the entries `fn.api_` answers (the stock ones too if `internal`)."""
         _, body = self.call("fn.api_", {"includeInternal!": True} if internal else {})
         api = body.get("Ok_", {}).get("api")
@@ -136,7 +150,9 @@ class Client:
         for attempt in range(2):
             reused = self.connection is not None
             if not reused:
-                self.connection = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
+                self.connection = (http.client.HTTPSConnection(self.host, self.port, timeout=self.timeout,
+                                                               context=self.tls) if self.tls else
+                                   http.client.HTTPConnection(self.host, self.port, timeout=self.timeout))
             try:
                 self.connection.request("POST", self.path, data, {"Content-Type": media_type})
                 sock = self.connection.sock  # the connection forgets it once an answer says Connection: close
@@ -150,6 +166,14 @@ class Client:
             except socket.timeout:
                 self.close()
                 raise TimedOut(f"{self.url} did not answer within {self.timeout} s") from None
+            except ssl.SSLCertVerificationError as error:
+                self.close()
+                raise Untrusted(f"cannot reach {self.url}: its certificate is not trusted "
+                                  f"({error.verify_message}); to trust a private CA, give its "
+                                  f"certificate as cafile (--cafile)") from None
+            except ssl.SSLError as error:
+                self.close()
+                raise Unreachable(f"cannot reach {self.url}: TLS failed ({error.reason or error})") from None
             except TooLarge:
                 self.close()
                 raise TooLarge(f"{self.url} answered more than {self.max_response} bytes, "
@@ -158,7 +182,10 @@ class Client:
                 self.close()
                 raise Unreachable(f"cannot reach {self.url}: {error.strerror or error}") from None
             if response.status != 200:
-                raise NotAMessage(f"{self.url} answered HTTP {response.status}: {payload[:200]!r}")
+                hint = (" (is the API at /api?)" if response.status == 404 and not self.path.endswith("/api")
+                        else "")
+                raise NotAMessage(f"{self.url} answered HTTP {response.status}{hint}: "
+                                  f"{payload[:200].decode('utf-8', 'replace').strip()}")
             return payload
 
     @staticmethod

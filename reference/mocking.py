@@ -73,10 +73,10 @@ class Mock:
     """The stubs, recorded calls and random values of one mock server."""
 
     def __init__(self, schema, seed=0, optional="random", length=(0, 3), generation=True,
-                 max_stubs=1000, max_calls=10_000, max_bytes=64 * 1024 * 1024):
+                 max_stubs=1000, max_calls=10_000, max_state=64 * 1024 * 1024):
         self.schema, self.generation = schema, generation
         self.random, self.optional, self.length = Random(seed), optional, length
-        self.max_stubs, self.max_calls, self.max_bytes = max_stubs, max_calls, max_bytes
+        self.max_stubs, self.max_calls, self.max_state = max_stubs, max_calls, max_state
         self.lock = threading.Lock()
         self.stubs = []  # Stubs, oldest first
         self.calls = []  # Calls, oldest first
@@ -98,7 +98,7 @@ class Mock:
         with self.lock:
             self.calls.append(call)
             self.call_bytes += len(call.data)
-            while len(self.calls) > self.max_calls or self.call_bytes > self.max_bytes // 2:
+            while len(self.calls) > self.max_calls or self.call_bytes > self.max_state // 2:
                 self.call_bytes -= len(self.calls.pop(0).data)
             stubs = self.stubs[::-1]  # newest first; matched outside the lock
         matching = Matching(len(call.data))
@@ -125,7 +125,7 @@ class Mock:
             self.stubs.append(Stub(name, stub[name], result, arguments.get("strictMatch!", False),
                                    arguments.get("count!", -1), size))
             self.stub_bytes += size
-            while len(self.stubs) > self.max_stubs or self.stub_bytes > self.max_bytes // 2:
+            while len(self.stubs) > self.max_stubs or self.stub_bytes > self.max_state // 2:
                 self.stub_bytes -= self.stubs.pop(0).size
         return {"Ok_": {}}
 

@@ -9,6 +9,7 @@ A calculator keeps its state in its process, so run one worker process (with
 as many threads as you like): two would be two calculators.
 """
 
+import sys
 from http import HTTPStatus
 
 from .http_server import MAX_BODY, refusal
@@ -33,3 +34,10 @@ def make_application(service, path="/api", max_body=MAX_BODY):
         return [reply.data]
 
     return application
+
+
+if __name__ == "__main__":  # a library module, which people may try to run
+    print("python -m reference.wsgi: error: this module is for WSGI servers, not a command; serve the "
+          "calculator with gunicorn 'reference.calculator:wsgi()', or your Service with "
+          "make_application(service)", file=sys.stderr)
+    sys.exit(2)

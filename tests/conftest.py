@@ -4,6 +4,7 @@ import contextlib
 import http.client
 import json
 import socket
+import ssl
 import subprocess
 import threading
 import urllib.parse
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import msgpack
 import pytest
+import trustme
 
 import peer
 from reference import calculator, testbed
@@ -20,9 +22,12 @@ from reference.service import Reply
 
 
 @contextlib.contextmanager
-def serving(service, **options):
-    """Run `service` on a free port in a background thread; yield the Server."""
+def serving(service, tls=None, **options):
+    """Run `service` on a free port in a background thread; yield the Server. With `tls`, an
+    ssl.SSLContext, the server speaks HTTPS (its `url` still says http://)."""
     server = Server(service, port=0, **options)
+    if tls is not None:
+        server.socket = tls.wrap_socket(server.socket, server_side=True)
     thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     try:
@@ -50,6 +55,18 @@ def endless(framing):
     threading.Thread(target=answer, daemon=True).start()
     return f"http://127.0.0.1:{listener.getsockname()[1]}/api"
 
+
+
+@pytest.fixture(scope="session")
+def tls(tmp_path_factory):
+    """A private certificate authority, a server certificate for 127.0.0.1 that it signed, and
+    the CA's certificate in a file: (server's SSLContext, path of the CA file)."""
+    authority = trustme.CA()
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    authority.issue_cert("127.0.0.1").configure_cert(context)
+    cafile = tmp_path_factory.mktemp("tls") / "ca.pem"
+    authority.cert_pem.write_to_path(str(cafile))
+    return context, str(cafile)
 
 
 class Connection:

@@ -251,7 +251,7 @@ def test_a_full_server_refuses_newcomers_and_keeps_everyone_s_data():
 def test_however_many_namespaces_are_made_calls_without_auth_always_work():
     """The shared namespace has its room from the start: others filling every limit take
     nothing from it, and it is never forgotten, not even when a user named "" logs out."""
-    call = limited(max_namespaces=3, max_bytes=2 * 1024 * 1024)
+    call = limited(max_namespaces=3, max_state=2 * 1024 * 1024)
     for user in ("a", "b", "c"):
         assert call("fn.saveVariable", {"name": "v" * 300_000, "value": 1}, user) == {"Ok_": {}}
     assert call("fn.saveVariable", {"name": "v", "value": 1}, "d") == {"ErrorUnavailable": {}}
@@ -290,7 +290,7 @@ def test_idle_data_makes_room_for_newcomers(monkeypatch):
      [("fn.evaluate", {"expression": {"Variable": {"name": "n" * 700}}}),
       {"Ok_": {"result": 1, "saveResult": {"fn.saveVariable": {"name": "result", "value": 1}}}}]),
     # the shared namespace's room (6,000 bytes and 700 of its own) is kept: 5,000 bytes are left
-    ({"namespace_bytes": 6000, "max_bytes": 11_700}, [("fn.saveVariable", {"name": "n" * 3000, "value": 1})],
+    ({"namespace_bytes": 6000, "max_state": 11_700}, [("fn.saveVariable", {"name": "n" * 3000, "value": 1})],
      [("fn.saveVariable", {"name": "m" * 2000, "value": 1}), {"ErrorUnavailable": {}}]),
 ])
 def test_a_write_beyond_a_limit_is_refused_and_changes_nothing(limits, calls, expected):

@@ -249,8 +249,8 @@ def test_a_known_failure_that_fails_does_not_fail_the_run(tmp_path, capsys):
 
 @pytest.mark.parametrize("args, message", [
     (["run"], "the following arguments are required: --target"),
-    (["run", "--target", "ftp://x/api"], "the target must be an http:// URL, such as http://127.0.0.1:8000/api"),
-    (["run", "--target", "https://x/api"], "https:// is not supported"),
+    (["run", "--target", "ftp://x/api"], "the target must be an http:// or https:// URL, such as http://127.0.0.1:8000/api"),
+    (["run", "--target", "https://x/api", "--cafile", "/nowhere/ca.pem"], "--cafile /nowhere/ca.pem: No such file or directory"),
     (["run", "--target", "http://127.0.0.1:9/api", "--without", "binary,nope"], "unknown features nope"),
     (["run", "--target", "http://127.0.0.1:9/api", "--workers", "0"], "'0' is not a positive integer"),
     (["run", "--target", "http://127.0.0.1:9/api", "--wait", "-1"], "'-1' is not a number of seconds"),
@@ -279,7 +279,7 @@ def test_a_known_failure_that_matches_no_case_is_a_typo(tmp_path, capsys):
 
 def test_an_unreachable_target_exits_2(capsys):
     status = main(["run", "--target", "http://127.0.0.1:9/api", "--wait", "0.3"])
-    assert status == 2 and capsys.readouterr().err == "error: cannot reach http://127.0.0.1:9/api: Connection refused\n"
+    assert status == 2 and capsys.readouterr().err == "python -m conformance run: error: cannot reach http://127.0.0.1:9/api: Connection refused\n"
 
 
 class Plain(http.server.BaseHTTPRequestHandler):
@@ -318,7 +318,7 @@ def test_a_target_that_is_not_a_protocol_server_exits_2_with_one_line(answer, pa
         server.server_close()
     error = capsys.readouterr().err
     assert status == 2 and message in error and error.count("\n") == 1, error
-    assert error.startswith(f"error: http://127.0.0.1:{server.server_port}{path} is not a server of the protocol")
+    assert error.startswith(f"python -m conformance run: error: http://127.0.0.1:{server.server_port}{path} is not a server of the protocol")
 
 
 @pytest.mark.parametrize("reply, message", [
@@ -552,7 +552,7 @@ def test_a_client_that_never_returns_is_reported_and_the_run_goes_on(capsys):
 ])
 def test_a_driver_that_cannot_start_exits_2(command, message, capsys):
     status = main(["client", "--command", command])
-    assert status == 2 and capsys.readouterr().err == f"error: {message}\n"
+    assert status == 2 and capsys.readouterr().err == f"python -m conformance client: error: {message}\n"
 
 
 def test_a_driver_that_dies_fails_its_cases_with_its_last_words(capsys):
@@ -615,3 +615,24 @@ def test_an_answer_over_the_limit_fails_its_case_without_being_read_to_its_end(m
     monkeypatch.setattr(runner, "MAX_ANSWER", 100_000)
     with pytest.raises(http.client.HTTPException, match="the answer is over 100000 bytes"):
         runner.Target(endless(b"Connection: close\r\n")).post([{}, {"fn.ping_": {}}])
+
+
+def test_a_target_over_https_is_checked_with_a_private_certificate_authority(tls, capsys):
+    context, cafile = tls
+    with serving(calculator.service(), tls=context) as server:
+        url = server.url.replace("http://", "https://")
+        assert main(["run", "--target", url, "--cafile", cafile, "--id", "calculator/add/**"]) == 0
+        assert "passed" in capsys.readouterr().out
+        assert main(["run", "--target", url, "--id", "calculator/add/**"]) == 2
+    assert capsys.readouterr().err == (f"python -m conformance run: error: cannot reach {url}: its certificate is not trusted (unable to get "
+                                       f"local issuer certificate); to trust a private CA, give its certificate "
+                                       f"with --cafile\n")
+
+
+def test_waiting_for_a_target_says_what_for(capsys):
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{probe.getsockname()[1]}/api"
+    assert main(["run", "--target", url, "--wait", "0.3"]) == 2
+    out = capsys.readouterr().out
+    assert out == f"Waiting up to 0.3 s for {url} to answer (Connection refused; see --wait)...\n"

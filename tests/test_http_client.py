@@ -11,7 +11,7 @@ import pytest
 
 from conftest import Connection, endless, serving
 from reference import Service, calculator, load
-from reference.http_client import Client, NotAMessage, TimedOut, TooLarge, Unreachable
+from reference.http_client import Client, NotAMessage, TimedOut, TooLarge, Unreachable, Untrusted
 
 ECHO = load([{"fn.echo": {"blobs!": ["bytes"], "map!": {"string": "bytes"}, "nested!": ["struct.Box"],
                           "n!": "integer"},
@@ -193,7 +193,7 @@ def test_transport_failures_are_typed_and_explained():
     with serving(calculator.service()) as server:
         with pytest.raises(NotAMessage, match="answered HTTP 404"):
             Client(server.url.replace("/api", "/other")).call("fn.ping_")
-    with pytest.raises(ValueError, match="not an http:// URL"):
+    with pytest.raises(ValueError, match="not an http:// or https:// URL"):
         Client("ftp://example.com/api")
 
 
@@ -268,3 +268,21 @@ def test_a_slow_answer_times_out_within_the_timeout_however_slowly_it_trickles()
 def test_an_answer_over_the_limit_is_refused_without_reading_it_all(framing):
     with pytest.raises(TooLarge, match=r"answered more than 100000 bytes, the most this client reads"):
         Client(endless(framing), max_response=100_000, timeout=10).call("fn.ping_")
+
+
+def test_https_with_a_private_certificate_authority(tls):
+    """Certificates are checked: against a private CA given as cafile the call goes through; without
+    it, or for another host name, the error names the certificate problem."""
+    context, cafile = tls
+    with serving(calculator.service(), tls=context) as server:
+        url = server.url.replace("http://", "https://")
+        with Client(url, cafile=cafile, binary=True) as client:
+            assert client.call("fn.add", {"x": 1, "y": 2})[1] == {"Ok_": {"result": 3}}
+            assert client.call("fn.add", {"x": 1, "y": 2})[1] == {"Ok_": {"result": 3}}
+        with pytest.raises(Untrusted, match=r"its certificate is not trusted \(unable to get local issuer "
+                                            r"certificate\); to trust a private CA, give its certificate as cafile"):
+            Client(url).call("fn.ping_")
+        with pytest.raises(Untrusted, match=r"Hostname mismatch"):
+            Client(url.replace("127.0.0.1", "localhost"), cafile=cafile).call("fn.ping_")
+    with pytest.raises(ValueError, match="cannot use /nowhere/ca.pem as certificate authorities"):
+        Client("https://127.0.0.1/api", cafile="/nowhere/ca.pem")

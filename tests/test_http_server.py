@@ -169,7 +169,7 @@ def test_a_busy_port_is_a_one_line_error():
         taken.listen()
         result = run_cli("--port", str(taken.getsockname()[1]), "--log-level", "WARNING")
     assert result.returncode == 2
-    assert result.stderr.startswith("error: cannot listen on 127.0.0.1:") and "Traceback" not in result.stderr
+    assert result.stderr.startswith("python -m reference.server: error: cannot listen on 127.0.0.1:") and "Traceback" not in result.stderr
 
 
 def test_the_server_prints_its_url_logs_requests_and_stops_on_ctrl_c():

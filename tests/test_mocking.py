@@ -1,6 +1,7 @@
 """The mock server over real sockets: start-up, stubs, verification, generated values."""
 
 import json
+import socket
 import subprocess
 import sys
 import threading
@@ -239,8 +240,8 @@ def run(*args):
     (["--schema-file", "a", "--collection-length", "3", "1"], "--collection-length needs 0 <= MIN <= MAX"),
     (["--schema-file", "a", "--no-optional-fields", "--all-optional-fields"], "not allowed with argument"),
     (["--schema-file", "a", "--seed", "x"], "argument --seed: invalid int value: 'x'"),
-    (["--schema-url", "not-a-url"], "'not-a-url' is not an http:// URL, such as http://127.0.0.1:8000/api"),
-    (["--schema-url", "https://example.com/api"], "https:// is not supported; fetch the schema over http://"),
+    (["--schema-url", "not-a-url"], "'not-a-url' is not an http:// or https:// URL, such as http://127.0.0.1:8000/api"),
+    (["--schema-file", "a", "--cafile", "ca.pem"], "--cafile is for an https:// --schema-url"),
     (["--schema-url", "http://[::1"], "'http://[::1' is not a URL"),
     (["--schema-file", "a", "--log-level", "loud"], "argument --log-level: invalid choice: 'loud'"),
 ])
@@ -254,17 +255,19 @@ def test_start_up_problems_are_one_line_errors_and_exit_2(tmp_path, calculator_u
     """The same status as the runner's for a target it cannot use."""
     missing = run("--schema-file", str(tmp_path / "none.json"))
     assert (missing.returncode, missing.stderr) == (
-        2, f"error: cannot read the schema: {tmp_path / 'none.json'} does not exist\n")
+        2, f"python -m reference.mock: error: cannot read the schema: {tmp_path / 'none.json'} does not exist\n")
     (tmp_path / "bad.json").write_text('[{"fn.f": {}}]')
     bad = run("--schema-file", str(tmp_path / "bad.json"))
-    assert bad.returncode == 2 and bad.stderr.startswith(f"error: invalid schema, 1 problem:\n  {tmp_path / 'bad.json'}:1:2: fn.f: ")
+    assert bad.returncode == 2 and bad.stderr.startswith(f"python -m reference.mock: error: invalid schema, 1 problem:\n  {tmp_path / 'bad.json'}:1:2: fn.f: ")
     with serving(calculator.service()) as server:
         url = server.url
     unreachable = run("--schema-url", url, "--wait", "0.5")
-    assert unreachable.returncode == 2 and unreachable.stderr.startswith(f"error: cannot reach {url}: ")
+    assert unreachable.returncode == 2 and unreachable.stderr.startswith(f"python -m reference.mock: error: cannot reach {url}: ")
     assert "(waited 0.5 s)" in unreachable.stderr and unreachable.stderr.count("\n") == 1
     elsewhere = run("--schema-url", calculator_url.replace("/api", "/other"))
-    assert elsewhere.returncode == 2 and "answered HTTP 404" in elsewhere.stderr
+    assert elsewhere.returncode == 2 and elsewhere.stderr == (
+        f"python -m reference.mock: error: {calculator_url.replace('/api', '/other')} answered HTTP 404 (is the API at /api?): "
+        f"Not found: the API is at /api\n")
 
 
 def test_start_from_a_live_server_then_from_the_saved_copy(tmp_path):
@@ -291,6 +294,29 @@ def test_start_from_a_live_server_then_from_the_saved_copy(tmp_path):
             "ErrorVerificationFailure"]
     finally:
         cached.stop()
+
+
+def test_a_mock_of_a_server_over_https_with_a_private_certificate_authority(tmp_path, tls):
+    context, cafile = tls
+    with serving(calculator.service(), tls=context) as live:
+        url = live.url.replace("http://", "https://")
+        untrusted = run("--schema-url", url, "--cache", str(tmp_path / "schema.json"))
+        assert untrusted.returncode == 2 and untrusted.stderr.startswith(
+            f"python -m reference.mock: error: cannot reach {url}: its certificate is not trusted (unable to get local issuer certificate)")
+        mocked = start_mock("--schema-url", url, "--cafile", cafile, "--cache", str(tmp_path / "schema.json"))
+    try:
+        assert mocked.connection.call([{}, {"fn.add": {"x": 1, "y": "2"}}])[1]["ErrorInvalidRequestBody_"]
+    finally:
+        mocked.stop()
+
+
+def test_a_mock_waiting_for_its_server_says_so(calculator_url):
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{probe.getsockname()[1]}/api"
+    result = run("--schema-url", url, "--wait", "0.5")
+    assert result.stdout == f"Waiting up to 0.5 s for {url} to answer (see --wait)...\n"
+    assert result.returncode == 2 and "(waited 0.5 s)" in result.stderr
 
 
 class start_mock:
@@ -330,8 +356,8 @@ def test_stubs_and_recorded_calls_are_bounded():
 
 
 def test_stubs_and_recorded_calls_are_bounded_in_bytes_too():
-    """Beyond half of max_bytes each, the oldest stubs and recorded calls give way."""
-    with serving(mocking.service(bundled("calculator"), max_bytes=40_000)) as server:
+    """Beyond half of max_state each, the oldest stubs and recorded calls give way."""
+    with serving(mocking.service(bundled("calculator"), max_state=40_000)) as server:
         connection = Connection(server.url)
         body = lambda request: connection.call([{}, request])[1]
         for n in range(3):  # each stub and each call takes about 7 kB
