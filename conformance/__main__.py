@@ -8,6 +8,7 @@ that cannot be tested.
 import argparse
 import http.client
 import sys
+from importlib import metadata
 from pathlib import Path
 
 from . import cases, clients, lint, report, runner, schemas, tables
@@ -23,6 +24,7 @@ class Parser(argparse.ArgumentParser):
 def main(argv=None):
     parser = Parser(prog="python -m conformance", description=(
         "A language-neutral conformance suite for the Schema-Driven Message Service protocol."))
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     commands = parser.add_subparsers(dest="subcommand", required=True, metavar="COMMAND", parser_class=Parser)
 
     run = commands.add_parser("run", help="run the cases against a server",
@@ -72,6 +74,13 @@ def main(argv=None):
     command = {"run": _run, "client": _client, "schema": _schema, "list": _list, "check": _check,
                "coverage": _coverage, "generate": _generate}
     return command[options.subcommand](options, commands.choices[options.subcommand])
+
+
+def _version():
+    try:
+        return metadata.version("sdms-reference")
+    except metadata.PackageNotFoundError:
+        return "(not installed: run it from a clone with pip install -e .)"
 
 
 def _selectors(parser):
@@ -182,6 +191,7 @@ def _chosen(options, parser, kind):
         parser.error("no case matches the --id and --level given")
     aside = [runner.Result(c, "set-aside", [f"its level is {c['level']}, beside --level {options.level}"], 0)
              for c in matched if c not in chosen]
+    options.unselected = sum(cases.kind(c) == kind for c in everything) - len(matched)
     return chosen, aside, known
 
 
@@ -211,14 +221,17 @@ def _running(options, selected, run):
 
 def _finish(options, results, subject, service):
     """Write the reports asked for, print the summary, and return the exit status."""
-    scope = report.Scope(getattr(options, "without", set()), options.level, options.id)
+    scope = report.Scope(getattr(options, "without", set()), options.level, options.id, options.unselected)
+    requirements = cases.load_json("requirements.json")
     reports = {"junit": lambda: report.junit(results),
                "json": lambda: report.as_json(results, subject, service, scope),
-               "html": lambda: report.as_html(results, subject, service, scope,
-                                              cases.load_json("requirements.json"))}
+               "html": lambda: report.as_html(results, subject, service, scope, requirements)}
     for kind, make in reports.items():
         if getattr(options, kind):
             Path(getattr(options, kind)).write_text(make(), encoding="utf-8")
+    causes = report.causes(results, {r["id"]: r["text"] for r in requirements})
+    if causes:
+        print("\n" + "\n".join(causes))
     print(report.summary(results, scope))
     return 1 if any(r.failed for r in results) else 0
 
@@ -249,8 +262,9 @@ def _print_failure(result):
         print(f"  ... and {len(result.problems) - 10} more differences (all of them are in the --json report)")
     if result.replay:
         print(f"  {result.replay_title}:")
-        for line in result.replay:
-            print("    " + line)
+        for line in result.replay:  # a command too long to read on a terminal is cut here, not in the reports
+            print("    " + (line if len(line) <= 1000 else line[:1000] + " ... (cut: the whole command is in the "
+                                                                     "--json and --html reports)"))
 
 
 def _known(path, everything, parser):
@@ -300,10 +314,14 @@ def _coverage(options, parser):
 
 
 def _generate(options, parser):
+    if not (cases.HERE.parent / "pyproject.toml").exists():  # an installed copy, not the suite's source
+        return _trouble(parser, f"generate rewrites the suite's own files, in a clone of its repository; "
+                                f"this copy is installed at {cases.HERE}")
     for name, text in tables.files().items():
-        (cases.HERE / name).parent.mkdir(exist_ok=True)
-        (cases.HERE / name).write_text(text, encoding="utf-8")
-        print(f"wrote conformance/{name}")
+        path = cases.HERE / name
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        print(f"wrote {path}")
     return 0
 
 

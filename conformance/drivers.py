@@ -7,7 +7,9 @@ small program, the driver, that can: `Driver(command, arguments)` starts it,
 writes each instruction as one JSON line on its standard input, and reads
 one JSON line of reply on its standard output (conformance/README.md). A
 driver that dies or stops answering is restarted, and the instruction it
-left unanswered says so; its last words on standard error are kept.
+left unanswered says so; its last words on standard error are kept. A driver
+that dies before it ever answered (it cannot even start: a missing import, a
+wrong path) is not restarted: the run stops there (Trouble), in one line.
 """
 
 import json
@@ -24,7 +26,7 @@ class Driver:
     """The driver process: instructions in on stdin, results out on stdout, one JSON line each."""
 
     def __init__(self, command, arguments=()):
-        self.command, self.arguments, self.number = command, list(arguments), 0
+        self.command, self.arguments, self.number, self.answered = command, list(arguments), 0, False
         self.start()
 
     def start(self):
@@ -59,6 +61,10 @@ class Driver:
         if line is None:
             status = self.process.wait()
             tail = " | ".join(e for e in self.errors if e)[-500:]
+            if not self.answered:  # its last line on stderr says why, as a traceback's does
+                last = next((error for error in reversed(self.errors) if error), "")
+                raise Trouble(f"the driver {self.command!r} exited with status {status} before answering "
+                              f"anything" + (f": {last}" if last else ""))
             self.restart()
             return f"the driver exited with status {status}" + (f": {tail}" if tail else "")
         try:
@@ -67,6 +73,7 @@ class Driver:
             return f"the driver wrote a line that is not JSON: {line[:200]!r}"
         if type(reply) is not dict or reply.get("id") != self.number:
             return f"the driver's reply does not answer instruction {self.number}: {line[:200]}"
+        self.answered = True
         return reply
 
     def restart(self):

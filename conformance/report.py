@@ -3,14 +3,18 @@
 A reproduction is a shell command per step that sends the same bytes again
 with curl, showing the status line and headers (`-i`); a MessagePack answer
 is saved to a file of its own (`step-2.bin`), with a one-line way to read it.
-The HTML report is one self-contained page: a summary by area and by
-requirement, then every failure with its explanation and reproduction.
+Failures are grouped by cause: the rule each one breaks (of the rules its
+case checks, the first at the level it failed at), so that 24 failures with
+one cause read as one line. The HTML report is one self-contained page: the
+failures by rule, each with its level and first difference in sight and the
+cases behind it to expand, then a summary by area and by requirement.
 """
 
 import base64
 import html
 import json
 import shlex
+import sys
 import time
 from collections import Counter
 from typing import NamedTuple
@@ -20,8 +24,9 @@ from . import cases
 from .cases import LEVELS
 
 STATUSES = ("pass", "fail", "known-failure", "stale", "other-service", "not-checked", "set-aside")
-READ_BINARY = ("python3 -c \"import msgpack, sys; print(msgpack.unpackb(open(sys.argv[1], 'rb').read(), "
-               "strict_map_key=False))\" {file}")
+# Read with the interpreter that runs the suite, which has msgpack wherever the suite was installed.
+READ_BINARY = (shlex.quote(sys.executable) + " -c \"import msgpack, sys; print(msgpack.unpackb(open(sys.argv[1], "
+               "'rb').read(), strict_map_key=False))\" {file}")
 
 
 def counts(results):
@@ -32,11 +37,13 @@ def counts(results):
 
 
 class Scope(NamedTuple):
-    """What a run was asked to check: features declared absent, the level, the id globs."""
+    """What a run was asked to check: features declared absent, the level, the id globs, and
+    how many cases of its kind the globs left out."""
 
     without: set = set()
     level: str = "MAY"
     ids: list = []
+    unselected: int = 0
 
 
 def failed_at(result):
@@ -61,6 +68,8 @@ def summary(results, scope=Scope()):
         line += f"; {tally['not-checked']} not checked (without {', '.join(sorted(scope.without))})"
     if tally["set-aside"]:
         line += f"; {tally['set-aside']} set aside by --level {scope.level}"
+    if scope.unselected:
+        line += f"; {scope.unselected} not selected by --id"
     partly = sum(r.status in ("pass", "fail", "known-failure", "stale") and r.case["level"] not in LEVELS[scope.level]
                  for r in results)
     if partly:
@@ -68,11 +77,52 @@ def summary(results, scope=Scope()):
     return line
 
 
+def rule(result):
+    """The rule a failure breaks: of the rules its case checks, the first of the level it
+    failed at (a SHOULD failure breaks a convention; a MUST one, a rule of the spec)."""
+    levels = cases.rule_levels()
+    wanted = "MUST" if result.level == "MUST" else "SHOULD"
+    return next((r for r in result.case["requirements"] if levels.get(r) == wanted), result.case["requirements"][0])
+
+
+def by_rule(results):
+    """The failures (stale ones too) grouped by the rule they break, the largest group first:
+    a list of (rule, level, results)."""
+    groups = {}
+    for result in results:
+        if result.failed:
+            level = "stale" if result.status == "stale" else result.level
+            groups.setdefault((rule(result), level), []).append(result)
+    return [(key[0], key[1], group) for key, group in sorted(groups.items(), key=lambda item: -len(item[1]))]
+
+
+def causes(results, texts):
+    """The failures by rule, as lines of text: how many, the level, the rule and what it says,
+    and the first difference of the first case."""
+    groups = by_rule(results)
+    if not groups:
+        return []
+    failures = sum(len(group) for _, _, group in groups)
+    lines = [f"{failures} failure{'s' * (failures != 1)}, "
+             + ("one rule:" if len(groups) == 1 else f"{len(groups)} rules:")]
+    for name, level, group in groups:
+        lines.append(f"  {len(group):>4} {level:<6} {name}: {texts.get(name, '')}")
+        lines.append(f"       first: {group[0].case['id']}: {first_difference(group[0])}")
+    return lines
+
+
+def first_difference(result):
+    if result.status == "stale":
+        return "it passes, but is listed as a known failure"
+    return result.problems[0][:300] if result.problems else ""
+
+
 def reproduce(target, exchanges):
     """Shell commands that send a server case's requests again, one per step (runner.Exchange)."""
     commands = []
     for number, (data, method, path, media_type, answer) in enumerate(exchanges, 1):
-        url = shlex.quote(f"http://{target.host}:{target.port}{path}")
+        scheme = "https" if getattr(target, "tls", None) else "http"
+        url = shlex.quote(f"{scheme}://{target.host}:{target.port}{path}")
         if method != "POST":
             commands.append(f"curl -s -i -X {method} {url}")
             continue
@@ -103,7 +153,8 @@ def junit(results):
                      f'time="{result.seconds:.3f}">')
         detail = escape("\n".join(result.problems + list(result.replay)))
         if result.status in ("fail", "stale"):
-            message = "passes but is listed as a known failure" if result.status == "stale" else result.problems[0]
+            message = ("passes but is listed as a known failure" if result.status == "stale"
+                       else f"{result.level} {rule(result)}: {result.problems[0]}")
             lines.append(f'    <failure message={quoteattr(message)}>{detail}</failure>')
         elif result.status != "pass":
             lines.append(f'    <skipped message={quoteattr(result.status)}>{detail}</skipped>')
@@ -135,11 +186,20 @@ h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 2em; }
 table { border-collapse: collapse; width: 100%; } td, th { padding: .25em .6em; border-bottom: 1px solid #ddd;
 text-align: left; vertical-align: top; } td.n { text-align: right; font-variant-numeric: tabular-nums; }
 tr.bad td:first-child { border-left: 4px solid #c0392b; }
-pre { background: #f6f6f6; padding: .6em; overflow-x: auto; white-space: pre-wrap; word-break: break-all; }
+pre { background: #f6f6f6; padding: .6em; overflow-x: auto; white-space: pre-wrap; overflow-wrap: anywhere;
+word-break: normal; }
 details { margin: .6em 0; border: 1px solid #ddd; border-radius: 4px; padding: .4em .8em; }
-details.failure { border-left: 4px solid #c0392b; }
+details.failure, details.rule { border-left: 4px solid #c0392b; }
+details.rule > summary { font-weight: 400; } details.rule > summary b { font-weight: 600; }
+.level { display: inline-block; min-width: 4em; padding: 0 .4em; margin-right: .4em; border-radius: 3px;
+font-size: .85em; text-align: center; background: #f8d3d0; } .level.SHOULD { background: #fbe9c6; }
+.first { color: #555; font-family: ui-monospace, monospace; font-size: .9em; margin: .2em 0 0 0; }
 summary { cursor: pointer; font-weight: 600; }
+button { margin: 0 .5em .5em 0; }
 """
+EXPAND = ("<p><button onclick=\"document.querySelectorAll('details').forEach(d => d.open = true)\">Expand all"
+          "</button><button onclick=\"document.querySelectorAll('details').forEach(d => d.open = false)\">"
+          "Collapse all</button></p>")
 
 
 def as_html(results, target, service, scope, requirements):
@@ -152,21 +212,32 @@ def as_html(results, target, service, scope, requirements):
              + (f"; declared without {e(', '.join(sorted(scope.without)))}" if scope.without else "")
              + (f"; --level {e(scope.level)}" if scope.level != "MAY" else "") + "</p><p class=tally>",
              *(f"<span class={s}>{tally[s]} {LABELS[s]}</span>" for s in STATUSES if tally[s]), "</p>"]
-    failures = [r for r in results if r.status in ("fail", "stale")]
-    parts.append(f"<h2>Failures ({len(failures)})</h2>" if failures else "<h2>No failures</h2>")
-    for result in failures:
-        case = result.case
-        parts.append(f"<details{' open' if len(failures) <= 10 else ''} class=failure><summary>{e(case['id'])}"
-                     f"{' (stale: it passes, but is listed as a known failure)' if result.status == 'stale' else ''}"
-                     f"</summary><p>{e(case['description'])} ({e(failed_at(result))}; {e(case['file'])}; "
-                     f"checks {e(', '.join(case['requirements']))})</p><pre>{e(chr(10).join(result.problems))}</pre>"
-                     f"<p>{e(result.replay_title)}:</p>"
-                     f"<pre>{e(chr(10).join(result.replay))}</pre></details>")
     texts = {r["id"]: r["text"] for r in requirements}
+    groups = by_rule(results)
+    failures = sum(len(group) for _, _, group in groups)
+    parts.append(f"<h2>Failures: {failures}, by the rule they break ({len(groups)})</h2>{EXPAND}" if groups
+                 else "<h2>No failures</h2>")
+    for name, level, group in groups:
+        parts.append(f"<details class=rule><summary><span class='level {e(level)}'>{e(level)}</span>"
+                     f"<b>{e(name)}</b>: {e(texts.get(name, ''))} <b>({len(group)} case{'s' * (len(group) != 1)})"
+                     f"</b><p class=first>first difference, in {e(group[0].case['id'])}: "
+                     f"{e(first_difference(group[0]))}</p></summary>")
+        parts += [_failure(result) for result in group]
+        parts.append("</details>")
     parts += ["<h2>By area</h2>", _table(_grouped(results, lambda r: [r.case["file"].removesuffix(".json")])),
               f"<details><summary>By requirement ({len(texts)})</summary>",
               _table(_grouped(results, lambda r: r.case["requirements"]), texts), "</details>"]
     return "\n".join(parts) + "\n</html>\n"
+
+
+def _failure(result):
+    """One failed case, to expand: what it checks, every difference, and how to see it again."""
+    e, case = html.escape, result.case
+    return (f"<details class=failure><summary>{e(case['id'])}"
+            f"{' (stale: it passes, but is listed as a known failure)' if result.status == 'stale' else ''}"
+            f"</summary><p>{e(case['description'])} ({e(failed_at(result))}; {e(case['file'])}; "
+            f"checks {e(', '.join(case['requirements']))})</p><pre>{e(chr(10).join(result.problems))}</pre>"
+            f"<p>{e(result.replay_title)}:</p><pre>{e(chr(10).join(result.replay))}</pre></details>")
 
 
 LABELS = {"pass": "passed", "fail": "failed", "known-failure": "known failures", "stale": "stale",

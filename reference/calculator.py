@@ -56,7 +56,7 @@ log = logging.getLogger("reference")
 
 SHARED = ""  # the namespace of calls without @auth_ (Ephemeral "" is the same one)
 VARIABLE_BYTES, ENTRY_BYTES, NAMESPACE_BYTES, SESSION_BYTES = 200, 80, 700, 300  # beside the text each holds
-UNAVAILABLE = {"ErrorUnavailable": {}}
+UNAVAILABLE: dict = {"ErrorUnavailable": {}}
 NO_NAMESPACE = ("fn.add", "fn.login", "fn.ping_", "fn.api_")  # which ignore @auth_
 NUMBER = Type("number")
 

@@ -18,10 +18,11 @@ schema driver and for other tools.
 """
 
 import json
+import re
 from pathlib import Path
 from typing import Any, NamedTuple
 
-SKIP = json.decoder.WHITESPACE.match
+SKIP = re.compile(r"[ \t\n\r]*").match  # JSON's whitespace
 DECODER = json.JSONDecoder()
 
 

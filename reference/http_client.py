@@ -84,8 +84,8 @@ class Client:
         self.binary, self.binary_requests, self.packed = binary, binary_requests, packed
         self.timeout, self.max_response = timeout, max_response
         codec.allow_depth()
-        self.encodings = {}  # checksum -> Encoding, learnt from @enc_
-        self.checksum = None  # the server's checksum, once known
+        self.encodings: dict[int | None, codec.Encoding] = {}  # checksum -> Encoding, learnt from @enc_
+        self.checksum: int | None = None  # the server's checksum, once known
         self.connection = None
 
     def call(self, function: str, arguments: dict | None = None, headers: dict | None = None) -> tuple[dict, dict]:

@@ -53,8 +53,16 @@ import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Protocol
 
 log = logging.getLogger("reference")
+
+
+class Answering(Protocol):
+    """What a Server serves: anything that answers request bytes with a Reply (a Service)."""
+
+    def handle(self, data: bytes) -> Any: ...
+
 
 MAX_BODY = 1024 * 1024  # bytes
 TIMEOUT = 30  # seconds a connection may stay idle, or take to send a request
@@ -269,14 +277,14 @@ class Server(ThreadingHTTPServer):
     block_on_close = False
     request_queue_size = 128  # connections the kernel may hold before accept (socketserver says 5)
 
-    def __init__(self, service, host="127.0.0.1", port=8000, path="/api",
-                 max_body=MAX_BODY, timeout=TIMEOUT, max_connections=MAX_CONNECTIONS):
+    def __init__(self, service: Answering, host: str = "127.0.0.1", port: int = 8000, path: str = "/api",
+                 max_body: int = MAX_BODY, timeout: float = TIMEOUT, max_connections: int = MAX_CONNECTIONS):
         self.service, self.path, self.max_body = service, path, max_body
         self.slots = threading.BoundedSemaphore(max_connections)
         self.admitted = threading.BoundedSemaphore(QUEUE)
         self.large, self.small = threading.BoundedSemaphore(1), threading.BoundedSemaphore(SMALL)
         self.serving = self.stopping = False
-        self.states = {}  # socket -> (state, since when), for every connection served
+        self.states: dict[socket.socket, tuple[str, float]] = {}  # state and since when, of every connection
         self.lock = threading.Lock()
         self.address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
         super().__init__((host, port), Handler)
@@ -339,13 +347,19 @@ class Server(ThreadingHTTPServer):
             self.slots.release()
 
     def serve_forever(self, poll_interval=0.5):
+        """Serve until `shutdown()` or `stop()`; the log (or, if logging is not set up, standard
+        error) says where."""
+        log.info("serving at %s", self.url)
+        if not (logging.getLogger().handlers or log.handlers):
+            print(f"Serving at {self.url}; set up logging (logging.basicConfig) to see each request",
+                  file=sys.stderr)
         self.serving = True
         try:
             super().serve_forever(poll_interval)
         finally:
             self.serving = False
 
-    def stop(self, grace=GRACE):
+    def stop(self, grace: float = GRACE) -> int:
         """Stop gracefully: take no new connection, close the idle ones, give the requests in
         flight up to `grace` seconds to be answered, then close the rest. Return how many
         connections were cut off. (Call it from another thread than `serve_forever`'s, or
@@ -369,8 +383,8 @@ class Server(ThreadingHTTPServer):
         return len(busy)
 
     @property
-    def url(self):
-        host, port = self.server_address[:2]
+    def url(self) -> str:
+        host, port = self.socket.getsockname()[:2]
         return f"http://{f'[{host}]' if ':' in host else host}:{port}{self.path}"
 
 

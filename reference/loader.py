@@ -33,6 +33,7 @@ the path inside it, and the line and column when the schema was JSON text).
 import functools
 import json
 import re
+from collections.abc import Iterable
 from pathlib import Path
 
 from .documents import Document, Problem, SchemaError, Where, located, parse, read
@@ -59,7 +60,7 @@ def bundled(name):
     return json.loads((BUNDLED / f"{name}.json").read_text(encoding="utf-8"))
 
 
-def load(source, internal=()):
+def load(source: "str | Path | list | Schema", internal: Iterable = ()) -> "Schema":
     """Load a schema from a JSON file, a directory of JSON files, JSON text, a list of
     entries, or the documents of a schema already loaded.
 

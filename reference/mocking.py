@@ -44,7 +44,7 @@ from .types import Type
 
 log = logging.getLogger("reference")
 
-NO_MATCHING_STUB = {"ErrorNoMatchingStub_": {}}
+NO_MATCHING_STUB: dict = {"ErrorNoMatchingStub_": {}}
 MAX_LISTED = 1024 * 1024  # bytes of recorded calls (as MessagePack) that one answer lists
 STEPS = 16  # steps matching may take per byte of the stubs and calls it compares
 

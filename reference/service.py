@@ -97,7 +97,7 @@ class Service:
                          "fn.api_": self.api, **handlers}
         self.encoding = codec.encoding(schema)
         self.results = {name: Type("union", False, f.result) for name, f in schema.functions.items()}
-        self.examples = {}
+        self.examples: dict[bool, list] = {}  # fn.api_ with examples, made once, by includeInternal!
 
     def api(self, arguments, headers):
         """The built-in `fn.api_`: the schema, with internal entries and examples on request."""

@@ -222,7 +222,8 @@ def test_reports_and_known_failures(calculator_url, tmp_path, capsys):
                         "--known-failures", str(known), "--junit", str(junit), "--json", str(report),
                         "--html", str(page))
     mocks, adds = len(cases.select(ALL, ["mock/**"])), len(cases.select(ALL, ["calculator/add/*"]))
-    assert status == 1 and lines[-1] == f"0 passed, 0 failed, 0 known failures, {adds} stale; {mocks} for other services"
+    assert status == 1 and lines[-1] == (f"0 passed, 0 failed, 0 known failures, {adds} stale; {mocks} for other "
+                                         f"services; {len(ALL) - mocks - adds} not selected by --id")
     assert "  It passes, but the known-failures file lists it: remove it from there." in lines
     suite = ElementTree.parse(junit).getroot()
     assert (suite.get("tests"), suite.get("failures"), suite.get("skipped")) == (str(mocks + adds), str(adds), str(mocks))
@@ -232,7 +233,7 @@ def test_reports_and_known_failures(calculator_url, tmp_path, capsys):
     assert {c["status"] for c in data["cases"] if c["id"].startswith("calculator/")} == {"stale"}
     html = page.read_text()
     assert html.startswith("<!doctype html>") and "http://" not in html.replace(calculator_url, "")
-    assert f"<span class=stale>{adds} stale</span>" in html and "<h2>Failures (" in html
+    assert f"<span class=stale>{adds} stale</span>" in html and f"<h2>Failures: {adds}, by the rule they break" in html
     assert "calculator/add/overflow" in html and "calc.add" in html
 
 
@@ -244,7 +245,8 @@ def test_a_known_failure_that_fails_does_not_fail_the_run(tmp_path, capsys):
         status, lines = run(capsys, "run", "--target", server.url, "--id", "calculator/add/*",
                             "--known-failures", str(known))
     overflow = 1  # its answer is an error, which drop_result leaves alone: it passes, so it is stale
-    assert status == 1 and lines[-1] == f"0 passed, 0 failed, {adds - overflow} known failures, {overflow} stale"
+    assert status == 1 and lines[-1] == (f"0 passed, 0 failed, {adds - overflow} known failures, {overflow} stale; "
+                                         f"{len(ALL) - adds} not selected by --id")
 
 
 @pytest.mark.parametrize("args, message", [
@@ -542,7 +544,7 @@ def test_a_client_that_never_returns_is_reported_and_the_run_goes_on(capsys):
     hangs = driver("import sys, time\nfor line in sys.stdin: time.sleep(60)")
     status, lines = run(capsys, "client", "--command", hangs, "--id", "client/failures/stall/json",
                         "--id", "client/failures/closed/json")
-    assert status == 1 and lines[-1] == "0 passed, 2 failed (2 SHOULD)"
+    assert status == 1 and lines[-1] == f"0 passed, 2 failed (2 SHOULD); {len(CLIENT_CASES) - 2} not selected by --id"
     assert "  step 1 of 1: the driver did not answer within 2.5 s (it was restarted)" in lines
 
 
@@ -556,8 +558,11 @@ def test_a_driver_that_cannot_start_exits_2(command, message, capsys):
 
 
 def test_a_driver_that_dies_fails_its_cases_with_its_last_words(capsys):
-    dies = driver("import sys\nsys.stdin.readline()\nsys.exit('the driver gave up')")
-    status, lines = run(capsys, "client", "--command", dies, "--id", "client/json/call")
+    """A driver that answered once, then dies: its case fails with what it said, and the run goes on."""
+    dies = driver("import json, sys\nnumber = json.loads(sys.stdin.readline())['id']\n"
+                  "print(json.dumps({'id': number, 'error': 'a call failed'}), flush=True)\n"
+                  "sys.stdin.readline()\nsys.exit('the driver gave up')")
+    status, lines = run(capsys, "client", "--command", dies, "--id", "client/json/call", "--id", "client/json/headers")
     assert status == 1 and "  step 1 of 1: the driver exited with status 1: the driver gave up" in lines
 
 
@@ -636,3 +641,36 @@ def test_waiting_for_a_target_says_what_for(capsys):
     assert main(["run", "--target", url, "--wait", "0.3"]) == 2
     out = capsys.readouterr().out
     assert out == f"Waiting up to 0.3 s for {url} to answer (Connection refused; see --wait)...\n"
+
+
+@pytest.mark.parametrize("kind", ["client", "schema"])
+def test_a_driver_that_dies_before_answering_anything_stops_the_run_in_one_line(kind, tmp_path, capsys):
+    """Not 93 failures of the same import error: one line that says what the driver said, and 2."""
+    (tmp_path / "driver.py").write_text("import no_such_module_anywhere\n")
+    status = main([kind, "--command", f"{sys.executable} {tmp_path / 'driver.py'}"])
+    error = capsys.readouterr().err
+    assert status == 2 and error.count("\n") == 1 and error.startswith(f"python -m conformance {kind}: error: ")
+    assert error.endswith("exited with status 1 before answering anything: "
+                          "ModuleNotFoundError: No module named 'no_such_module_anywhere'\n")
+
+
+def test_failures_are_grouped_by_the_rule_they_break_in_every_report(tmp_path, capsys):
+    """A server that loses @bin_ fails dozens of cases for one cause: the text ends with the rules broken,
+    largest first, with level and first difference; the HTML groups them the same way; JUnit names both."""
+    page, junit = tmp_path / "report.html", tmp_path / "junit.xml"
+    with serving(Mutated(testbed.service(), request=without("@bin_"))) as server:
+        status, lines = run(capsys, "run", "--target", server.url, "--id", "testbed/binary/**",
+                            "--html", str(page), "--junit", str(junit))
+    failed = [line for line in lines if line.startswith("FAIL ")]
+    header = next(line for line in lines if line.endswith("rules:") or line.endswith("one rule:"))
+    assert status == 1 and header.startswith(f"{len(failed)} failures, ")
+    groups = lines[lines.index(header) + 1:-1]
+    counts = [int(line.split()[0]) for line in groups[::2]]
+    assert sum(counts) == len(failed) and counts == sorted(counts, reverse=True)
+    assert all(line.split()[1] in ("MUST", "SHOULD") for line in groups[::2])
+    assert all(line.lstrip().startswith("first: testbed/binary/") for line in groups[1::2])
+    html = page.read_text()
+    assert html.count("<details class=rule>") == len(groups) // 2 and "Expand all" in html
+    assert html.count("<details class=failure>") == len(failed)
+    messages = [f.get("message") for f in ElementTree.parse(junit).getroot().iter("failure")]
+    assert len(messages) == len(failed) and all(m.split()[0] in ("MUST", "SHOULD") for m in messages)
