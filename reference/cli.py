@@ -254,7 +254,7 @@ def fetch(url, wait, cafile=None, pause=0.2):
 
     Retries for `wait` seconds, so that a mock can start beside a server that is starting too."""
     deadline, tries = time.monotonic() + wait, 0
-    with Client(url, timeout=5, cafile=cafile) as client:
+    with Client(url, timeout=max(wait, 1), cafile=cafile) as client:
         while True:
             try:
                 return client.schema()
