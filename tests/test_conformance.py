@@ -674,3 +674,12 @@ def test_failures_are_grouped_by_the_rule_they_break_in_every_report(tmp_path, c
     assert html.count("<details class=failure>") == len(failed)
     messages = [f.get("message") for f in ElementTree.parse(junit).getroot().iter("failure")]
     assert len(messages) == len(failed) and all(m.split()[0] in ("MUST", "SHOULD") for m in messages)
+
+
+def test_generate_refuses_to_write_into_an_installed_copy(monkeypatch, tmp_path, capsys):
+    """In a clone it rewrites conformance/; installed (no pyproject.toml beside it), it says why not."""
+    monkeypatch.setattr(cases, "HERE", tmp_path / "site-packages" / "conformance")
+    assert main(["generate"]) == 2
+    assert capsys.readouterr().err == (f"python -m conformance generate: error: generate rewrites the suite's own "
+                                       f"files, in a clone of its repository; this copy is installed at "
+                                       f"{tmp_path / 'site-packages' / 'conformance'}\n")

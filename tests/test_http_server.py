@@ -445,3 +445,12 @@ def test_a_signal_lets_the_request_in_flight_be_answered_then_exits_0(signal_):
         process.kill()
     assert answer.startswith(b"HTTP/1.1 200 ") and answer.endswith(b'[{}, {"Ok_": {}}]')
     assert process.returncode == 0 and out.endswith("Stopped.\n") and "Traceback" not in err
+
+
+def test_a_server_used_as_a_library_says_where_it_serves():
+    """Without logging set up, serve_forever() still tells its user the URL, on standard error."""
+    code = ("import threading, time\nfrom reference import Server, calculator\n"
+            "server = Server(calculator.service(), port=0)\n"
+            "threading.Timer(0.5, server.shutdown).start()\nserver.serve_forever()\n")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
+    assert run.returncode == 0 and run.stderr.startswith("Serving at http://127.0.0.1:")

@@ -81,3 +81,12 @@ def test_a_request_without_content_length_gets_411(address):
     with socket.create_connection(address, timeout=5) as sock:
         sock.sendall(b"POST /api HTTP/1.0\r\nHost: x\r\n\r\n")
         assert sock.recv(100).startswith(b"HTTP/1.0 411 Length Required")
+
+
+def test_running_the_module_says_what_to_do_instead():
+    """`python -m reference.wsgi` is no command: one line says how to serve, and the status is 2."""
+    import subprocess
+    import sys
+    run = subprocess.run([sys.executable, "-m", "reference.wsgi"], capture_output=True, text=True, timeout=30)
+    assert run.returncode == 2 and run.stderr.count("\n") == 1
+    assert run.stderr.startswith("python -m reference.wsgi: error: ") and "reference.calculator:wsgi()" in run.stderr
