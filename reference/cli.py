@@ -14,6 +14,7 @@ import json
 import logging
 import os
 import signal
+import ssl
 import sys
 import time
 import urllib.parse
@@ -59,6 +60,9 @@ def add_server_options(parser, port):
     parser.add_argument("--timeout", type=float, default=TIMEOUT, metavar="SECONDS",
                         help="how long a connection may stay idle, or take to send a whole request "
                              "(default %(default)s)")
+    parser.add_argument("--certfile", metavar="FILE", help="serve HTTPS with this certificate (PEM; its "
+                        "private key too, unless --keyfile is given)")
+    parser.add_argument("--keyfile", metavar="FILE", help="the private key of --certfile (PEM)")
 
 
 def check_server_options(parser, options):
@@ -70,15 +74,25 @@ def check_server_options(parser, options):
     for name in ("max_body", "max_connections", "timeout"):
         if getattr(options, name) <= 0:
             parser.error(f"--{name.replace('_', '-')} must be positive")
+    if options.keyfile and not options.certfile:
+        parser.error("--keyfile goes with --certfile")
 
 
 def serve(service, options, what, parser):
     """Serve `service` as the options say until Ctrl-C or SIGTERM, then stop gracefully;
     return the exit status."""
     logging.basicConfig(level=options.log_level.upper(), format="%(asctime)s %(levelname)s %(message)s")
+    tls = None
+    if options.certfile:
+        try:
+            tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+            tls.load_cert_chain(options.certfile, options.keyfile)
+        except (OSError, ssl.SSLError) as error:
+            return parser.fail(f"cannot serve HTTPS with --certfile {options.certfile}: "
+                               f"{getattr(error, 'strerror', None) or error}")
     try:
         server = Server(service, options.host, options.port, options.path, options.max_body,
-                        options.timeout, options.max_connections)
+                        options.timeout, options.max_connections, tls)
     except OSError as error:
         return parser.fail(f"cannot listen on {options.host}:{options.port}: {error.strerror}")
     print(f"Serving {what} at {server.url} (Ctrl-C to stop)", flush=True)

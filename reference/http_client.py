@@ -170,7 +170,7 @@ class Client:
                 self.close()
                 raise Untrusted(f"cannot reach {self.url}: its certificate is not trusted "
                                   f"({error.verify_message}); to trust a private CA, give its "
-                                  f"certificate as cafile (--cafile)") from None
+                                  f"certificate with --cafile (cafile= in Python)") from None
             except ssl.SSLError as error:
                 self.close()
                 raise Unreachable(f"cannot reach {self.url}: TLS failed ({error.reason or error})") from None

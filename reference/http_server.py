@@ -42,6 +42,8 @@ flight answered (with `Connection: close`) for up to GRACE seconds.
 Responses go out in one write with TCP_NODELAY set, because otherwise each
 response of a kept-alive connection waits ~40 ms for the client's delayed ACK.
 
+With `tls` (an ssl.SSLContext holding a certificate), it serves HTTPS.
+
 This module knows nothing of the services it carries: `Server(service)` serves
 any object with a `handle(bytes)` method that returns a `Reply`.
 """
@@ -49,6 +51,7 @@ any object with a `handle(bytes)` method that returns a `Reply`.
 import http.client
 import logging
 import socket
+import ssl
 import sys
 import threading
 import time
@@ -95,6 +98,8 @@ class Handler(BaseHTTPRequestHandler):
         self.timeout = self.server.timeout
         super().setup()
         self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if isinstance(self.connection, ssl.SSLSocket):  # in the connection's thread, within its timeout
+            self.connection.do_handshake()
 
     def handle_one_request(self):
         if self.server.stopping:
@@ -278,7 +283,8 @@ class Server(ThreadingHTTPServer):
     request_queue_size = 128  # connections the kernel may hold before accept (socketserver says 5)
 
     def __init__(self, service: Answering, host: str = "127.0.0.1", port: int = 8000, path: str = "/api",
-                 max_body: int = MAX_BODY, timeout: float = TIMEOUT, max_connections: int = MAX_CONNECTIONS):
+                 max_body: int = MAX_BODY, timeout: float = TIMEOUT, max_connections: int = MAX_CONNECTIONS,
+                 tls: ssl.SSLContext | None = None):
         self.service, self.path, self.max_body = service, path, max_body
         self.slots = threading.BoundedSemaphore(max_connections)
         self.admitted = threading.BoundedSemaphore(QUEUE)
@@ -288,7 +294,9 @@ class Server(ThreadingHTTPServer):
         self.lock = threading.Lock()
         self.address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
         super().__init__((host, port), Handler)
-        self.timeout = timeout
+        self.timeout, self.tls = timeout, tls
+        if tls is not None:  # HTTPS; each handshake is made by the connection's own thread (setup)
+            self.socket = tls.wrap_socket(self.socket, server_side=True, do_handshake_on_connect=False)
 
     def watch(self, connection, state):
         """Note that a connection is now idle, in io or at work."""
@@ -385,7 +393,7 @@ class Server(ThreadingHTTPServer):
     @property
     def url(self) -> str:
         host, port = self.socket.getsockname()[:2]
-        return f"http://{f'[{host}]' if ':' in host else host}:{port}{self.path}"
+        return f"{'https' if self.tls else 'http'}://{f'[{host}]' if ':' in host else host}:{port}{self.path}"
 
 
 def _hang_up(connection):

@@ -59,14 +59,16 @@ def endless(framing):
 
 @pytest.fixture(scope="session")
 def tls(tmp_path_factory):
-    """A private certificate authority, a server certificate for 127.0.0.1 that it signed, and
-    the CA's certificate in a file: (server's SSLContext, path of the CA file)."""
+    """A private certificate authority and a server certificate for 127.0.0.1 that it signed:
+    (the server's SSLContext, the CA's certificate file, the server's certificate and key file)."""
     authority = trustme.CA()
+    certificate = authority.issue_cert("127.0.0.1")
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    authority.issue_cert("127.0.0.1").configure_cert(context)
-    cafile = tmp_path_factory.mktemp("tls") / "ca.pem"
-    authority.cert_pem.write_to_path(str(cafile))
-    return context, str(cafile)
+    certificate.configure_cert(context)
+    folder = tmp_path_factory.mktemp("tls")
+    authority.cert_pem.write_to_path(str(folder / "ca.pem"))
+    certificate.private_key_and_cert_chain_pem.write_to_path(str(folder / "server.pem"))
+    return context, str(folder / "ca.pem"), str(folder / "server.pem")
 
 
 class Connection:

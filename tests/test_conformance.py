@@ -623,7 +623,7 @@ def test_an_answer_over_the_limit_fails_its_case_without_being_read_to_its_end(m
 
 
 def test_a_target_over_https_is_checked_with_a_private_certificate_authority(tls, capsys):
-    context, cafile = tls
+    context, cafile, _ = tls
     with serving(calculator.service(), tls=context) as server:
         url = server.url.replace("http://", "https://")
         assert main(["run", "--target", url, "--cafile", cafile, "--id", "calculator/add/**"]) == 0

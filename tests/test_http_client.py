@@ -273,14 +273,14 @@ def test_an_answer_over_the_limit_is_refused_without_reading_it_all(framing):
 def test_https_with_a_private_certificate_authority(tls):
     """Certificates are checked: against a private CA given as cafile the call goes through; without
     it, or for another host name, the error names the certificate problem."""
-    context, cafile = tls
+    context, cafile, _ = tls
     with serving(calculator.service(), tls=context) as server:
         url = server.url.replace("http://", "https://")
         with Client(url, cafile=cafile, binary=True) as client:
             assert client.call("fn.add", {"x": 1, "y": 2})[1] == {"Ok_": {"result": 3}}
             assert client.call("fn.add", {"x": 1, "y": 2})[1] == {"Ok_": {"result": 3}}
         with pytest.raises(Untrusted, match=r"its certificate is not trusted \(unable to get local issuer "
-                                            r"certificate\); to trust a private CA, give its certificate as cafile"):
+                                            r"certificate\); to trust a private CA, give its certificate with --cafile"):
             Client(url).call("fn.ping_")
         with pytest.raises(Untrusted, match=r"Hostname mismatch"):
             Client(url.replace("127.0.0.1", "localhost"), cafile=cafile).call("fn.ping_")

@@ -454,3 +454,28 @@ def test_a_server_used_as_a_library_says_where_it_serves():
             "threading.Timer(0.5, server.shutdown).start()\nserver.serve_forever()\n")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
     assert run.returncode == 0 and run.stderr.startswith("Serving at http://127.0.0.1:")
+
+
+def test_the_server_serves_https_with_a_certificate_and_refuses_a_bad_one(tls, tmp_path):
+    """--certfile: a client that trusts the CA calls it; a handshake that fails costs no other client."""
+    from reference.http_client import Client
+    _, cafile, certfile = tls
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = subprocess.Popen([sys.executable, "-m", "reference.server", "--port", str(port), "--certfile", certfile],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout.readline() == f"Serving the calculator at https://127.0.0.1:{port}/api (Ctrl-C to stop)\n"
+        with socket.create_connection(("127.0.0.1", port)) as plain:  # no handshake: it must not block the others
+            plain.sendall(b"POST /api HTTP/1.1\r\n")
+            with Client(f"https://127.0.0.1:{port}/api", cafile=cafile) as client:
+                assert client.call("fn.add", {"x": 1, "y": 2})[1] == {"Ok_": {"result": 3}}
+    finally:
+        process.terminate()
+        process.communicate(timeout=10)
+    (tmp_path / "bad.pem").write_text("not a certificate")
+    bad = run_cli("--certfile", str(tmp_path / "bad.pem"))
+    assert bad.returncode == 2 and bad.stderr.startswith(f"python -m reference.server: error: cannot serve HTTPS "
+                                                         f"with --certfile {tmp_path / 'bad.pem'}: ")
+    assert run_cli("--keyfile", "key.pem").stderr.startswith("python -m reference.server: error: --keyfile goes with")

@@ -299,7 +299,7 @@ def test_start_from_a_live_server_then_from_the_saved_copy(tmp_path):
 
 
 def test_a_mock_of_a_server_over_https_with_a_private_certificate_authority(tmp_path, tls):
-    context, cafile = tls
+    context, cafile, _ = tls
     with serving(calculator.service(), tls=context) as live:
         url = live.url.replace("http://", "https://")
         untrusted = run("--schema-url", url, "--cache", str(tmp_path / "schema.json"))
