@@ -166,6 +166,8 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(reply.data)))
         self.end_headers()
         self.wfile.write(reply.data)
+        self.wfile.flush()
+        self.server.watch(self.connection, "idle")  # before the client, answered, may send its next request
         log.info("%s %s %s -> %s %dB %.1fms", self.client_address[0], self.command,
                  reply.function or "-", reply.result, len(reply.data),
                  (time.perf_counter() - started) * 1000)
