@@ -430,7 +430,7 @@ def plainly(wanted, actual):
     return mocking.equal(wanted, actual)
 
 
-@settings(max_examples=1000, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(VALUES, VALUES)
 def test_matching_with_its_indexes_gives_the_answers_of_the_plain_definition(wanted, actual):
     assert mocking.Matching(100).matches(wanted, actual, False, 100) == plainly(wanted, actual)
