@@ -9,11 +9,9 @@ envelope. HTTP statuses only describe HTTP problems:
 
     404  a path other than the API path       405  a method other than POST
     411  no Content-Length                    413  a body over the size limit
+    431  over MAX_HEADERS bytes of headers    503  busy (see below)
     400  a request whose framing is unclear: a Content-Length that is not a
          number, two of them, Transfer-Encoding beside one, a broken header
-
-    431  a header block over MAX_HEADERS bytes in all
-    503  too many large requests already waiting (see below)
 
 After a 4xx with a body still coming, the connection is closed (gently: the
 rest of the body is read and thrown away for a moment, so that the client
@@ -31,18 +29,15 @@ oldest request that has been arriving for more than a second, else gets 503.
 A message takes many times its size in memory while it is processed (up to
 150 times, for MessagePack's packed rows), so requests take turns: those
 over LARGE bytes one at a time, smaller ones SMALL at a time. At most QUEUE
-large requests are admitted at once, reading, waiting or being processed; one
-more is refused with 503 before its body is read, and a request that waits
-more than WAIT seconds for its turn is refused too. So large requests never
-hold the slots that small ones need, and memory stays bounded.
+large requests are admitted at once (reading, waiting or processed); one more
+is refused with 503 before its body is read, as is one that waits over WAIT
+seconds for its turn. So large requests never hold the slots small ones need.
 
 `stop()` stops gracefully: no new connections, idle ones closed, requests in
-flight answered (with `Connection: close`) for up to GRACE seconds.
-
+flight answered (with `Connection: close`) for up to GRACE seconds. With
+`tls` (an ssl.SSLContext holding a certificate), the server speaks HTTPS.
 Responses go out in one write with TCP_NODELAY set, because otherwise each
 response of a kept-alive connection waits ~40 ms for the client's delayed ACK.
-
-With `tls` (an ssl.SSLContext holding a certificate), it serves HTTPS.
 
 This module knows nothing of the services it carries: `Server(service)` serves
 any object with a `handle(bytes)` method that returns a `Reply`.
