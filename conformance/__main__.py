@@ -128,7 +128,7 @@ def _run(options, parser):
         target = runner.Target(options.target, cafile=options.cafile)
     except ValueError as error:
         parser.error(str(error))
-    chosen, aside, known = _chosen(options, parser, "server")
+    chosen, aside, known, unselected = _chosen(options, parser, "server")
     try:
         target.wait(options.wait, lambda reason: print(
             f"Waiting up to {options.wait:g} s for {target.url} to answer ({reason}; see --wait)...", flush=True))
@@ -149,36 +149,33 @@ def _run(options, parser):
     results += [runner.Result(c, "other-service", [f"needs {', '.join(c['requires'])}"], 0) for c in other]
     results += [runner.Result(c, "not-checked", [f"uses {', '.join(sorted(options.without & set(c['features'])))}"],
                               0) for c in unchecked]
-    return _finish(options, results + aside, target, service)
+    return _finish(options, results + aside, target, service, unselected)
 
 
 def _client(options, parser):
-    chosen, aside, known = _chosen(options, parser, "client")
-    print(f"Checking the client driven by {options.command!r}. Running {len(chosen)} cases.", flush=True)
-    try:
-        results = _running(options, chosen, lambda progress: clients.run(chosen, options.command,
-                                                                          _matching(known, chosen), progress))
-    except runner.Trouble as trouble:
-        return _trouble(parser, trouble)
-    return _finish(options, results + aside, clients.Subject(f"the client driven by {options.command!r}"),
-                   "a client")
+    return _driven(options, parser, "client", clients.run, "the client", "a client")
 
 
 def _schema(options, parser):
-    chosen, aside, known = _chosen(options, parser, "schema")
-    print(f"Checking the schema loader driven by {options.command!r}. Running {len(chosen)} cases.", flush=True)
+    return _driven(options, parser, "schema", schemas.run, "the schema loader", "a schema loader")
+
+
+def _driven(options, parser, kind, run, what, service):
+    """Check what the driver --command drives (a client, a schema loader) with the cases of `kind`."""
+    chosen, aside, known, unselected = _chosen(options, parser, kind)
+    subject = f"{what} driven by {options.command!r}"
+    print(f"Checking {subject}. Running {len(chosen)} cases.", flush=True)
     try:
-        results = _running(options, chosen, lambda progress: schemas.run(chosen, options.command,
-                                                                          _matching(known, chosen), progress))
+        results = _running(options, chosen, lambda progress: run(chosen, options.command,
+                                                                 _matching(known, chosen), progress))
     except runner.Trouble as trouble:
         return _trouble(parser, trouble)
-    return _finish(options, results + aside,
-                   clients.Subject(f"the schema loader driven by {options.command!r}"), "a schema loader")
+    return _finish(options, results + aside, clients.Subject(subject), service, unselected)
 
 
 def _chosen(options, parser, kind):
-    """The cases of `kind` the options select, those --level sets aside, and the known-failure
-    globs; usage problems found before any run. A known failure may name a case of any kind, so
+    """The cases of `kind` the options select, those --level sets aside, the known-failure
+    globs, and how many cases of `kind` --id left out; usage problems found before any run. A known failure may name a case of any kind, so
     one file serves all."""
     for report_kind in ("junit", "json", "html"):
         if getattr(options, report_kind) and not _writable(Path(getattr(options, report_kind))):
@@ -191,8 +188,7 @@ def _chosen(options, parser, kind):
         parser.error("no case matches the --id and --level given")
     aside = [runner.Result(c, "set-aside", [f"its level is {c['level']}, beside --level {options.level}"], 0)
              for c in matched if c not in chosen]
-    options.unselected = sum(cases.kind(c) == kind for c in everything) - len(matched)
-    return chosen, aside, known
+    return chosen, aside, known, sum(cases.kind(c) == kind for c in everything) - len(matched)
 
 
 def _matching(globs, chosen):
@@ -219,9 +215,9 @@ def _running(options, selected, run):
     return results
 
 
-def _finish(options, results, subject, service):
+def _finish(options, results, subject, service, unselected):
     """Write the reports asked for, print the summary, and return the exit status."""
-    scope = report.Scope(getattr(options, "without", set()), options.level, options.id, options.unselected)
+    scope = report.Scope(getattr(options, "without", set()), options.level, options.id, unselected)
     requirements = cases.load_json("requirements.json")
     reports = {"junit": lambda: report.junit(results),
                "json": lambda: report.as_json(results, subject, service, scope),

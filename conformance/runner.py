@@ -144,11 +144,11 @@ def read(response):
     """An answer's body; one over MAX_ANSWER bytes is a failure, not read to its end."""
     length = response.getheader("Content-Length", "")
     if length.isdigit() and int(length) <= MAX_ANSWER:
-        return response.read()
-    data = b"" if length.isdigit() else response.read(MAX_ANSWER + 1)
-    if length.isdigit() or len(data) > MAX_ANSWER:
-        raise http.client.HTTPException(f"the answer is over {MAX_ANSWER} bytes, more than the suite reads")
-    return data
+        return response.read()  # which says if fewer bytes come
+    data = b"" if length.isdigit() else response.read(MAX_ANSWER + 1)  # no length: until it ends, or is too long
+    if len(data) <= MAX_ANSWER and not length.isdigit():
+        return data
+    raise http.client.HTTPException(f"the answer is over {MAX_ANSWER} bytes, more than the suite reads")
 
 
 def detect(target):

@@ -74,11 +74,11 @@ def main(argv=None):
             answer = client.call(options.function, options.arguments, headers)
         except TransportError as error:
             return parser.fail(str(error))
-    shown, paths = readable(list(answer if options.verbose else answer[1:]), [], [])
-    print(json.dumps(shown if options.verbose else shown[0], indent=2, ensure_ascii=False))
+    paths: list = []
+    shown = readable(list(answer) if options.verbose else answer[1], [], paths)
+    print(json.dumps(shown, indent=2, ensure_ascii=False))
     for path in paths:
-        print(f"note: {'.'.join(map(str, path[0 if options.verbose else 1:]))} is bytes, shown as base64",
-              file=sys.stderr)
+        print(f"note: {'.'.join(map(str, path))} is bytes, shown as base64", file=sys.stderr)
     return 0 if "Ok_" in answer[1] else 1
 
 
@@ -86,12 +86,12 @@ def readable(value, path, paths):
     """`value` with its bytes as base64 text; the path of each is added to `paths`."""
     if type(value) is bytes:
         paths.append(path)
-        return blobs.to_base64(value), paths
+        return blobs.to_base64(value)
     if type(value) is dict:
-        return {key: readable(element, [*path, key], paths)[0] for key, element in value.items()}, paths
+        return {key: readable(element, [*path, key], paths) for key, element in value.items()}
     if type(value) is list:
-        return [readable(element, [*path, index], paths)[0] for index, element in enumerate(value)], paths
-    return value, paths
+        return [readable(element, [*path, index], paths) for index, element in enumerate(value)]
+    return value
 
 
 def _drive(options, parser):

@@ -263,32 +263,28 @@ def _header(rows, ids):
             return None
         for key, value in row.items():
             columns.setdefault(key, []).append(value)
-    header = []
+    header = []  # (key, the nested header of a column of maps, or None)
     for key, values in columns.items():
         maps = sum(type(value) is dict for value in values)
-        if maps == 0:
-            header.append(key)
-        elif maps < len(values) or (nested := _header(values, ids)) is None:
+        if maps and (maps < len(values) or (nested := _header(values, ids)) is None):
             return None
-        else:
-            header.append([key, *nested])
+        header.append((key, nested if maps else None))
     return header
 
 
 def _ids(header, ids):
-    return [[ids[column[0]], *_ids(column[1:], ids)] if type(column) is list else ids[column]
-            for column in header]
+    """The header row as it is written: ids, and `[id, ...]` for a nested header."""
+    return [ids[key] if nested is None else [ids[key], *_ids(nested, ids)] for key, nested in header]
 
 
 def _write_row(row, header, ids, packer, depth):
-    keys = [column[0] if type(column) is list else column for column in header]
-    cells = max((index + 1 for index, key in enumerate(keys) if key in row), default=0)
+    cells = max((index + 1 for index, (key, _) in enumerate(header) if key in row), default=0)
     packer.pack_array_header(cells)
-    for column, key in zip(header[:cells], keys):
+    for key, nested in header[:cells]:
         if key not in row:
             packer.pack(UNDEFINED)
-        elif type(column) is list:
-            _write_row(row[key], column[1:], ids, packer, depth + 1)
+        elif nested is not None:
+            _write_row(row[key], nested, ids, packer, depth + 1)
         else:
             _write(row[key], ids, True, packer, depth + 1)
 

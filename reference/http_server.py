@@ -144,7 +144,7 @@ class Handler(BaseHTTPRequestHandler):
         if problem:
             return self.refuse(*problem)
         large = int(length) > LARGE
-        if large and not self.server.admit():
+        if large and not self.server.admitted.acquire(blocking=False):  # it holds its place, released below
             return self.refuse(503, "Too many large requests at once; try again soon", RETRY)
         try:
             reply = self.answer(int(length), large)
@@ -299,10 +299,6 @@ class Server(ThreadingHTTPServer):
         """Note that a connection is now idle, in io or at work."""
         with self.lock:
             self.states[connection] = (state, time.monotonic())
-
-    def admit(self):
-        """Whether one more large request may be read; if so, `admitted` holds its place."""
-        return self.admitted.acquire(blocking=False)
 
     def service_actions(self):
         """Close connections that have been idle, or sending a request, for too long."""

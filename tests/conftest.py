@@ -7,6 +7,7 @@ import socket
 import ssl
 import subprocess
 import threading
+import tracemalloc
 import urllib.parse
 import uuid
 from pathlib import Path
@@ -69,6 +70,16 @@ def tls(tmp_path_factory):
     authority.cert_pem.write_to_path(str(folder / "ca.pem"))
     certificate.private_key_and_cert_chain_pem.write_to_path(str(folder / "server.pem"))
     return context, str(folder / "ca.pem"), str(folder / "server.pem")
+
+
+def handled_with_peak(service, data):
+    """Have `service` answer `data`: (the Reply, the most memory it held meanwhile, in bytes)."""
+    tracemalloc.start()
+    try:
+        reply = service.handle(data)
+        return reply, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
 
 
 class Connection:

@@ -577,21 +577,16 @@ def test_the_peer_passes_the_suite_but_for_its_known_failures(target, known, ser
     assert int(passed) >= at_least and int(known_failures) <= 16
 
 
-def test_the_peers_client_passes_the_client_cases_but_for_its_known_failures(peer_bin, capsys):
-    """The other implementation's Python client, through a small driver (tests/peer_client_driver.py)."""
-    command = f"{peer_bin / 'python'} {Path(__file__).parent / 'peer_client_driver.py'}"
-    status = main(["client", "--command", command, "--known-failures", str(CLIENT)])
+@pytest.mark.parametrize("kind, driver, known_failures, at_least, known_between", [
+    ("client", "peer_client_driver.py", CLIENT, 85, (3, 3)),
+    ("schema", "peer_schema_driver.py", LOADER, 250, (0, 85)),
+])
+def test_the_peers_client_and_loader_pass_their_cases_but_for_their_known_failures(
+        peer_bin, capsys, kind, driver, known_failures, at_least, known_between):
+    """The other implementation's Python client and schema loader, each through a small driver."""
+    command = f"{peer_bin / 'python'} {Path(__file__).parent / driver}"
+    status = main([kind, "--command", command, "--known-failures", str(known_failures)])
     lines = capsys.readouterr().out.splitlines()
     assert status == 0, "\n".join(lines)
     passed, known = map(int, re.fullmatch(r"(\d+) passed, 0 failed, (\d+) known failures, 0 stale", lines[-1]).groups())
-    assert passed >= 85 and known == 3
-
-
-def test_the_peers_loader_passes_the_schema_cases_but_for_its_known_failures(peer_bin, capsys):
-    """The other implementation's schema loader, through a small driver (tests/peer_schema_driver.py)."""
-    command = f"{peer_bin / 'python'} {Path(__file__).parent / 'peer_schema_driver.py'}"
-    status = main(["schema", "--command", command, "--known-failures", str(LOADER)])
-    lines = capsys.readouterr().out.splitlines()
-    assert status == 0, "\n".join(lines)
-    passed, known = map(int, re.fullmatch(r"(\d+) passed, 0 failed, (\d+) known failures, 0 stale", lines[-1]).groups())
-    assert passed >= 250 and known <= 85
+    assert passed >= at_least and known_between[0] <= known <= known_between[1]

@@ -6,14 +6,13 @@ import subprocess
 import sys
 import threading
 import time
-import tracemalloc
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import Connection, serving
+from conftest import Connection, handled_with_peak, serving
 from reference import calculator, load, mocking
 from reference.http_client import Client
 from reference.loader import bundled
@@ -488,10 +487,5 @@ def test_matching_a_call_against_its_stubs_stays_within_the_stated_memory_factor
     objects = [{"a": i, "b": [i]} for i in range(2600)]
     service.handle(json.dumps([{}, stub({"fn.echo": {"any!": objects[::-1]}}, OK)]).encode())
     data = json.dumps([{}, {"fn.echo": {"any!": objects}}]).encode()
-    tracemalloc.start()
-    try:
-        reply = service.handle(data)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    reply, peak = handled_with_peak(service, data)
     assert reply.result == "Ok_" and len(data) > 60_000 and peak / len(data) <= 90

@@ -4,11 +4,11 @@ import decimal
 import json
 import logging
 import re
-import tracemalloc
 
 import msgpack
 import pytest
 
+from conftest import handled_with_peak
 from reference import Service, codec, load, testbed, validate
 from reference.service import Refusal
 
@@ -359,12 +359,7 @@ def _filled(make, wire, size=64 * 1024):
 def test_memory_per_byte_received_stays_within_the_stated_factor(make, wire, factor):
     """Everything a request costs while it is processed, answer included, as a multiple of its bytes."""
     data = _filled(make, wire)
-    tracemalloc.start()
-    try:
-        reply = TESTBED.handle(data)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    reply, peak = handled_with_peak(TESTBED, data)
     assert reply.result == "Ok_" and peak / len(data) <= factor
 
 
