@@ -43,10 +43,10 @@ def test_a_slow_client_does_not_block_others(server, data):
     slow = threading.Thread(target=trickle, args=(server.server_address[:2], data, 0.03), daemon=True)
     slow.start()
     time.sleep(0.1)
-    connection, started = Connection(server.url), time.perf_counter()
+    connection = Connection(server.url)
     for _ in range(50):
         assert connection.post(PING)[0] == 200
-    assert time.perf_counter() - started < 1
+    assert slow.is_alive()  # all fifty answered while the slow request still trickles in
     slow.join(timeout=30)
     assert not slow.is_alive()
 

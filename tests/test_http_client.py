@@ -172,9 +172,13 @@ def test_a_changed_schema_is_renegotiated(calculator_server):
 
 
 def test_an_idle_connection_closed_by_the_server_is_reopened():
-    with serving(calculator.service(), timeout=0.2) as server, Client(server.url) as client:
+    # A timeout long enough that the fresh connection is not itself closed on a loaded machine.
+    with serving(calculator.service(), timeout=1) as server, Client(server.url) as client:
         client.call("fn.ping_")
-        time.sleep(0.5)
+        deadline = time.monotonic() + 10
+        while server.states and time.monotonic() < deadline:  # until the server has closed it
+            time.sleep(0.05)
+        assert not server.states
         assert client.call("fn.ping_")[1] == {"Ok_": {}}
 
 

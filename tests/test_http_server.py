@@ -41,12 +41,15 @@ def test_requests_share_one_kept_alive_connection(server):
     connection = Connection(server.url)
     assert connection.post(PING)[0] == 200
     sock = connection.http.sock
-    started = time.perf_counter()
+    times = []
     for _ in range(50):
+        started = time.perf_counter()
         status, headers, data = connection.post(b'[{}, {"fn.add": {"x": 1, "y": 2}}]')
+        times.append(time.perf_counter() - started)
         assert (status, data) == (200, b'[{}, {"Ok_": {"result": 3}}]')
-    # Without TCP_NODELAY and a single write, each response would wait ~40 ms for a delayed ACK.
-    assert time.perf_counter() - started < 1.0
+    # Without TCP_NODELAY and a single write, each response would wait ~40 ms for a delayed ACK;
+    # the median is immune to the odd request that a loaded machine delays.
+    assert sorted(times)[25] < 0.02
     assert connection.http.sock is sock
 
 
@@ -355,7 +358,7 @@ def test_large_requests_queue_in_bounds_and_small_ones_are_always_served():
         assert b"Too many large requests at once" in refused
         started = time.perf_counter()
         assert Connection(server.url).post(PING)[0] == 200
-        assert time.perf_counter() - started < 0.5
+        assert time.perf_counter() - started < 2  # not after the large ones: they are held
         held.go.set()
         assert all(sock.recv(100).startswith(b"HTTP/1.1 200 ") for sock in queued)
         for sock in queued:
