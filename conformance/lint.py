@@ -30,73 +30,65 @@ FAILURES = ("ErrorParseFailure_", "ErrorInvalidRequestHeaders_", "ErrorInvalidRe
 
 def check(directory=cases.CASES):
     """Every problem with the suite, as readable lines (none when it is sound)."""
-    problems, seen = [], {}
-    fixture_schema, requirements = cases.load_json("fixture.schema.json"), cases.load_json("requirements.json")
-    retired = set(cases.load_json("retired.json"))
-    known_requirements = {r["id"] for r in requirements}
-    for name, text in tables.files().items():
-        path = cases.HERE / name
-        if not path.exists() or path.read_text(encoding="utf-8") != text:
-            problems.append(f"{name}: not what conformance/tables makes; run python -m conformance generate")
-    for path in sorted(Path(directory).glob("*.json")):
-        try:
-            document = json.loads(path.read_text(encoding="utf-8"))
-        except ValueError as error:
-            problems.append(f"{path.name}: not valid JSON: {error}")
-            continue
-        problems += [f"{path.name}: {problem}" for problem in conforms(document, fixture_schema, fixture_schema)]
-    others = {"clients": "clientFile", "schemas": "schemaFile"}  # the directories beside cases/
-    for folder, shape in others.items():
-        for path in sorted((Path(directory).parent / folder).glob("*.json")):
+    fixture_schema = cases.load_json("fixture.schema.json")
+    problems = [f"{name}: not what conformance/tables makes; run python -m conformance generate"
+                for name, text in tables.files().items()
+                if not (cases.HERE / name).exists() or (cases.HERE / name).read_text(encoding="utf-8") != text]
+    folders = {"": Path(directory), "clients/": Path(directory).parent / "clients",
+               "schemas/": Path(directory).parent / "schemas"}  # file name prefix -> folder
+    shapes = {"": fixture_schema, "clients/": fixture_schema["$defs"]["clientFile"],
+              "schemas/": fixture_schema["$defs"]["schemaFile"]}
+    for prefix, folder in folders.items():
+        for path in sorted(folder.glob("*.json")):
             try:
                 document = json.loads(path.read_text(encoding="utf-8"))
             except ValueError as error:
-                problems.append(f"{folder}/{path.name}: not valid JSON: {error}")
+                problems.append(f"{prefix}{path.name}: not valid JSON: {error}")
                 continue
-            problems += [f"{folder}/{path.name}: {problem}"
-                         for problem in conforms(document, fixture_schema["$defs"][shape], fixture_schema)]
+            problems += [f"{prefix}{path.name}: {p}" for p in conforms(document, shapes[prefix], fixture_schema)]
     if problems:
         return problems
-    for folder in others:
-        for case in cases.load(Path(directory).parent / folder):
-            where = f"{folder}/{case['file']}: {case['id']}"
+    retired, seen = set(cases.load_json("retired.json")), {}
+    known_requirements = {r["id"] for r in cases.load_json("requirements.json")}
+    servers = cases.load(directory)
+    schemas = {"calculator": calculator_schema(servers), "testbed": testbed_schema(servers)}
+    for prefix, folder in folders.items():
+        for case in cases.load(folder) if prefix else servers:
+            where = f"{prefix}{case['file']}: {case['id']}"
             if case["id"] in seen:
                 problems.append(f"{where}: the id is also used in {seen[case['id']]}")
+            if case["id"] in retired:
+                problems.append(f"{where}: the id is retired and may not be used again")
             seen[case["id"]] = case["file"]
             problems += [f"{where}: unknown requirement {r}" for r in case["requirements"]
                          if r not in known_requirements]
-            derived = cases.level_of(case["requirements"])
-            if case["level"] not in (derived, "MAY"):
-                problems.append(f"{where}: it is {case['level']}, but its requirements make it {derived}")
-            if "spec" in case and (case["level"] == "MUST" or set(case["spec"]) != {"accepted"}):
-                problems.append(f"{where}: a spec part, which only a SHOULD case has, says only whether it is accepted")
-    servers = cases.load(directory)
-    schemas = {"calculator": calculator_schema(servers), "testbed": testbed_schema(servers)}
-    for case in servers:
-        where = f"{case['file']}: {case['id']}"
-        if case["id"] in seen:
-            problems.append(f"{where}: the id is also used in {seen[case['id']]}")
-        if case["id"] in retired:
-            problems.append(f"{where}: the id is retired and may not be used again")
-        seen[case["id"]] = case["file"]
-        problems += [f"{where}: unknown requirement {r}" for r in case["requirements"]
-                     if r not in known_requirements]
-        if tables.features(case["steps"]) != case["features"]:
-            problems.append(f"{where}: its requests use the features {tables.features(case['steps'])}, "
-                            f"not {case['features']}")
-        schema = schemas.get(next((s for s in ("calculator", "testbed") if s in case["requires"]), "testbed"))
-        problems += [f"{where}: {p}" for p in consistent(case, schema)]
-        problems += [f"{where}: {p}" for p in fair(case, schema)]
+            if prefix:  # a client or schema case: its spec part is a whole verdict
+                problems += [f"{where}: {p}" for p in _level(case)]
+                if "spec" in case and (case["level"] == "MUST" or set(case["spec"]) != {"accepted"}):
+                    problems.append(f"{where}: a spec part, which only a SHOULD case has, says only "
+                                    "whether it is accepted")
+                continue
+            if tables.features(case["steps"]) != case["features"]:
+                problems.append(f"{where}: its requests use the features {tables.features(case['steps'])}, "
+                                f"not {case['features']}")
+            schema = schemas.get(next((s for s in ("calculator", "testbed") if s in case["requires"]), "testbed"))
+            problems += [f"{where}: {p}" for p in consistent(case, schema)]
+            problems += [f"{where}: {p}" for p in fair(case, schema)]
     return problems
 
 
-def fair(case, schema):
-    """Yield how a case's levels break the rule: MUST is what the spec's words demand."""
+def _level(case):
+    """Yield how a case's level breaks the rule: MUST is what the spec's words demand."""
     derived = cases.level_of(case["requirements"])
     if case["level"] not in (derived, "MAY"):
         conventions = [r for r in case["requirements"] if cases.rule_levels().get(r) != "MUST"]
         yield (f"it is {case['level']}, but it cites {', '.join(conventions)}, a convention, so it is SHOULD"
                if conventions else f"it is {case['level']}, but every requirement it cites is the spec's: MUST")
+
+
+def fair(case, schema):
+    """Yield how a server case's levels break the rule: MUST is what the spec's words demand."""
+    yield from _level(case)
     own = {tag for key, entry in schema.items() if key.startswith(("fn.", "errors."))
            for tag in _tags(entry, key)} if "testbed" in case["requires"] else set()
     for number, step in enumerate(case["steps"], 1):

@@ -96,8 +96,7 @@ DECODERS = {  # the kinds of value that hold base64 text to decode, or values th
 # The way out: mark, and unmark
 
 def mark(value, type_=None):
-    """Return `value` with bytes as base64 text, and the `@base64_` marks of where they were
-    (None when there are none). Nulls and empty collections leave no mark."""
+    """Return `value` with bytes as base64 text, and the `@base64_` marks of where they were, or None."""
     if not _holds_bytes(value):  # (a fast path: see the end of the module)
         return value, None
     return _mark(value, type_)

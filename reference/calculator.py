@@ -2,43 +2,30 @@
 
 How this works
 --------------
-State lives in memory, under one lock, in namespaces. A call without `@auth_`
-uses the shared namespace; `Ephemeral {username}` uses that user's namespace,
-no questions asked; `Session {token}` uses the namespace of the user who logged
-in with `fn.login` and got that token (an unknown token is refused). Each
-namespace holds variables and a paper tape of every evaluation, failed ones
-included (with result 0.0 and successful false). A namespace comes into being
-with its first write; reading one that does not exist reads an empty one.
+State lives in memory, under one lock, in namespaces of variables and a
+paper tape (every evaluation, failed ones as 0.0 and unsuccessful). A call
+without `@auth_` uses the shared namespace; `Ephemeral {username}` that
+user's; `Session {token}` that of the user who got the token from `fn.login`.
+A namespace is made by its first write; reading a missing one reads empty.
 
-State is bounded in count and in bytes, and no limit ever takes away data
-that someone else is using:
+State is bounded in count and bytes (a variable counts as its name plus
+VARIABLE_BYTES, an evaluation as its MessagePack form plus ENTRY_BYTES), and
+no limit takes away data someone else is using. A full namespace gives up its
+oldest evaluations, then refuses with ErrorNamespaceFull. Beyond the counts of
+namespaces and sessions, or `max_state` bytes in all, what has been idle for
+`idle` seconds is forgotten, else the newcomer gets ErrorUnavailable. The
+shared namespace has its room from the start and is never forgotten, so calls
+without `@auth_` always work.
 
-- a namespace holds at most `max_variables` variables and `namespace_bytes`
-  bytes of them and of its tape; the tape keeps at most `tape_length`
-  evaluations, and gives up its oldest ones to make room (it is a history:
-  an evaluation that cannot fit at all is answered but not kept); beyond
-  that, saving variables is refused with ErrorNamespaceFull;
-- at most `max_namespaces` namespaces (besides the shared one), `max_sessions`
-  sessions and `max_state` bytes in all are kept. When a newcomer needs room beyond those,
-  data unused for `idle` seconds is forgotten; if none is, the newcomer is
-  refused with ErrorUnavailable, and nobody loses anything;
-- the shared namespace is there from the start, with its room kept for it,
-  and is never forgotten: however many others are made, calls without
-  `@auth_` always work.
-
-Bytes are counted as they are kept: a variable as its name plus
-VARIABLE_BYTES, an evaluation as its MessagePack form (which is how the tape
-keeps it) plus ENTRY_BYTES.
-
-`Calculator().handlers()` maps every function of `schemas/calculator.json` to
-a method, ready for `Service`; its hooks do what every function needs:
-`identify` (before) turns `@auth_` into the namespace the handlers use, and
-`guard` (wrap) holds the lock and turns a limit met into its error.
+`Calculator().handlers()` are ready for `Service`, with two hooks: `identify`
+(before) turns `@auth_` into a namespace, `guard` (wrap) holds the lock and
+answers a limit met with its error.
 """
 
 import json
 import logging
 import math
+import operator
 import random
 import secrets
 import threading
@@ -92,8 +79,7 @@ def service(**options):
 
 
 def wsgi():
-    """A WSGI application of a new calculator, for a WSGI server to call once:
-    gunicorn --workers 1 --threads 8 'reference.calculator:wsgi()'."""
+    """A new calculator as a WSGI application: gunicorn --threads 8 'reference.calculator:wsgi()'."""
     return make_application(service())
 
 
@@ -119,18 +105,14 @@ class Calculator:
 
     def handlers(self):
         """Every calculator function, by name."""
-        return {
-            "fn.add": self.add, "fn.saveVariable": self.save_variable,
-            "fn.saveVariables": self.save_variables, "fn.getVariable": self.get_variable,
-            "fn.getVariables": self.get_variables, "fn.deleteVariable": self.delete_variable,
-            "fn.deleteVariables": self.delete_variables, "fn.evaluate": self.evaluate,
-            "fn.getPaperTape": self.get_paper_tape, "fn.export": self.export,
-            "fn.import": self.import_, "fn.login": self.login, "fn.logout": self.logout,
-        }
+        return {"fn.add": self.add, "fn.saveVariable": self.save_variable, "fn.saveVariables": self.save_variables,
+                "fn.getVariable": self.get_variable, "fn.getVariables": self.get_variables,
+                "fn.deleteVariable": self.delete_variable, "fn.deleteVariables": self.delete_variables,
+                "fn.evaluate": self.evaluate, "fn.getPaperTape": self.get_paper_tape, "fn.export": self.export,
+                "fn.import": self.import_, "fn.login": self.login, "fn.logout": self.logout}
 
     def identify(self, function, headers):
-        """The `before` hook: add the namespace that `@auth_` (or its absence) designates
-        to the headers, as "namespace"; refuse a session token nobody holds."""
+        """The `before` hook: the headers, with the "namespace" that `@auth_` designates."""
         auth = headers.get("@auth_")
         if function in NO_NAMESPACE:
             return headers
@@ -147,8 +129,7 @@ class Calculator:
         return {**headers, "namespace": name}
 
     def guard(self, function, handler, arguments, headers):
-        """The `wrap` hook: answer ErrorUnavailable at `unavailable_rate`, call the handler
-        holding the lock, and answer a call that meets a limit with its error."""
+        """The `wrap` hook: call the handler holding the lock; answer a limit met with its error."""
         if function.endswith("_"):  # fn.ping_ and fn.api_ are the service's own
             return handler(arguments, headers)
         if self.unavailable_rate and random.random() < self.unavailable_rate:
@@ -163,8 +144,7 @@ class Calculator:
             return full.result
 
     def _namespace(self, headers, write=False):
-        """The namespace the `before` hook found; for a write, one that is kept (made if
-        need be), else possibly an empty one that is not."""
+        """The namespace the `before` hook found; kept (made if need be) for a write."""
         name = headers["namespace"]
         namespace = self.namespaces.get(name)
         if namespace is None:
@@ -178,8 +158,7 @@ class Calculator:
         return namespace
 
     def _make_room(self, size, namespaces=0, sessions=0):
-        """Make sure `size` more bytes, and that many more namespaces and sessions, may be kept:
-        forget what has been idle too long if need be, else refuse with ErrorUnavailable."""
+        """Make room for `size` bytes and that many namespaces and sessions, or raise Full."""
         def fits():
             return (self.size + size <= self.max_state
                     and len(self.namespaces) - 1 + namespaces <= self.max_namespaces  # the shared one aside
@@ -205,8 +184,7 @@ class Calculator:
         self.size -= namespace.overhead + namespace.size
 
     def _grow(self, namespace, size):
-        """Count `size` more bytes in a namespace, giving up its oldest evaluations if they
-        are in the way, or raise Full."""
+        """Count `size` more bytes in a namespace, its oldest evaluations giving way, or raise Full."""
         while namespace.tape and namespace.size + size > self.namespace_bytes:
             self._drop_oldest(namespace)
         if namespace.size + size > self.namespace_bytes:
@@ -216,8 +194,7 @@ class Calculator:
         self._count(namespace, size)
 
     def _count(self, namespace, size):
-        """Count `size` more (or fewer) bytes in a namespace, and in all unless it is the
-        shared one, whose room is counted from the start."""
+        """Count `size` more (or fewer) bytes in a namespace, and in all unless it is the shared one."""
         namespace.size += size
         if namespace is not self.shared:
             self.size += size
@@ -330,9 +307,8 @@ class Calculator:
         if type(data) is not dict or set(data) != {"variables", "evaluations"}:
             raise ValueError("the blob is not a map with exactly the keys variables and evaluations")
         variables, evaluations = data["variables"], data["evaluations"]
-        if type(variables) is not dict or not all(
-                type(name) is str and representable(value)
-                for name, value in variables.items()):
+        if type(variables) is not dict or not all(type(name) is str and representable(value)
+                                                  for name, value in variables.items()):
             raise ValueError("variables is not a map of names to numbers")
         if type(evaluations) is not list:
             raise ValueError("evaluations is not an array")
@@ -378,12 +354,8 @@ def unknown_variables(expression, variables):
         yield from unknown_variables(fields["right"], variables)
 
 
-OPERATIONS = {
-    "Add": lambda left, right: left + right,
-    "Sub": lambda left, right: left - right,
-    "Mul": lambda left, right: left * right,
-    "Div": lambda left, right: left / right,  # raises ZeroDivisionError for 0 and 0.0
-}
+OPERATIONS = {"Add": operator.add, "Sub": operator.sub, "Mul": operator.mul,
+              "Div": operator.truediv}  # which raises ZeroDivisionError for 0 and 0.0
 
 
 def compute(expression, variables):

@@ -79,8 +79,7 @@ def check_server_options(parser, options):
 
 
 def serve(service, options, what, parser):
-    """Serve `service` as the options say until Ctrl-C or SIGTERM, then stop gracefully;
-    return the exit status."""
+    """Serve `service` as the options say until Ctrl-C or SIGTERM, stop gracefully, return the status."""
     logging.basicConfig(level=options.log_level.upper(), format="%(asctime)s %(levelname)s %(message)s")
     tls = None
     if options.certfile:
@@ -264,9 +263,7 @@ def _schema_source(options):
 
 
 def fetch(url, wait, cafile=None, pause=0.2):
-    """The public schema of the live server at `url`, asked for with `fn.api_`.
-
-    Retries for `wait` seconds, so that a mock can start beside a server that is starting too."""
+    """The public schema of the live server at `url`, retried for `wait` seconds while it starts."""
     deadline, tries = time.monotonic() + wait, 0
     with Client(url, timeout=max(wait, 1), cafile=cafile) as client:
         while True:

@@ -47,8 +47,7 @@ PACKED, UNDEFINED = msgpack.ExtType(17, b""), msgpack.ExtType(18, b"")
 
 
 def allow_depth():
-    """Let Python recurse as deeply as a message MAX_DEPTH deep needs (json's C code counts
-    against the same limit): a process-wide setting, made when a service or client is made."""
+    """Let Python recurse as deeply as a message MAX_DEPTH deep needs (a process-wide setting)."""
     sys.setrecursionlimit(max(sys.getrecursionlimit(), FRAMES))
 
 
@@ -198,10 +197,7 @@ def _name(key, names):
 
 
 def encode(message, encoding=None, packed=False):
-    """Serialize a message: MessagePack when an encoding is given, JSON otherwise.
-
-    What no reader would take raises ValueError or TypeError: nesting deeper than
-    MAX_DEPTH, a number that is not finite, a value of a type JSON lacks."""
+    """Serialize a message: MessagePack given an encoding, else JSON (ValueError or TypeError: unreadable)."""
     if encoding is None:
         data = ENCODER.encode(message).encode()
         if _deeper(data, MAX_DEPTH):  # (read off the text, a fast path: see the end of the module)

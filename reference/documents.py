@@ -83,9 +83,7 @@ class SchemaError(Exception):
 
 
 def read(path):
-    """Parse the JSON documents at `path`: one file, or every *.json file of a directory.
-
-    Return the documents that could be read and the problems of those that could not."""
+    """Parse the JSON documents of a file or directory: (the documents read, the problems of the rest)."""
     shown = path if path.is_absolute() else f"{path} (from {Path.cwd()})"
     if path.is_dir():
         files = sorted(p for p in path.iterdir() if p.suffix == ".json" and p.is_file())
@@ -133,8 +131,7 @@ def located(problem, texts):
 
 
 def _position(text, steps):
-    """The line and column of the value `steps` leads to in JSON text (of the key that names it,
-    when the last step is a key), or of the deepest value found if it leads nowhere."""
+    """The line and column of the value (or key) `steps` leads to in JSON text, or of the deepest found."""
     at = shown = SKIP(text, 0).end()
     for step in steps:
         found = (_element(text, at, step) if type(step) is int and text.startswith("[", at) else

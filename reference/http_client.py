@@ -190,8 +190,7 @@ class Client:
 
     @staticmethod
     def _read(response, sock, deadline, limit):
-        """The body of `response`, read piece by piece, each read given only the time left,
-        and no more than `limit` bytes of it (else TooLarge)."""
+        """The body of `response`, each read given only the time left, at most `limit` bytes (else TooLarge)."""
         length = response.getheader("Content-Length", "")
         if length.isdigit() and int(length) > limit:
             raise TooLarge()

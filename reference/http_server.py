@@ -4,43 +4,31 @@ How this works
 --------------
 `ThreadingHTTPServer` gives every connection a thread. `Handler.do_POST`
 reads exactly Content-Length bytes, hands them to `Service.handle`, and writes
-the reply with status 200, whatever the result: errors travel inside the
+the reply with status 200 whatever the result: errors travel inside the
 envelope. HTTP statuses only describe HTTP problems:
 
     404  a path other than the API path       405  a method other than POST
     411  no Content-Length                    413  a body over the size limit
     431  over MAX_HEADERS bytes of headers    503  busy (see below)
-    400  a request whose framing is unclear: a Content-Length that is not a
-         number, two of them, Transfer-Encoding beside one, a broken header
+    400  unclear framing: a Content-Length that is not a number, two of them,
+         Transfer-Encoding beside one, a broken header line
 
-After a 4xx with a body still coming, the connection is closed (gently: the
-rest of the body is read and thrown away for a moment, so that the client
-reads the answer), so no leftover bytes are ever read as a request. A request
-target in absolute form (`POST http://host/api`) is served like its path.
+After a 4xx with a body still coming, the connection is closed gently (the
+rest is read and dropped for a moment, so the client reads the answer).
 
-Connections are HTTP/1.1 keep-alive, and each is in one of three states:
-idle (waiting for a request), io (reading a request or writing its answer)
-or work (the service is answering). An idle or io connection has `timeout`
-seconds in that state: a whole request, headers and body, must arrive in
-that time, however slowly it trickles in. When every connection slot is
-taken, a newcomer takes the slot of the oldest idle connection, else of the
-oldest request that has been arriving for more than a second, else gets 503.
+Connections are kept alive, each idle, in io (a request arriving or its
+answer leaving) or at work; `timeout` bounds the time idle or in io, so a
+whole request must arrive in that time however slowly it trickles. When all
+`max_connections` slots are taken, a newcomer takes the slot of the oldest
+idle connection, else of a request arriving for over PATIENCE seconds, else
+gets 503. Processing takes many times a message's size in memory, so requests
+over LARGE bytes take turns one at a time (at most QUEUE admitted, 503 beyond),
+smaller ones SMALL at a time, and one that waits over WAIT seconds gets 503.
 
-A message takes many times its size in memory while it is processed (up to
-150 times, for MessagePack's packed rows), so requests take turns: those
-over LARGE bytes one at a time, smaller ones SMALL at a time. At most QUEUE
-large requests are admitted at once (reading, waiting or processed); one more
-is refused with 503 before its body is read, as is one that waits over WAIT
-seconds for its turn. So large requests never hold the slots small ones need.
-
-`stop()` stops gracefully: no new connections, idle ones closed, requests in
-flight answered (with `Connection: close`) for up to GRACE seconds. With
-`tls` (an ssl.SSLContext holding a certificate), the server speaks HTTPS.
-Responses go out in one write with TCP_NODELAY set, because otherwise each
-response of a kept-alive connection waits ~40 ms for the client's delayed ACK.
-
-This module knows nothing of the services it carries: `Server(service)` serves
-any object with a `handle(bytes)` method that returns a `Reply`.
+`stop()` is graceful: requests in flight get GRACE seconds to be answered.
+With `tls`, an ssl.SSLContext, the server speaks HTTPS. A response goes out
+in one write with TCP_NODELAY, or each would wait ~40 ms for a delayed ACK.
+`Server(service)` serves any object whose `handle(bytes)` returns a `Reply`.
 """
 
 import http.client
@@ -168,8 +156,7 @@ class Handler(BaseHTTPRequestHandler):
                  (time.perf_counter() - started) * 1000)
 
     def answer(self, length, large):
-        """Read the body and answer it: a Reply, or None when the client went away
-        or the request waited too long for its turn (which is answered 503)."""
+        """Read the body and answer it: a Reply, or None if the client went away or was answered 503."""
         try:
             data = self.rfile.read(length)
         except OSError:  # the client stalled past the timeout, or went away
@@ -195,8 +182,7 @@ class Handler(BaseHTTPRequestHandler):
     do_GET = do_HEAD = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_TRACE = do_POST
 
     def refuse(self, status, message, headers, body_read=False):
-        """Answer an HTTP-level problem with a plain-text explanation, and close the
-        connection if a body may follow that was not read."""
+        """Answer an HTTP problem in plain text; close the connection if a body may follow unread."""
         body = (message + "\n").encode()
         self.send_response(status)
         for name, value in headers:
@@ -216,8 +202,7 @@ class Handler(BaseHTTPRequestHandler):
             self.linger()
 
     def linger(self):
-        """Send the answer, then read and drop what the client still sends for a moment, so that
-        closing does not reset the connection before the client has read the answer."""
+        """Send the answer, then drop what the client still sends for a moment, so that it reads the answer."""
         try:
             self.wfile.flush()
             self.connection.shutdown(socket.SHUT_WR)
@@ -237,8 +222,7 @@ class Handler(BaseHTTPRequestHandler):
 
 
 class HeaderBlock:
-    """The request's stream, as header lines are read from it: it fails a read that takes the
-    header block over `limit` bytes with the error that `parse_request` answers with 431."""
+    """The request's stream while header lines are read: over `limit` bytes it fails, answered 431."""
 
     def __init__(self, stream, limit):
         self.stream, self.left = stream, limit
@@ -252,9 +236,7 @@ class HeaderBlock:
 
 
 def refusal(method, path, length, api_path, max_body):
-    """Why an HTTP request cannot carry a message, as (status, explanation, headers), or None.
-
-    Shared by every transport, so they all refuse the same requests the same way."""
+    """Why an HTTP request cannot carry a message, as (status, explanation, headers), or None."""
     if path.split("?")[0] != api_path:
         return 404, f"Not found: the API is at {api_path}", []
     if method != "POST":
@@ -269,11 +251,7 @@ def refusal(method, path, length, api_path, max_body):
 
 
 class Server(ThreadingHTTPServer):
-    """An HTTP server for one Service at one path, with a thread per connection.
-
-    At most `max_connections` connections are served at once; when they are
-    all taken, a newcomer takes the slot of an idle or stalled one (see the
-    module's docstring) or, failing that, is answered 503 and closed."""
+    """An HTTP server for one Service at one path, a thread and (see above) a slot per connection."""
 
     daemon_threads = True
     block_on_close = False
@@ -309,8 +287,7 @@ class Server(ThreadingHTTPServer):
             _hang_up(connection)
 
     def reclaim(self):
-        """Close the connection whose slot a newcomer may take: the oldest idle one, else the
-        oldest that has been sending a request for more than PATIENCE seconds."""
+        """Close the oldest idle connection, else the oldest request arriving for over PATIENCE seconds."""
         now = time.monotonic()
         with self.lock:
             candidates = sorted((state != "idle", since, id(c), c) for c, (state, since) in self.states.items()
@@ -348,8 +325,7 @@ class Server(ThreadingHTTPServer):
             self.slots.release()
 
     def serve_forever(self, poll_interval=0.5):
-        """Serve until `shutdown()` or `stop()`; the log (or, if logging is not set up, standard
-        error) says where."""
+        """Serve until `shutdown()` or `stop()`, saying where (in the log, or on standard error)."""
         log.info("serving at %s", self.url)
         if not (logging.getLogger().handlers or log.handlers):
             print(f"Serving at {self.url}; set up logging (logging.basicConfig) to see each request",
@@ -361,10 +337,7 @@ class Server(ThreadingHTTPServer):
             self.serving = False
 
     def stop(self, grace: float = GRACE) -> int:
-        """Stop gracefully: take no new connection, close the idle ones, give the requests in
-        flight up to `grace` seconds to be answered, then close the rest. Return how many
-        connections were cut off. (Call it from another thread than `serve_forever`'s, or
-        after `serve_forever` ended.)"""
+        """Stop gracefully (from another thread): requests in flight get `grace` seconds; return how many were cut."""
         self.stopping = True
         if self.serving:
             self.shutdown()

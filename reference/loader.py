@@ -115,8 +115,7 @@ class Schema:
         return [entry for _, entry, internal in self.entries if include_internal or not internal]
 
     def definition(self, key):
-        """What the entry `key` defines: a Struct, a Union, a Function, or for headers
-        a pair of Structs (request and response); None for info and _ext entries."""
+        """What the entry `key` defines: a Struct, Union, Function, a pair of Structs (headers), or None."""
         kind, target = self.named[key]
         return self.functions[key] if kind == "fn" else target
 

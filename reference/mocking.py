@@ -182,8 +182,7 @@ class Mock:
 
 
 def listed(records):
-    """The calls an answer lists, oldest first: the newest that fit in MAX_LISTED bytes (as
-    MessagePack), and `{"omittedCalls!": n}` if n older ones were left out."""
+    """The calls an answer lists: the newest within MAX_LISTED bytes, and how many older were omitted."""
     kept, size = [], 0
     for record in reversed(records):
         size += len(record.data)
@@ -252,8 +251,7 @@ class Matching:
         self.forms, self.indexes = {}, {}  # by id() of values alive while matching
 
     def matches(self, wanted, actual, strict, size):
-        """Whether `actual` arguments match `wanted` ones, partially unless `strict`;
-        `size` is the bytes of the stub or recorded call matched, which adds to the budget."""
+        """Whether `actual` arguments match `wanted` ones (partially unless `strict`); `size` adds to the budget."""
         self.steps += STEPS * size
         try:
             return equal(wanted, actual) if strict else self.partial(wanted, actual)
@@ -297,8 +295,7 @@ class Matching:
         return True
 
     def index(self, elements):
-        """An array's plain values, and its objects and arrays by canonical form and by
-        each of their facts, worked out once for every stub matched against it."""
+        """An array's plain values, its objects and arrays by form and by fact, worked out once."""
         if id(elements) not in self.indexes:
             self.take(len(elements))
             plain, forms, index = set(), set(), {None: []}
@@ -314,14 +311,12 @@ class Matching:
         return self.indexes[id(elements)]
 
     def candidates(self, element, index):
-        """The call's objects and arrays that may match `element`: those that hold its
-        rarest fact (every one it holds, they must hold too), or all of them."""
+        """The call's objects and arrays that hold `element`'s rarest fact (or all of them)."""
         self.take(1)
         return min((index.get(fact, ()) for fact in facts(element, 2)), key=len, default=index[None])
 
     def form(self, value):
-        """A canonical form of a value that follows `equal`: equal values, and only they,
-        have equal forms (true is not 1, but 1 is 1.0; the order of keys does not matter)."""
+        """A canonical form that follows `equal`: equal values, and only they, have equal forms."""
         if type(value) not in (dict, list):
             return _plain(value)
         if id(value) not in self.forms:
@@ -334,8 +329,7 @@ class Matching:
 
 
 def facts(value, depth):
-    """The plain values inside an object or array, down to `depth` levels, each with the
-    keys that lead to it ("[]" for an array): what a value that matches it partially holds too."""
+    """The plain values inside a value, `depth` levels down, each with its keys: what a partial match holds too."""
     items = value.items() if type(value) is dict else (("[]", element) for element in value)
     for key, element in items:
         if type(element) not in (dict, list):
@@ -349,8 +343,7 @@ class Exhausted(Exception):
 
 
 def _plain(value):
-    """A value that is neither an object nor an array, as a set member that follows `equal`:
-    true is not 1, but 1 is 1.0."""
+    """A plain value as a set member that follows `equal`: true is not 1, but 1 is 1.0."""
     return type(value) is bool, value
 
 

@@ -252,8 +252,7 @@ class Service:
             return codec.encode([kept, error]), JSON, error
 
     def _unencodable(self, name, headers, response_headers, result):
-        """The headers and error that replace a response no wire can carry, with the paths of
-        the values at fault (an unchecked `@unsafe_` result is checked after all)."""
+        """The headers and error that replace a response no wire can carry, with the paths at fault."""
         kept = {"@id_": headers["@id_"]} if "@id_" in response_headers else {}
         cases = (validate.first(validate.check_tags(result, self.results[name].of, (), self.schema.functions[name]))
                  or validate.first(validate.check_wire(result)))

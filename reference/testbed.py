@@ -13,8 +13,7 @@ from .service import Service
 
 
 def handle(arguments, headers):
-    """The contract: raise if asked (`@raise`), answer `@result` (or echo the arguments
-    as `Ok_`), and add the response headers in `@responseHeaders`, if any."""
+    """Raise if asked (`@raise`), answer `@result` or echo the arguments, add `@responseHeaders`."""
     if headers.get("@raise") is True:
         raise RuntimeError("the request asked the handler to raise (@raise)")
     result = headers.get("@result", {"Ok_": arguments})

@@ -70,8 +70,7 @@ class Function(NamedTuple):
 
 
 def reachable(struct):
-    """Yield `struct` and every Struct and Union its fields lead to (through arrays,
-    maps, struct fields, union tags and fn.X calls), each once."""
+    """Yield `struct` and every Struct and Union its fields lead to, each once."""
     seen, waiting = set(), [struct]
     while waiting:
         node = waiting.pop()

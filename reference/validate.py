@@ -61,8 +61,7 @@ Path = tuple
 
 
 def first(cases):
-    """The cases a message reports: the first of a check, MAX_CASES of them at most, and no
-    more once their paths hold MAX_CASE_BYTES characters of keys."""
+    """The cases a message reports: a check's first, at most MAX_CASES, within MAX_CASE_BYTES of keys."""
     reported, size = [], 0
     for found in cases:
         reported.append(found)
@@ -160,8 +159,7 @@ def check_map(value, type_, path, function):
 
 
 def check_select(value, type_, path, function):
-    """A selection of result fields, like the `@select_` header: each key it names, and
-    each field name in its arrays, must be one that `function` offers."""
+    """A selection (`@select_`): each key and field name it names must be one `function` offers."""
     return _check_option(value, options(function), path)
 
 
@@ -304,8 +302,7 @@ def _mockable(functions, name, path):
 
 
 def _partial(cases, missing=None):
-    """Drop the missing-field cases (counting them in `missing[0]`, if given): stubs and
-    verifications match on part of a value."""
+    """Drop the missing-field cases (counted in `missing[0]`, if given): stubs match on part of a value."""
     for found in cases:
         if "RequiredObjectKeyMissing" not in found["reason"]:
             yield found
@@ -339,8 +336,7 @@ PLAIN = {"boolean": {bool}, "integer": {int}, "number": {int, float}, "string": 
 
 
 def _all_valid(values, type_):
-    """Whether every value of an array or map is valid for a scalar type, found out without
-    visiting each in Python (then the walk would find no case). False says "look closer"."""
+    """Whether every value of a collection is valid for a scalar type, found without a Python loop."""
     if type_.kind == "any":
         return type_.nullable or None not in values
     kinds = set(map(type, values)) - ({type(None)} if type_.nullable else set())
