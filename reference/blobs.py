@@ -2,24 +2,22 @@
 
 How this works
 --------------
-MessagePack has a binary type, so on that wire bytes are simply bytes. JSON
-has none: a `bytes` value travels as standard base64 text with padding, and
-nothing in the text itself says which strings are base64. The two sides
-know it another way.
+MessagePack has a binary type, so there bytes are bytes. JSON has none: bytes
+travel as standard base64 text with padding, and nothing in the text says
+which strings are base64, so the two sides know it another way.
 
-On the way in, the server knows from the schema. The validator accepts
-strict base64 text where bytes are expected (`from_base64` says whether it
-is), and `decode(value, type)` then turns the text at every `bytes` field,
-and in the mock's calls and stubs, into bytes: a handler always gets bytes.
-Text in an `any` field stays text; nothing says it is base64.
+On the way in, the server knows from the schema: the validator accepts strict
+base64 text where bytes are expected (`from_base64`), and `decode(value,
+type)` turns the text at every `bytes` field, and in the mock's calls and
+stubs, into bytes: a handler always gets bytes. Text in an `any` field stays
+text.
 
-On the way out, the server marks where bytes are. `mark(value, type)` turns
-bytes into base64 text and builds the `@base64_` header: a copy of the
-result's shape with `true` at every bytes value and `"*"` standing for every
-element of an array or every value of a map (the type, when known, tells a
-map from a struct). A client reverses it with `unmark(value, marks)`. Bytes
-in headers, where no mark can point at them, go out as base64 text all the
-same (`as_text`, the JSON encoder's fallback).
+On the way out, the server marks where bytes are: `mark(value, type)` turns
+them into base64 text and builds the `@base64_` header, a copy of the
+result's shape with `true` at every bytes value and `"*"` for every element
+of an array or value of a map. A client reverses it with `unmark(value,
+marks)`. Bytes in headers go out as base64 text all the same (`as_text`, the
+JSON encoder's fallback).
 """
 
 import base64

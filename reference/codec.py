@@ -3,29 +3,24 @@
 How this works
 --------------
 A message is a two-element array `[headers, body]`. Bytes that start with
-0x92 (a MessagePack array of two) are MessagePack; anything else is JSON.
-`decode()` returns the headers and body or raises `ParseFailure` with the
-reason the protocol reports; `encode()` turns a message into bytes.
+0x92 (a MessagePack array of two) are MessagePack, anything else JSON (which
+carries bytes as base64 text: see blobs.py). `decode()` returns the headers
+and body or raises `ParseFailure` with the reason; `encode()` makes bytes.
 
-JSON carries bytes as base64 text, which blobs.py decodes and marks.
+MessagePack is negotiated (`@bin_`) and smaller: every key of the body that
+the schema knows becomes a small integer. A schema's `Encoding` lists those
+keys (every function name, and every field and tag name reachable from a
+function's arguments or `Ok_` result) sorted by code point and numbered from
+0; its checksum, a signed CRC-32 of the names joined by newlines, names it.
+A request whose first `@bin_` checksum is not the server's cannot be read.
+Packed mode (`@pac_`) also turns an array of maps into a header row of keys
+and rows of values (see `_header`).
 
-MessagePack messages are negotiated (`@bin_`) and smaller, because every map
-key of the body that the schema knows is replaced by a small integer. The
-`Encoding` of a schema lists those keys: every function name, and every field
-and tag name reachable from a function's arguments or its `Ok_` result, sorted
-by code point and numbered from 0. Its checksum, a signed CRC-32 of the names
-joined by newlines, names the encoding: a request whose first `@bin_` checksum
-is not the server's cannot be read. Packed mode (`@pac_`) further turns an
-array of maps into a header row of keys and rows of values (see `_header`).
-
-Decoding MessagePack works in place and encoding writes as it walks, so a
-message is in memory once, as Python objects, on the way in and out.
-
-Nesting is limited to `MAX_DEPTH` levels on both wires, the MessagePack
-library's own limit, so no message can exhaust the stack later on. Reading,
-checking and writing such a message recurse deeper than Python's default
-limit of 1,000 frames allows, so whoever handles messages calls `allow_depth()`
-once, when it is made.
+Decoding works in place and encoding writes as it walks, so a message is in
+memory once. Nesting is limited to `MAX_DEPTH` levels on both wires (the
+MessagePack library's own limit); handling such a message recurses deeper
+than Python's default limit, so whoever handles messages calls
+`allow_depth()` once.
 """
 
 import json

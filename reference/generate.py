@@ -4,29 +4,28 @@ How this works
 --------------
 `generate(type, context)` mirrors `validate.check`: one small function per
 kind in the `GENERATORS` table, recursing through arrays, maps, structs and
-unions. The context holds the random source and the options.
+unions; the context holds the random source and the options.
 
-Every value comes from `Random`, a seeded 32-bit xorshift generator, and the
-order of draws is fixed, so a seed always gives the same values (and the same
-values as the other implementation of the protocol, draw for draw):
+Every value comes from `Random`, a seeded 32-bit xorshift generator, drawn in
+a fixed order, so a seed always gives the same values (the other
+implementation's too, draw for draw):
 
-- struct fields in name order; an optional field is left out when a coin says
-  so (or always, or never, by option); inside a generated mock call or stub
-  (`_ext.Call_`, `_ext.Stub_`) a coin decides on required fields too;
+- struct fields in name order; a coin leaves an optional field out (or the
+  option says always or never); in a mock call or stub (`_ext.Call_`,
+  `_ext.Stub_`) a coin decides on required fields too;
 - `T?` is null when a coin says so, before anything else is drawn;
 - integer: a non-negative 31-bit number; number: a fraction in [0, 1];
-  string: one of 24 Greek letter names; bytes: four bytes; any: a boolean, an
-  integer or a string;
-- an array or map draws its length, then its elements (map keys are strings);
+  string: one of 24 Greek letter names; bytes: four bytes; any: a boolean,
+  an integer or a string;
+- an array or map draws its length, then its elements (keys are strings);
 - a union, or an `fn.X` call, draws one of its tags in name order;
-- a selection (`_ext.Select_`) tosses a coin for each thing the function of
-  the call being answered offers to select, in name order;
+- a selection (`_ext.Select_`) tosses a coin for each thing the answered
+  function offers to select, in name order;
 - a mock call or stub draws one of the service's functions in name order (a
   stub's result is always `Ok_`).
 
-`examples()` uses the same machinery for `fn.api_ {includeExamples!: true}`:
-each entry gets a generator seeded with 1, every optional field, and
-collections of two elements.
+`examples()` serves `fn.api_ {includeExamples!: true}` the same way: seed 1,
+every optional field, collections of two.
 """
 
 from . import blobs

@@ -2,26 +2,22 @@
 
 How this works
 --------------
-`Client(url).call("fn.add", {"x": 1, "y": 2})` posts the message
-`[headers, {"fn.add": {...}}]` on one kept-alive connection and returns the
-response message as `(headers, body)`. Every request carries `@time_`, the
-client's timeout in milliseconds.
+`Client(url).call("fn.add", {"x": 1, "y": 2})` posts `[headers, {"fn.add":
+{...}}]` on one kept-alive connection and returns the response as `(headers,
+body)`. Every request carries `@time_`, the client's timeout in milliseconds.
 
-With `binary=True` the client negotiates MessagePack. Its first request is
-JSON with `"@bin_": []`; the server answers `Ok_` results in MessagePack with
-its encoding in `@enc_` and its checksum in `@bin_`, and the client keeps that
-encoding under its checksum. Later requests send `"@bin_": [checksum]` and get
-compact answers without `@enc_`; with `binary_requests=True` the requests are
-MessagePack too, with integer keys. Should the server no longer know the
-checksum (it restarted with another schema), it says IncompatibleBinaryEncoding;
-the client then forgets what it knew and tries once more in JSON.
+With `binary=True` the client negotiates MessagePack: its first request is
+JSON with `"@bin_": []`, and the server answers Ok_ in MessagePack with its
+encoding in `@enc_` and checksum in `@bin_`, which the client keeps. Later
+requests send `"@bin_": [checksum]` (in MessagePack with integer keys, with
+`binary_requests=True`). Should the server no longer know the checksum
+(restarted with another schema), it says IncompatibleBinaryEncoding, and the
+client forgets the encoding and tries once more in JSON.
 
-Bytes come back as `bytes` either way: on the JSON wire the client decodes the
-base64 strings that the `@base64_` header points at.
-
-`https://` URLs are checked against the system's certificate authorities, or
-against `cafile` (a private CA's certificate, in PEM). An answer longer than
-`max_response` bytes is refused (`TooLarge`) without being read to its end.
+Bytes come back as `bytes` either way: on the JSON wire the client decodes
+the base64 text that `@base64_` points at. `https://` URLs are checked
+against the system's certificate authorities, or `cafile` (PEM). An answer
+over `max_response` bytes is refused (`TooLarge`) without being read.
 """
 
 import http.client

@@ -3,20 +3,17 @@
 How this works
 --------------
 A selection is an object. `"->"` maps the result tag `Ok_` to the result
-fields to keep; `"struct.Name"` maps to the fields of that struct to keep
-wherever it appears; `"union.Name"` maps each tag to the fields of that tag to
-keep. Anything not named keeps every field, and `{}` selects nothing away:
+fields to keep, `"struct.Name"` to the fields of that struct to keep wherever
+it appears, `"union.Name"` each tag to the fields of that tag to keep.
+Anything not named keeps every field, and `{}` selects nothing away:
 
     {"->": {"Ok_": ["tape"]}, "struct.Evaluation": ["result"]}
 
-What a call may select depends on its function: `options(function)` walks the
-types reachable from the `Ok_` fields (through arrays, maps, struct fields,
-union tags and the arguments of `fn.X` links) and lists what each reachable
-struct and union could keep. A selection is a value of the stock type
-`_ext.Select_`, and the validator (`validate.check_select`) checks it against
-those options, so a selection naming an unknown or unreachable struct, or a
-field it does not have, is a request header error. `apply()` trims a valid
-`Ok_` result; error results are always returned whole.
+`options(function)` lists what each struct and union reachable from the `Ok_`
+fields could keep. A selection is a value of the stock type `_ext.Select_`,
+checked against those options (`validate.check_select`): naming an unknown
+or unreachable struct, or a field it lacks, is a request header error.
+`apply()` trims a valid `Ok_` result; error results are returned whole.
 """
 
 import functools

@@ -2,9 +2,9 @@
 
 How this works
 --------------
-`Service.handle(data)` takes the bytes of one request and returns the bytes of
-its response and their media type. Nothing here knows about HTTP, so the same
-core serves the HTTP server, the WSGI application, the mock and the tests.
+`Service.handle(data)` takes the bytes of one request and returns those of its
+response and their media type. Nothing here knows HTTP, so the same core
+serves the HTTP server, the WSGI application, the mock and the tests.
 
 A request goes through these steps, in this order; the order decides which
 error wins when a message has several problems:
@@ -19,28 +19,23 @@ error wins when a message has several problems:
  8. validate the result, unless `@unsafe_` is true      -> ErrorInvalidResponseBody_
  9. validate the response headers                       -> ErrorInvalidResponseHeaders_
 10. keep only the fields `@select_` names
-11. encode: MessagePack when `@bin_` asked for it and the result is Ok_,
-    otherwise JSON (with bytes as base64, marked by `@base64_`); what no wire
-    can carry (NaN, an object JSON lacks, in an `any` value or an undeclared
-    header)                                             -> ErrorInvalidResponseBody_
-                                                           or ...Headers_
+11. encode: MessagePack if `@bin_` asked and the result is Ok_, else JSON (bytes
+    as base64, marked by `@base64_`); what no wire can carry (NaN, an object
+    JSON lacks)                                         -> ErrorInvalidResponseBody_/Headers_
 
-A handler is any function `handler(arguments, headers)` that returns a result
-such as `{"Ok_": {"result": 3}}`, or a `(headers, result)` pair to add
-response headers. The built-in functions `fn.ping_` and `fn.api_` need none.
+A handler is a function `handler(arguments, headers)` returning a result such
+as `{"Ok_": {"result": 3}}`, or a `(headers, result)` pair to add response
+headers. `fn.ping_` and `fn.api_` need none. Three optional hooks serve every
+function at once (reference/README.md shows each):
 
-Three optional hooks serve every function at once (reference/README.md has
-an example of each):
-
-- `before(function, headers)` runs at step 7, before the handler, and returns
-  the headers the handler gets: the place to turn credentials into an
-  identity once. It may `raise Refusal(result)` to answer with that result
-  instead, such as ErrorUnauthenticated_.
-- `wrap(function, handler, arguments, headers)` calls the handler, and may do
-  something around the call: time it, trace it, hold a lock.
+- `before(function, headers)` runs at step 7 and returns the headers the
+  handler gets: where credentials become an identity. It may `raise
+  Refusal(result)` to answer that result instead (ErrorUnauthenticated_, say).
+- `wrap(function, handler, arguments, headers)` calls the handler, doing
+  something around it: time it, trace it, hold a lock.
 - `on_error(function, headers, result, exception)` sees every answer that is
-  not Ok_, parse failures included (function ""), and what a handler raised
-  (for ErrorUnknown_; else None): the place to log or count errors.
+  not Ok_, parse failures included (function ""), with what a handler raised
+  (for ErrorUnknown_; else None): where to log or count errors.
 """
 
 import logging

@@ -2,35 +2,32 @@
 
 How this works
 --------------
-`check(value, type, path, function)` yields one *case* per violation, already
-in its wire shape: `{"path": [...], "reason": {"TypeUnexpected": {...}}}`. It
-handles `null` itself (allowed only by a nullable `T?`) and otherwise
-dispatches on the type's kind through the `CHECKS` table. Each check is a
-generator: it yields the failures it sees, and recurses with `yield from
-check(child, child_type, (path, key_or_index), function)`, so every case is
-born knowing its full path (a `Path`, below). `function` is the function
-whose message is checked: what a selection (`_ext.Select_`, the type of the
-`@select_` header) may name depends on it, and the mock's calls and stubs
-(`_ext.Call_`, `_ext.Stub_`) name one of its service's functions.
+`check(value, type, path, function)` yields one *case* per violation, in its
+wire shape: `{"path": [...], "reason": {"TypeUnexpected": {...}}}`. It handles
+`null` itself (allowed only by a nullable `T?`), otherwise dispatches on the
+type's kind through the `CHECKS` table. Each check is a generator that yields
+what it sees and recurses with `check(child, child_type, (path, key), function)`,
+so every case is born knowing its full path (a `Path`). `function` is the
+function whose message is checked: a selection (`_ext.Select_`) may name only
+what it offers, and the mock's calls and stubs (`_ext.Call_`, `_ext.Stub_`)
+name functions of its service.
 
-Path format and case order are the ones implementations share on the wire:
+Paths and case order are the ones implementations share on the wire:
 
 - a path starts with the function name (request body), the result tag
-  (response body) or the header name, then field names exactly as declared
-  (`"limit!"` keeps its `!`), integer indexes for array elements, map keys for
-  map values, and tag names for union values;
+  (response body) or the header name, then field names as declared
+  (`"limit!"` keeps its `!`), array indexes, map keys, and union tags;
 - in an object, missing required fields come first in schema order, then the
-  keys that were sent, in the order they were sent.
+  keys sent, in the order sent.
 
-A message reports at most MAX_CASES cases, the first ones in that order, and
-checking stops there: a request of a million wrong values costs no more
-than one of a hundred. It stops sooner once the keys in the paths reported
-add up to MAX_CASE_BYTES characters, so that a long key repeated in many
-paths cannot make the answer many times longer than the request.
+A message reports at most MAX_CASES cases, the first in that order, and
+checking stops there (a million wrong values cost no more than a hundred),
+or once the keys of their paths add up to MAX_CASE_BYTES characters (a long
+key repeated in many paths cannot make the answer outgrow the request).
 
-Whether a number is an integer is decided by its JSON token: `1` is an integer,
-`1.0` is not. Integers must fit in signed 64 bits, in `integer` and `number`
-fields alike. Booleans are never numbers.
+A number is an integer by its JSON token (`1` is, `1.0` is not); integers fit
+in signed 64 bits, in `integer` and `number` fields alike; booleans are never
+numbers.
 """
 
 import math
