@@ -214,6 +214,10 @@ class Handler(BaseHTTPRequestHandler):
         except OSError:
             pass
 
+    def send_response_only(self, code, message=None):
+        """Write the status line with the standard reason phrase: http.server's details go in the body."""
+        super().send_response_only(code)
+
     def log_request(self, code="-", size="-"):
         pass  # do_POST and refuse() log one line per request, with more to say
 
@@ -231,7 +235,9 @@ class HeaderBlock:
         line = self.stream.readline(self.left + 1 if size < 0 else min(size, self.left + 1))
         self.left -= len(line)
         if self.left < 0:
-            raise http.client.LineTooLong(f"header block over {MAX_HEADERS} bytes")
+            error = http.client.LineTooLong("header block")  # which parse_request answers with 431
+            error.args = (f"the header lines are over {MAX_HEADERS} bytes in all",)  # not one line: all of them
+            raise error
         return line
 
 
