@@ -92,7 +92,7 @@ def test_slow_clients_by_the_hundred_do_not_lock_out_a_newcomer():
         time.sleep(1.5)
         started = time.perf_counter()
         assert Connection(server.url).post(PING)[0] == 200
-        assert time.perf_counter() - started < 2
+        assert time.perf_counter() - started < 5  # not the 30 s the slow ones could hold their slots
         stop.set()
 
 
@@ -104,7 +104,7 @@ def test_a_pool_of_idle_keep_alive_connections_does_not_lock_out_a_newcomer():
         started = time.perf_counter()
         for _ in range(10):
             assert Connection(server.url).post(PING)[0] == 200
-        assert time.perf_counter() - started < 2
+        assert time.perf_counter() - started < 5  # not the 30 s an idle connection may stay
 
 
 def test_threads_sharing_a_namespace_lose_no_update(server):

@@ -264,7 +264,7 @@ def test_a_slow_answer_times_out_within_the_timeout_however_slowly_it_trickles()
     started = time.monotonic()
     with pytest.raises(TimedOut), Client(f"http://127.0.0.1:{listener.getsockname()[1]}/api", timeout=1) as client:
         client.call("fn.ping_")
-    assert time.monotonic() - started < 1.5
+    assert time.monotonic() - started < 3  # the 1 s deadline, not the 6 s the trickle lasts
     listener.close()
 
 

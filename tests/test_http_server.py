@@ -406,7 +406,7 @@ def test_stopping_answers_the_requests_in_flight_and_closes_idle_connections():
     threading.Timer(0.3, held.go.set).start()
     started = time.perf_counter()
     assert server.stop(grace=5) == 0
-    assert time.perf_counter() - started < 2
+    assert time.perf_counter() - started < 4  # the request ended the wait, not the grace period
     answer = in_flight.recv(1000)
     assert answer.startswith(b"HTTP/1.1 200 ") and b"Connection: close" in answer
     assert idle.http.sock.recv(100) == b""
