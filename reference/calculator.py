@@ -44,7 +44,7 @@ log = logging.getLogger("reference")
 SHARED = ""  # the namespace of calls without @auth_ (Ephemeral "" is the same one)
 VARIABLE_BYTES, ENTRY_BYTES, NAMESPACE_BYTES, SESSION_BYTES = 200, 80, 700, 300  # beside the text each holds
 UNAVAILABLE: dict = {"ErrorUnavailable": {}}
-NO_NAMESPACE = ("fn.add", "fn.login", "fn.ping_", "fn.api_")  # which ignore @auth_
+NO_NAMESPACE = ("fn.add", "fn.login")  # which ignore @auth_
 NUMBER = Type("number")
 
 
@@ -130,8 +130,6 @@ class Calculator:
 
     def guard(self, function, handler, arguments, headers):
         """The `wrap` hook: call the handler holding the lock; answer a limit met with its error."""
-        if function.endswith("_"):  # fn.ping_ and fn.api_ are the service's own
-            return handler(arguments, headers)
         if self.unavailable_rate and random.random() < self.unavailable_rate:
             return UNAVAILABLE
         try:

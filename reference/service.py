@@ -26,7 +26,8 @@ error wins when a message has several problems:
 A handler is a function `handler(arguments, headers)` returning a result such
 as `{"Ok_": {"result": 3}}`, or a `(headers, result)` pair to add response
 headers. `fn.ping_` and `fn.api_` need none. Three optional hooks serve every
-function at once (reference/README.md shows each):
+handler given at once (the built-in functions answer without them; see
+reference/README.md):
 
 - `before(function, headers)` runs at step 7 and returns the headers the
   handler gets: where credentials become an identity. It may `raise
@@ -88,8 +89,10 @@ class Service:
                              f"not in the schema {unknown or 'none'}")
         codec.allow_depth()
         self.schema, self.before, self.wrap, self.on_error = schema, before, wrap, on_error
-        self.handlers = {"fn.ping_": lambda arguments, headers: {"Ok_": {}},
-                         "fn.api_": self.api, **handlers}
+        self.handlers = handlers
+        # The built-in functions answer by themselves, without the hooks, so that a hook that refuses
+        # strangers never hides the schema or the ping from anyone (handlers given may replace them).
+        self.built_in = {"fn.ping_": lambda arguments, headers: {"Ok_": {}}, "fn.api_": self.api}
         self.encoding = codec.encoding(schema)
         self.results = {name: Type("union", False, f.result) for name, f in schema.functions.items()}
         self.examples: dict[bool, list] = {}  # fn.api_ with examples, made once, by includeInternal!
@@ -155,9 +158,12 @@ class Service:
             return response_headers, {"ErrorInvalidRequestBody_": {"cases": cases}}
         arguments = blobs.decode_fields(arguments, function.arguments)
         try:
-            given = self.before(name, headers) if self.before else headers
-            handler = self.handlers[name]
-            result = self.wrap(name, handler, arguments, given) if self.wrap else handler(arguments, given)
+            handler = self.handlers.get(name)
+            if handler is None:
+                result = self.built_in[name](arguments, headers)
+            else:
+                given = self.before(name, headers) if self.before else headers
+                result = self.wrap(name, handler, arguments, given) if self.wrap else handler(arguments, given)
         except Refusal as refusal:
             log.debug("7 before: refused with %s", next(iter(refusal.result), "nothing"))
             result = refusal.result

@@ -67,6 +67,8 @@ def test_the_hook_examples_in_the_reference_guide_work_as_written(capsys):
     assert call(service, {"@auth_": {"Token": {"token": "s3cret"}}}, {"fn.whoami": {}}) == {"Ok_": {"user": "ann"}}
     assert call(service, {"@auth_": {"Token": {"token": "guess"}}}, {"fn.buy": {"sku": "x"}}) == {
         "ErrorUnauthenticated_": {"message!": "Unknown token."}}
+    assert call(service, {}, {"fn.ping_": {}}) == {"Ok_": {}}  # strangers still ping and read the schema
+    assert [e for e in call(service, {}, {"fn.api_": {}})["Ok_"]["api"] if "fn.buy" in e]
     timed = scope["Service"](schema, handlers, before=scope["authenticate"], wrap=scope["timed"])
     assert call(timed, {"@auth_": {"Token": {"token": "s3cret"}}}, {"fn.buy": {"sku": "x"}}) == {"Ok_": {"order": "A-1"}}
     assert capsys.readouterr().out.startswith("fn.buy took ")

@@ -389,11 +389,27 @@ def test_hooks_authenticate_wrap_and_observe_every_call():
     assert answer(b"nonsense", service)[1]["ErrorParseFailure_"]
     assert answer([{}, {"fn.echo": {"n!": "x"}}], service)[1]["ErrorInvalidRequestBody_"]
     assert answer([{}, {"fn.ping_": {}}], service) == [{}, {"Ok_": {}}]
-    assert wrapped == ["fn.echo", "fn.echo", "fn.secret", "fn.ping_"]
+    assert wrapped == ["fn.echo", "fn.echo", "fn.secret"]
     assert [(function, next(iter(result))) for function, _, result, _ in seen] == [
         ("fn.secret", "ErrorUnauthenticated_"), ("fn.secret", "ErrorUnknown_"), ("", "ErrorParseFailure_"),
         ("fn.echo", "ErrorInvalidRequestBody_")]
     assert isinstance(seen[1][3], ZeroDivisionError) and seen[0][3] is None and seen[1][1] == ann
+
+
+def test_the_built_in_functions_answer_without_the_hooks():
+    """A hook that refuses strangers, as an authenticating one does, hides neither the schema nor the ping."""
+    def stranger(function, headers):
+        raise Refusal(UNAUTHENTICATED)
+
+    def failing(function, handler, arguments, headers):
+        raise RuntimeError("wrap is not for the built-in functions")
+    for hooks in ({"before": stranger}, {"wrap": failing}):
+        service = Service(SCHEMA, {"fn.echo": echo, "fn.secret": echo}, **hooks)
+        assert answer([{}, {"fn.ping_": {}}], service) == [{}, {"Ok_": {}}]
+        assert answer([{}, {"fn.api_": {}}], service)[1]["Ok_"]["api"] == SCHEMA.api()
+    own = Service(SCHEMA, {"fn.echo": echo, "fn.secret": echo, "fn.ping_": lambda a, h: {"Ok_": {}}}, before=stranger)
+    assert answer([{}, {"fn.ping_": {}}], own) == [{}, {"ErrorInvalidResponseBody_": {"cases": [
+        case(["ErrorUnauthenticated_"], "ObjectKeyDisallowed")]}}]  # a ping of one's own is a handler like any
 
 
 def test_a_refusal_is_checked_like_a_result_and_a_failing_hook_fails_nothing_else(caplog):
