@@ -1,19 +1,12 @@
 """The suite's checks on itself: `python -m conformance check`.
 
-`check()` finds every problem with the suite: every file matches the fixture
-schema (`conforms`, a checker for the small part of JSON Schema the fixture
-schema uses), ids are unique and not retired, every requirement named exists,
-every case lists the features its requests use, the generated files are what
-`tables` makes, and every request the suite expects to succeed, and every
-expected result, fits the schema of the service the case is for
-(`consistent`, with `fits`, a checker of values against schema type
-expressions, matchers allowed).
-
-Levels (`fair`): a case is MUST only if every requirement it cites is the
-spec's; what a MUST case expects, and every step's `spec` part, speaks only
-the spec's vocabulary (`spec_words`: no HTTP status, no reason or stock tag
-the spec never names, no integer in a path, no `@base64_` mark inside an
-array or map); and our exact answer passes the spec part of its own step.
+`check()` finds every problem: files that break the fixture schema (`conforms`,
+for the small part of JSON Schema it uses), ids used twice or retired, unknown
+requirements, features a case uses but does not list, generated files that are
+not what `tables` makes, and expectations that do not fit the schema of their
+service (`consistent`, with `fits`). `fair` holds levels to the rule: a case is
+MUST only if the spec states every requirement it cites, and what a MUST part
+expects speaks only the spec's vocabulary (`spec_words`).
 """
 
 import json

@@ -1,31 +1,12 @@
 """The matching language: how an expected value in a fixture is compared with an answer.
 
-By default values are compared exactly: objects have the same keys, arrays the
-same elements in the same order, numbers the same value (`3` equals `3.0`,
-but `true` is not `1`), strings the same text.
-
-An object whose keys are all matcher words is a matcher instead:
-
-    {"$type": "string"}         any value of that JSON type: string, integer, number,
-                                boolean, array, object, null, bytes, or "any" (present)
-    {"$capture": "token"}       anything; remembered as `token` (combine with $type)
-    {"$var": "token"}           equal to what was remembered as `token`
-    {"$unordered": [...]}       these elements, in any order
-    {"$includes": [...]}        at least these elements, in any order
-    {"$startsWith": [...]}      an array whose first elements are these, in order
-    {"$partial": {...}}         at least these keys, with matching values
-    {"$oneOf": [a, b]}          matches a or b
-    {"$not": x}                 anything x does not match (with $var: a value that changed)
-    {"$absent": true}           as an object value: the key must not be there
-    {"$literal": value}         exactly this value, even if it looks like a matcher
-
-Requests use `{"$var": name}` too, and the string "$user" (anywhere inside a
-string) stands for a username unique to the case, so that cases never share
-calculator state.
-
-MessagePack values are written in JSON as: `{"$bin": "<base64>"}` for bytes,
-`{"$ext": [type, "<base64>"]}` for extension types, and `"#12"` for the map key
-integer 12.
+Values compare exactly (`3` equals `3.0`, `true` is not `1`); an object whose keys
+are all matcher words (`WORDS`) is a matcher instead, as conformance/README.md's
+table says: `$type`, `$capture`, `$var`, `$unordered`, `$includes`, `$startsWith`,
+`$partial`, `$oneOf`, `$not`, `$absent`, `$literal`. Requests use `{"$var": name}`
+too, and "$user" (anywhere in a string) stands for a username unique to the case.
+MessagePack values are written `{"$bin": "<base64>"}` for bytes, `{"$ext": [type,
+"<base64>"]}` for extension types, and `"#12"` for the map key 12.
 """
 
 import base64

@@ -179,23 +179,19 @@ def as_json(results, target, service, scope):
 
 STYLE = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 70em; color: #222; padding: 0 1em; }
-h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 2em; }
+h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 2em; } summary { cursor: pointer; font-weight: 600; }
 .tally span { display: inline-block; padding: .5em 1em; margin: 0 .5em .5em 0; border-radius: 4px; }
 .pass { background: #d9f2dd; } .fail, .stale { background: #f8d3d0; } .known-failure { background: #fbe9c6; }
-.other-service, .not-checked, .set-aside { background: #e6e6e6; }
-table { border-collapse: collapse; width: 100%; } td, th { padding: .25em .6em; border-bottom: 1px solid #ddd;
-text-align: left; vertical-align: top; } td.n { text-align: right; font-variant-numeric: tabular-nums; }
-tr.bad td:first-child { border-left: 4px solid #c0392b; }
-pre { background: #f6f6f6; padding: .6em; overflow-x: auto; white-space: pre-wrap; overflow-wrap: anywhere;
-word-break: normal; }
+.other-service, .not-checked, .set-aside { background: #e6e6e6; } button { margin: 0 .5em .5em 0; }
+table { border-collapse: collapse; width: 100%; } td.n { text-align: right; font-variant-numeric: tabular-nums; }
+td, th { padding: .25em .6em; border-bottom: 1px solid #ddd; text-align: left; vertical-align: top; }
+tr.bad td:first-child { border-left: 4px solid #c0392b; } details.failure, details.rule { border-left: 4px solid #c0392b; }
+pre { background: #f6f6f6; padding: .6em; overflow-x: auto; white-space: pre-wrap; overflow-wrap: anywhere; }
 details { margin: .6em 0; border: 1px solid #ddd; border-radius: 4px; padding: .4em .8em; }
-details.failure, details.rule { border-left: 4px solid #c0392b; }
 details.rule > summary { font-weight: 400; } details.rule > summary b { font-weight: 600; }
 .level { display: inline-block; min-width: 4em; padding: 0 .4em; margin-right: .4em; border-radius: 3px;
 font-size: .85em; text-align: center; background: #f8d3d0; } .level.SHOULD { background: #fbe9c6; }
 .first { color: #555; font-family: ui-monospace, monospace; font-size: .9em; margin: .2em 0 0 0; }
-summary { cursor: pointer; font-weight: 600; }
-button { margin: 0 .5em .5em 0; }
 """
 EXPAND = ("<p><button onclick=\"document.querySelectorAll('details').forEach(d => d.open = true)\">Expand all"
           "</button><button onclick=\"document.querySelectorAll('details').forEach(d => d.open = false)\">"

@@ -2,31 +2,23 @@
 
 How this works
 --------------
-`Target` is the server under test. Before anything runs, `detect()` asks it
-for its schema (`fn.api_`) and works out which service it serves: the
-calculator, the testbed, a mock of either, or another schema, as a set of the
-words a case may require (see cases.py). A target that does not answer like a
-server of the protocol is a `Trouble`, explained in one line.
+`detect()` asks the target (`Target`) for its schema (`fn.api_`) and works out
+what it serves: the calculator, the testbed, a mock of either, or another
+schema, as the words a case may require (see cases.py). A target that does not
+answer like a server of the protocol is a `Trouble`, said in one line.
 
-Every case runs on a connection of its own, with its own username (for
-"$user") and its own captured values; its steps run in order. A step sends
-its request (a JSON message, text, raw bytes, MessagePack, or a bare HTTP
-method) and compares the answer with the expected response: the HTTP status
-(200 unless stated), HTTP headers, the wire format, the message (decoded from
-JSON or MessagePack, see match.py), and size relations with earlier steps.
+Every case runs on a connection of its own, with its own username ("$user")
+and captured values. A step sends its request (a JSON message, text, raw
+bytes, MessagePack, or a bare HTTP method) and compares the answer with the
+expected response: HTTP status (200 unless stated), headers, wire, message
+(match.py) and size relations with earlier steps. A step's `spec` part is
+what the spec's words demand (MUST) and is compared first; the rest is our
+conventions (the case's level), and a step that breaks only those lets the
+case go on, since a later step may still break a MUST. An unexpected
+ErrorUnavailable (allowed any time) is retried a few times.
 
-A case checks at two levels when its steps have a `spec` part: that part is
-what the specification's words demand (MUST), the rest of the step is the
-exact answer our conventions give (the case's level, SHOULD). The spec part
-is compared first; a step that passes it but not the rest is a SHOULD
-failure, and the case goes on, since a later step may still break a MUST.
-
-A step that is answered `ErrorUnavailable` (which the spec allows from any
-function, any time) is sent again, a few times, before it counts as failed.
-
-Cases run on several threads at once, except `exclusive` ones, which run one
-at a time with nothing else in flight: a mock's stubs and recorded calls are
-shared by every client.
+Cases run on several threads, except `exclusive` ones (a mock's stubs and
+calls are shared by every client), which run alone at the end.
 """
 
 import base64
