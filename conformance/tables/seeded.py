@@ -141,6 +141,22 @@ def mock_cases():
                 ["mock.rule3", "conv.mock"],
                 [step([{}, strict], OK), step([{}, {"fn.echo": {"intArr!": [1]}}], [{}, {"Ok_": {"int!": 7}}]),
                  step([{}, {"fn.echo": {"intArr!": [1, 2]}}], [{"$type": "object"}, {"$not": {"Ok_": {"int!": 7}}}])], spec=False)
+    seven, other = [{}, {"Ok_": {"int!": 7}}], [{"$type": "object"}, {"$not": {"Ok_": {"int!": 7}}}]
+    points = {"fn.echo": {"pointArr!": [{"x": 2, "y": 9}, {"x": 1, "y": 5, "label!": "a"}]}}
+    yield _mock("stub/array-of-objects", "Each object a stub's array names matches some object of the call's array "
+                "partially, in any order; a call without one gets another answer.", ["mock.rule3", "conv.mock"],
+                [_stub({"Ok_": {"int!": 7}}, {"fn.echo": {"pointArr!": [{"x": 1}, {"y": 9}]}}),
+                 step([{}, points], seven), step([{}, {"fn.echo": {"pointArr!": [{"x": 1, "y": 5}]}}], other),
+                 step([{}, {"fn.echo": {"pointArr!": [{"x": 2, "y": 1}, {"x": 3, "y": 9}]}}], other),
+                 step([{}, {"fn.verify_": {"call": {"fn.echo": {"pointArr!": [{"label!": "a"}]}}}}], OK)], spec=False)
+    yield _mock("stub/json-equality", "Stubs match by JSON equality: true is not 1, but 1 is 1.0, partially or strictly.",
+                ["mock.rule3", "conv.mock"],
+                [_stub({"Ok_": {"int!": 7}}, {"fn.echo": {"any!": True}}),
+                 step([{}, {"fn.echo": {"any!": 1}}], other), step([{}, {"fn.echo": {"any!": True}}], seven),
+                 step([{}, {"fn.createStub_": {"stub": {"fn.echo": {"any!": [1]}, "->": {"Ok_": {"int!": 8}}},
+                                               "strictMatch!": True}}], OK),
+                 step([{}, {"fn.echo": {"any!": [True]}}], [{"$type": "object"}, {"$not": {"Ok_": {"int!": 8}}}]),
+                 step([{}, {"fn.echo": {"any!": [1.0]}}], [{}, {"Ok_": {"int!": 8}}])], spec=False)
     called = {"fn.echo": {"point!": {"x": 1, "y": 2}}}
     yield _mock("verify/partial-and-strict", "A call matches a verification partially, unless strictMatch! is true.",
                 ["mock.verify", "mock.rule4", "error.verification", "case.verification-reason", "conv.mock"],
