@@ -177,6 +177,12 @@ def mock_cases():
                 [step([{}, {"fn.verify_": {"call": {"fn.echo": {"point!": {"x": 1, "y": 2, "z": 3}}}}}],
                       error("ErrorInvalidRequestBody_", (["fn.verify_", "call", "fn.echo", "point!", "z"], DISALLOWED)))],
                 spec=False)
+    names = {"regex": "^fn\\..*$", "actual": 2, "expected": 1, "keys": ["fn.echo", "fn.greet"]}
+    yield _mock("verify/one-function", "The call to verify names exactly one function; two are one case, not more.",
+                ["mock.verify", "case.path", "conv.mock"],
+                [step([{}, {"fn.verify_": {"call": {"fn.echo": {}, "fn.greet": {"name": "a"}}}}],
+                      error("ErrorInvalidRequestBody_", (["fn.verify_", "call"],
+                                                          {"ObjectKeyRegexMatchCountUnexpected": names})))], spec=False)
     yield _mock("schema", "The mock's public schema is the testbed's, its own functions hidden.",
                 ["mock.same-schema", "mock.internal-hidden", "conv.api"],
                 [step([{}, {"fn.api_": {}}], [{}, {"Ok_": {"api": public_api()}}])])
