@@ -26,7 +26,7 @@ from typing import NamedTuple
 
 import msgpack
 
-from .drivers import Driver
+from .drivers import Driver, each
 from .match import compare, explain, to_msgpack
 from .runner import Result, decode
 
@@ -120,19 +120,13 @@ def run(cases, command, known=frozenset(), progress=None):
     script = Script()
     threading.Thread(target=script.serve_forever, args=(0.05,), daemon=True).start()
     driver = Driver(command, [script.url])
-    results = []
     try:
-        for case in cases:
-            result = run_case(case, script, driver, known)
-            results.append(result)
-            if progress:
-                progress(result)
+        return each(cases, lambda case: run_case(case, script, driver, known), progress)
     finally:
         script.release()
         driver.stop()
         script.shutdown()
         script.server_close()
-    return results
 
 
 def run_case(case, script, driver, known=frozenset()):

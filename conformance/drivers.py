@@ -22,6 +22,17 @@ from collections import deque
 from .runner import Trouble
 
 
+def each(cases, run_case, progress=None):
+    """Run `run_case` on the cases one after the other (a driver answers one at a time), telling
+    `progress` of each Result as it comes; return the Results."""
+    results = []
+    for case in cases:
+        results.append(run_case(case))
+        if progress:
+            progress(results[-1])
+    return results
+
+
 class Driver:
     """The driver process: instructions in on stdin, results out on stdout, one JSON line each."""
 

@@ -27,25 +27,24 @@ def check(directory=cases.CASES):
     problems = [f"{name}: not what conformance/tables makes; run python -m conformance generate"
                 for name, text in tables.files().items()
                 if not (cases.HERE / name).exists() or (cases.HERE / name).read_text(encoding="utf-8") != text]
-    folders = {"": Path(directory), "clients/": Path(directory).parent / "clients",
-               "schemas/": Path(directory).parent / "schemas"}  # file name prefix -> folder
-    shapes = {"": fixture_schema, "clients/": fixture_schema["$defs"]["clientFile"],
-              "schemas/": fixture_schema["$defs"]["schemaFile"]}
-    for prefix, folder in folders.items():
+    root, shapes = Path(directory).parent, fixture_schema["$defs"]
+    folders = {"": (Path(directory), fixture_schema), "clients/": (root / "clients", shapes["clientFile"]),
+               "schemas/": (root / "schemas", shapes["schemaFile"])}  # file name prefix -> (folder, its shape)
+    for prefix, (folder, shape) in folders.items():
         for path in sorted(folder.glob("*.json")):
             try:
                 document = json.loads(path.read_text(encoding="utf-8"))
             except ValueError as error:
                 problems.append(f"{prefix}{path.name}: not valid JSON: {error}")
                 continue
-            problems += [f"{prefix}{path.name}: {p}" for p in conforms(document, shapes[prefix], fixture_schema)]
+            problems += [f"{prefix}{path.name}: {p}" for p in conforms(document, shape, fixture_schema)]
     if problems:
         return problems
     retired, seen = set(cases.load_json("retired.json")), {}
     known_requirements = {r["id"] for r in cases.load_json("requirements.json")}
     servers = cases.load(directory)
     schemas = {"calculator": calculator_schema(servers), "testbed": testbed_schema(servers)}
-    for prefix, folder in folders.items():
+    for prefix, (folder, _) in folders.items():
         for case in cases.load(folder) if prefix else servers:
             where = f"{prefix}{case['file']}: {case['id']}"
             if case["id"] in seen:

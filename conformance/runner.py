@@ -135,11 +135,12 @@ class Target:
 def read(response):
     """An answer's body; one over MAX_ANSWER bytes is a failure, not read to its end."""
     length = response.getheader("Content-Length", "")
-    if length.isdigit() and int(length) <= MAX_ANSWER:
+    if not length.isdigit():  # no length: read until it ends, or is too long
+        data = response.read(MAX_ANSWER + 1)
+        if len(data) <= MAX_ANSWER:
+            return data
+    elif int(length) <= MAX_ANSWER:
         return response.read()  # which says if fewer bytes come
-    data = b"" if length.isdigit() else response.read(MAX_ANSWER + 1)  # no length: until it ends, or is too long
-    if len(data) <= MAX_ANSWER and not length.isdigit():
-        return data
     raise http.client.HTTPException(f"the answer is over {MAX_ANSWER} bytes, more than the suite reads")
 
 

@@ -19,7 +19,7 @@ convention (conv.schema-problems), checked at the case's own level.
 import json
 import time
 
-from .drivers import Driver
+from .drivers import Driver, each
 from .match import compare, explain
 from .runner import Result
 
@@ -39,16 +39,10 @@ def text(document):
 def run(cases, command, known=frozenset(), progress=None):
     """Run the schema cases one after the other with the driver `command`; return their Results."""
     driver = Driver(command)
-    results = []
     try:
-        for case in cases:
-            result = run_case(case, driver, known)
-            results.append(result)
-            if progress:
-                progress(result)
+        return each(cases, lambda case: run_case(case, driver, known), progress)
     finally:
         driver.stop()
-    return results
 
 
 def run_case(case, driver, known=frozenset()):

@@ -281,7 +281,7 @@ def _write_row(row, header, ids, packer, depth):
 
 
 def unpack_rows(packed):
-    """Turn a packed array back into a list of maps (the inverse of `pack`), in place."""
+    """Turn a packed array back into a list of maps (the inverse of packing, `_header`), in place."""
     if len(packed) < 2 or type(packed[1]) is not list:
         raise ParseFailure("BinaryDecodeFailure")
     header = packed[1][1:]

@@ -30,6 +30,7 @@ import urllib.parse
 from . import blobs, codec
 
 MAX_RESPONSE = 64 * 1024 * 1024  # bytes of an answer the client reads, by default
+CLOSED = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError)  # the server hung up
 
 
 class TransportError(Exception):
@@ -154,35 +155,40 @@ class Client:
                 sock = self.connection.sock  # the connection forgets it once an answer says Connection: close
                 response = self.connection.getresponse()
                 payload = self._read(response, sock, deadline, self.max_response)
-            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError) as error:
+            except Exception as error:
                 self.close()
-                if reused and attempt == 0:
+                if reused and attempt == 0 and isinstance(error, CLOSED):
                     continue  # the server had closed the idle connection
-                raise Unreachable(f"{self.url} closed the connection: {error}") from None
-            except socket.timeout:
-                self.close()
-                raise TimedOut(f"{self.url} did not answer within {self.timeout} s") from None
-            except ssl.SSLCertVerificationError as error:
-                self.close()
-                raise Untrusted(f"cannot reach {self.url}: its certificate is not trusted "
-                                  f"({error.verify_message}); to trust a private CA, give its "
-                                  f"certificate with --cafile (cafile= in Python)") from None
-            except ssl.SSLError as error:
-                self.close()
-                raise Unreachable(f"cannot reach {self.url}: TLS failed ({error.reason or error})") from None
-            except TooLarge:
-                self.close()
-                raise TooLarge(f"{self.url} answered more than {self.max_response} bytes, "
-                               f"the most this client reads (max_response)") from None
-            except OSError as error:
-                self.close()
-                raise Unreachable(f"cannot reach {self.url}: {error.strerror or error}") from None
+                failure = self._failure(error)
+                if failure is None:
+                    raise
+                raise failure from None
             if response.status != 200:
                 hint = (" (is the API at /api?)" if response.status == 404 and not self.path.endswith("/api")
                         else "")
                 raise NotAMessage(f"{self.url} answered HTTP {response.status}{hint}: "
                                   f"{payload[:200].decode('utf-8', 'replace').strip()}")
             return payload
+
+    def _failure(self, error):
+        """The TransportError that says why an exchange failed, or None for a bug of ours."""
+        if isinstance(error, CLOSED):
+            return Unreachable(f"{self.url} closed the connection: {error}")
+        if isinstance(error, socket.timeout):
+            return TimedOut(f"{self.url} did not answer within {self.timeout} s")
+        if isinstance(error, ssl.SSLCertVerificationError):
+            return Untrusted(f"cannot reach {self.url}: its certificate is not trusted ({error.verify_message}); "
+                             f"to trust a private CA, give its certificate with --cafile (cafile= in Python)")
+        if isinstance(error, ssl.SSLError):
+            return Unreachable(f"cannot reach {self.url}: TLS failed ({error.reason or error})")
+        if isinstance(error, TooLarge):
+            return TooLarge(f"{self.url} answered more than {self.max_response} bytes, "
+                            f"the most this client reads (max_response)")
+        if isinstance(error, OSError):
+            return Unreachable(f"cannot reach {self.url}: {error.strerror or error}")
+        if isinstance(error, http.client.HTTPException):
+            return NotAMessage(f"{self.url} answered with something that is not HTTP: {error!r}")
+        return None
 
     @staticmethod
     def _read(response, sock, deadline, limit):

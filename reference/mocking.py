@@ -136,16 +136,16 @@ class Mock:
         [(kind, times)] = [(kind, fields["times"]) for kind, fields in criteria.items()]
         with self.lock:
             records = list(self.calls)  # matched outside the lock, each decoded in turn
-        matching, found = Matching(len(msgpack.packb(wanted))), []
+        matching, matched = Matching(len(msgpack.packb(wanted))), []
         for record in records:
             call = msgpack.unpackb(record.data)
             if name in call and matching.matches(wanted, call[name], strict, len(record.data)):
-                found.append(record)
+                matched.append(record)
             matching.forget()  # the next call's values may reuse the ids of this one's
         with self.lock:
-            for record in found:
+            for record in matched:
                 record.verified = True  # whether or not this verification passes
-        found = len(found)
+        found = len(matched)
         too_many = kind in ("Exact", "AtMost") and found > times
         too_few = kind in ("Exact", "AtLeast") and found < times
         if not (too_many or too_few):

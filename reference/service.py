@@ -82,7 +82,10 @@ class Service:
 
     def __init__(self, schema: Schema, handlers: dict[str, Handler], before: Before | None = None,
                  wrap: Wrap | None = None, on_error: OnError | None = None):
-        missing = [n for n in schema.functions if n not in handlers and n not in ("fn.ping_", "fn.api_")]
+        # The built-in functions answer by themselves, without the hooks, so that a hook that refuses
+        # strangers never hides the schema or the ping from anyone (handlers given may replace them).
+        self.built_in = {"fn.ping_": lambda arguments, headers: {"Ok_": {}}, "fn.api_": self.api}
+        missing = [n for n in schema.functions if n not in handlers and n not in self.built_in]
         unknown = [name for name in handlers if name not in schema.functions]
         if missing or unknown:
             raise ValueError(f"handlers do not match the schema: missing {missing or 'none'}, "
@@ -90,9 +93,6 @@ class Service:
         codec.allow_depth()
         self.schema, self.before, self.wrap, self.on_error = schema, before, wrap, on_error
         self.handlers = handlers
-        # The built-in functions answer by themselves, without the hooks, so that a hook that refuses
-        # strangers never hides the schema or the ping from anyone (handlers given may replace them).
-        self.built_in = {"fn.ping_": lambda arguments, headers: {"Ok_": {}}, "fn.api_": self.api}
         self.encoding = codec.encoding(schema)
         self.results = {name: Type("union", False, f.result) for name, f in schema.functions.items()}
         self.examples: dict[bool, list] = {}  # fn.api_ with examples, made once, by includeInternal!

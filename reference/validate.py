@@ -222,8 +222,7 @@ def check_wire(value, path=(), level=2):
             if type(key) is str:
                 yield from check_wire(element, (path, key), level + 1)
             else:
-                yield case((path, str(key)), "TypeUnexpected", {
-                    "actual": {ACTUAL.get(type(key), "Unknown"): {}}, "expected": {"String": {}}})
+                yield type_unexpected(key, "String", (path, str(key)))
     elif kind is list:
         for index, element in enumerate(value):
             yield from check_wire(element, (path, index), level + 1)

@@ -197,6 +197,19 @@ def test_transport_failures_are_typed_and_explained():
     with serving(calculator.service()) as server:
         with pytest.raises(NotAMessage, match="answered HTTP 404"):
             Client(server.url.replace("/api", "/other")).call("fn.ping_")
+    with socket.socket() as garbled:  # a server that answers, but not in HTTP
+        garbled.bind(("127.0.0.1", 0))
+        garbled.listen()
+        url = f"http://127.0.0.1:{garbled.getsockname()[1]}/api"
+
+        def answer():
+            connection, _ = garbled.accept()
+            with connection:
+                connection.recv(65536)
+                connection.sendall(b"garbage\r\n\r\n")
+        threading.Thread(target=answer, daemon=True).start()
+        with pytest.raises(NotAMessage, match=r"answered with something that is not HTTP: BadStatusLine"):
+            Client(url, timeout=5).call("fn.ping_")
     with pytest.raises(ValueError, match="not an http:// or https:// URL"):
         Client("ftp://example.com/api")
 
