@@ -71,7 +71,7 @@ def main(argv=None):
                                     "tables in conformance/tables.")
 
     options = parser.parse_args(argv)
-    command = {"run": _run, "client": _client, "schema": _schema, "list": _list, "check": _check,
+    command = {"run": _run, "client": _driven, "schema": _driven, "list": _list, "check": _check,
                "coverage": _coverage, "generate": _generate}
     return command[options.subcommand](options, commands.choices[options.subcommand])
 
@@ -149,37 +149,36 @@ def _run(options, parser):
     results += [runner.Result(c, "other-service", [f"needs {', '.join(c['requires'])}"], 0) for c in other]
     results += [runner.Result(c, "not-checked", [f"uses {', '.join(sorted(options.without & set(c['features'])))}"],
                               0) for c in unchecked]
-    return _finish(options, results + aside, target, service, unselected)
+    return _finish(options, results + aside, target.url, service, unselected)
 
 
-def _client(options, parser):
-    return _driven(options, parser, "client", clients.run, "the client", "a client")
+DRIVEN = {"client": (clients.run, "client"), "schema": (schemas.run, "schema loader")}  # command -> what it checks
 
 
-def _schema(options, parser):
-    return _driven(options, parser, "schema", schemas.run, "the schema loader", "a schema loader")
-
-
-def _driven(options, parser, kind, run, what, service):
-    """Check what the driver --command drives (a client, a schema loader) with the cases of `kind`."""
+def _driven(options, parser):
+    """Check what the driver --command drives (a client, a schema loader) with the cases of its kind."""
+    kind = options.subcommand
+    run, what = DRIVEN[kind]
     chosen, aside, known, unselected = _chosen(options, parser, kind)
-    subject = f"{what} driven by {options.command!r}"
+    subject = f"the {what} driven by {options.command!r}"
     print(f"Checking {subject}. Running {len(chosen)} cases.", flush=True)
     try:
         results = _running(options, chosen, lambda progress: run(chosen, options.command,
                                                                  _matching(known, chosen), progress))
     except runner.Trouble as trouble:
         return _trouble(parser, trouble)
-    return _finish(options, results + aside, clients.Subject(subject), service, unselected)
+    return _finish(options, results + aside, subject, f"a {what}", unselected)
 
 
 def _chosen(options, parser, kind):
-    """The cases of `kind` the options select, those --level sets aside, the known-failure
-    globs, and how many cases of `kind` --id left out; usage problems found before any run. A known failure may name a case of any kind, so
-    one file serves all."""
-    for report_kind in ("junit", "json", "html"):
-        if getattr(options, report_kind) and not _writable(Path(getattr(options, report_kind))):
-            parser.error(f"cannot write the --{report_kind} report to {getattr(options, report_kind)}")
+    """The cases of `kind` selected, those --level sets aside, the known-failure globs (of any kind:
+    one file serves all), and how many --id left out; usage problems are found before any run."""
+    for name in ("junit", "json", "html"):
+        try:
+            if getattr(options, name):
+                Path(getattr(options, name)).open("a", encoding="utf-8").close()
+        except OSError:
+            parser.error(f"cannot write the --{name} report to {getattr(options, name)}")
     everything = cases.everything()
     known = _known(options.known_failures, everything, parser) if options.known_failures else set()
     matched = cases.matching([c for c in everything if cases.kind(c) == kind], options.id)
@@ -236,14 +235,6 @@ def _trouble(parser, message):
     """Say why the subject cannot be checked, in one line that starts as usage errors do."""
     print(f"{parser.prog}: error: {message}", file=sys.stderr)
     return 2
-
-
-def _writable(path):
-    try:
-        with path.open("a", encoding="utf-8"):
-            return True
-    except OSError:
-        return False
 
 
 def _print_failure(result):

@@ -1,15 +1,11 @@
 """The fixtures: loading and selecting cases.
 
-Each file of `cases/` holds `{"description": ..., "cases": [...]}`; the shape of
-a file is `fixture.schema.json`. A case has an `id` (a path such as
-`envelope/parse/garbage`, never reused, never renamed), the ids of the
-`requirements` it checks, a `level` (MUST, SHOULD or MAY; a step's `spec`
-part is MUST whatever the case's level), what it
-`requires` of the service (nothing, for a case any server of any schema
-passes; `calculator` or `testbed` for one that uses that schema; `live` or
-`mock` for one that relies on the real service's behaviour or on a mock's),
-the protocol `features` it exercises (a target may be declared to lack one),
-and `steps` of request and expected response.
+Each file of `cases/` (servers), `clients/` and `schemas/` holds `{"description":
+..., "cases": [...]}`, shaped as `fixture.schema.json` says and
+conformance/README.md explains: a case's `id` (never reused), the
+`requirements` it checks, its `level` (a step's `spec` part is MUST whatever
+the case's level), what it `requires` of the service, the `features` it
+uses, and its `steps`.
 
 The suite's checks on itself are in lint.py.
 """

@@ -3,17 +3,12 @@
 How this works
 --------------
 `python -m conformance client --command CMD` starts a small HTTP server of its
-own (`Script`) on a free loopback port, and starts CMD with that server's URL
-as its last argument. CMD is a **driver**: it reads instructions as JSON lines
-on its standard input, makes each call with the client library under test,
-and writes what the client returned as a JSON line on its standard output
-(conformance/README.md defines both, with an example).
-
-A case gives the client's mode and timeout, then steps. For each step the
-script is loaded with the exchanges the call must cause: the request the
-client must send, and the answer to give it (a message, garbage, an HTTP
-error, a closed connection, or nothing at all). The step passes when the
-client sent what was expected and returned what it should, in time.
+own (`Script`) on a free loopback port, and CMD, a driver (drivers.py), with
+that server's URL as its last argument. For each step of a case the script is
+loaded with the exchanges the call must cause: the request the client must
+send, and the answer to give it (a message, garbage, an HTTP error, a closed
+connection, or nothing at all). The step passes when the client sent what was
+expected and returned what it should, in time.
 """
 
 import base64
@@ -22,24 +17,17 @@ import json
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import NamedTuple
 
 import msgpack
 
 from .drivers import Driver, each
 from .match import compare, explain, to_msgpack
-from .runner import Result, decode
+from .runner import decode, outcome
 
 PATH = "/conformance/api"
 GRACE = 2.0  # seconds a client may take beyond its timeout to report a failure
 STALL = 60.0  # the longest a stalled answer is held, should nobody release it
 FRESH = itertools.count(1)  # each case gets a client of its own, named by the case and this number
-
-
-class Subject(NamedTuple):
-    """The client under test, as reports name it."""
-
-    url: str
 
 
 class Script(ThreadingHTTPServer):
@@ -149,11 +137,7 @@ def run_case(case, script, driver, known=frozenset()):
             break
     else:
         transcript = []
-    status = "fail" if problems else "pass"
-    if case["id"] in known:
-        status = "known-failure" if problems else "stale"
-    return Result(case, status, problems, time.monotonic() - started, case["level"] if problems else "",
-                  transcript, "What happened")
+    return outcome(case, problems, known, started, case["level"], transcript, "What happened")
 
 
 def _wire(data):

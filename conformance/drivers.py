@@ -3,13 +3,12 @@
 How this works
 --------------
 The suite cannot call a library written in another language, so it runs a
-small program, the driver, that can: `Driver(command, arguments)` starts it,
-writes each instruction as one JSON line on its standard input, and reads
-one JSON line of reply on its standard output (conformance/README.md). A
-driver that dies or stops answering is restarted, and the instruction it
-left unanswered says so; its last words on standard error are kept. A driver
-that dies before it ever answered (it cannot even start: a missing import, a
-wrong path) is not restarted: the run stops there (Trouble), in one line.
+small program that can: `Driver(command, arguments)` starts it and trades
+JSON lines with it, an instruction on its standard input, a reply on its
+standard output (conformance/README.md). A driver that dies or stops
+answering is restarted, the unanswered instruction failing with its last
+words on standard error; one that dies before it ever answered (it cannot
+start) stops the run (Trouble).
 """
 
 import json
@@ -23,8 +22,7 @@ from .runner import Trouble
 
 
 def each(cases, run_case, progress=None):
-    """Run `run_case` on the cases one after the other (a driver answers one at a time), telling
-    `progress` of each Result as it comes; return the Results."""
+    """Run `run_case` on the cases one at a time (as a driver answers), telling `progress` of each Result."""
     results = []
     for case in cases:
         results.append(run_case(case))

@@ -255,14 +255,8 @@ def _results(function, schema):
     """The result tags of a function (with every errors.* group), or None if unknown."""
     if function not in schema:
         return None
-    results = {}
-    for tag in schema[function]["->"]:
-        results.update({k: v for k, v in tag.items() if k != "///"})
-    for key, entry in schema.items():
-        if key.startswith("errors."):
-            for tag in entry[key]:
-                results.update({k: v for k, v in tag.items() if k != "///"})
-    return results
+    groups = [schema[function]["->"], *(entry[key] for key, entry in schema.items() if key.startswith("errors."))]
+    return {k: v for group in groups for tag in group for k, v in tag.items() if k != "///"}
 
 
 SCALARS = {"boolean": lambda v: type(v) is bool, "integer": lambda v: type(v) is int,

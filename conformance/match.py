@@ -37,9 +37,7 @@ def is_matcher(value):
 
 
 def compare(expected, actual, captured, path=()):
-    """Yield a (path, explanation) pair for every way `actual` differs from `expected`.
-
-    Values captured with $capture are added to `captured`."""
+    """Yield (path, explanation) for every way `actual` differs from `expected`; $capture adds to `captured`."""
     if is_matcher(expected):
         yield from _matcher(expected, actual, captured, path)
     elif type(expected) is dict:
@@ -145,11 +143,9 @@ def _assign(expected, actual, captured, used):
 
 
 def _equal(expected, actual):
-    if type(expected) is bool or type(actual) is bool:
-        return type(expected) is type(actual) and expected == actual
-    if type(expected) in (int, float) and type(actual) in (int, float):
-        return expected == actual
-    return type(expected) is type(actual) and expected == actual
+    """Equality of JSON values: 3 equals 3.0, and true is not 1 (as Python has it)."""
+    numbers = type(expected) in (int, float) and type(actual) in (int, float)  # (a bool's type is bool)
+    return (numbers or type(expected) is type(actual)) and expected == actual
 
 
 def expected_value(name, captured):
@@ -189,10 +185,8 @@ def _key(key):
 
 
 def unpacked(value):
-    """Unpacked MessagePack with every packed array turned back into the maps it holds: a
-    packed array is [Ext 17, [None, key, ...], row, ...], where each row lists its map's
-    values in the header's order, a nested header [key, ...] stands for a map value, and
-    Ext 18 for a value the map lacks."""
+    """Unpacked MessagePack with every packed array, [Ext 17, [None, key, ...], row, ...], turned back
+    into its maps (a nested header [key, ...] stands for a map value, Ext 18 for a value a map lacks)."""
     if type(value) is dict:
         return {key: unpacked(element) for key, element in value.items()}
     if type(value) is not list:
@@ -212,8 +206,7 @@ def _unrow(row, header):
 
 
 def from_msgpack(value, names=None):
-    """Unpacked MessagePack as JSON notation; integer keys become names when `names` knows
-    them, in maps and in the header rows of packed arrays."""
+    """Unpacked MessagePack as JSON notation, integer keys named when `names` knows them."""
     if type(value) is dict:
         return {_name(k, names): from_msgpack(v, names) for k, v in value.items()}
     if type(value) is list:
@@ -238,23 +231,16 @@ def _name(key, names):
     return key if type(key) is str else repr(key)
 
 
-def _printable(text):
-    try:
-        text.encode()
-        return True
-    except UnicodeEncodeError:
-        return False
-
-
 def _where(path):
     return "".join(f"[{p}]" if type(p) is int else f".{p}" for p in path) or "(top)"
 
 
 def _show(value, limit=160):
-    """A value as JSON, shortened at a word's end if it is long; text that cannot be printed as
-    it is (half a surrogate pair) is escaped."""
+    """A value as JSON, shortened at a word's end if it is long."""
     text = json.dumps(value, ensure_ascii=False, default=repr)
-    if not text.isascii() and not _printable(text):
+    try:
+        text.encode()
+    except UnicodeEncodeError:  # half a surrogate pair cannot be printed as it is: escape it
         text = json.dumps(value, default=repr)
     if len(text) <= limit:
         return text

@@ -1,13 +1,11 @@
 """Reports of a run: the summary line, reproductions, and JUnit, JSON and HTML files.
 
-A reproduction is a shell command per step that sends the same bytes again
-with curl, showing the status line and headers (`-i`); a MessagePack answer
-is saved to a file of its own (`step-2.bin`), with a one-line way to read it.
-Failures are grouped by cause: the rule each one breaks (of the rules its
-case checks, the first at the level it failed at), so that 24 failures with
-one cause read as one line. The HTML report is one self-contained page: the
-failures by rule, each with its level and first difference in sight and the
-cases behind it to expand, then a summary by area and by requirement.
+A reproduction is a curl command per step that sends the same bytes again (a
+MessagePack answer saved to `step-N.bin`, with a way to read it). Failures are
+grouped by the rule each one breaks, so that 24 failures with one cause read
+as one line. The HTML report is one self-contained page: the failures by rule,
+each with its first difference and its cases to expand, then a summary by
+area and by requirement.
 """
 
 import base64
@@ -30,15 +28,12 @@ READ_BINARY = (shlex.quote(sys.executable) + " -c \"import msgpack, sys; print(m
 
 
 def counts(results):
-    tally = dict.fromkeys(STATUSES, 0)
-    for result in results:
-        tally[result.status] += 1
-    return tally
+    """How many results have each status."""
+    return {status: sum(r.status == status for r in results) for status in STATUSES}
 
 
 class Scope(NamedTuple):
-    """What a run was asked to check: features declared absent, the level, the id globs, and
-    how many cases of its kind the globs left out."""
+    """What a run was asked to check: features declared absent, level, id globs, cases the globs left out."""
 
     without: set = set()
     level: str = "MAY"
@@ -78,16 +73,14 @@ def summary(results, scope=Scope()):
 
 
 def rule(result):
-    """The rule a failure breaks: of the rules its case checks, the first of the level it
-    failed at (a SHOULD failure breaks a convention; a MUST one, a rule of the spec)."""
+    """The rule a failure breaks: of the rules its case checks, the first of the level it failed at."""
     levels = cases.rule_levels()
     wanted = "MUST" if result.level == "MUST" else "SHOULD"
     return next((r for r in result.case["requirements"] if levels.get(r) == wanted), result.case["requirements"][0])
 
 
 def by_rule(results):
-    """The failures (stale ones too) grouped by the rule they break, the largest group first:
-    a list of (rule, level, results)."""
+    """The failures (stale ones too) as (rule, level, results), by the rule they break, the largest first."""
     groups = {}
     for result in results:
         if result.failed:
@@ -97,8 +90,7 @@ def by_rule(results):
 
 
 def causes(results, texts):
-    """The failures by rule, as lines of text: how many, the level, the rule and what it says,
-    and the first difference of the first case."""
+    """The failures by rule, as lines: how many, level, rule, what it says, and the first difference."""
     groups = by_rule(results)
     if not groups:
         return []
@@ -163,10 +155,10 @@ def junit(results):
     return "\n".join(lines) + "\n"
 
 
-def as_json(results, target, service, scope):
+def as_json(results, subject, service, scope):
     """A JSON report."""
     return json.dumps({
-        "target": target.url, "service": service, "without": sorted(scope.without), "level": scope.level,
+        "target": subject, "service": service, "without": sorted(scope.without), "level": scope.level,
         "summary": counts(results),
         "cases": [{"id": r.case["id"], "status": r.status, "level": r.case["level"],
                    **({"failedLevel": r.level} if r.problems and r.level else {}),
@@ -177,33 +169,18 @@ def as_json(results, target, service, scope):
                   for r in results]}, indent=2) + "\n"
 
 
-STYLE = """
-body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 70em; color: #222; padding: 0 1em; }
-h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 2em; } summary { cursor: pointer; font-weight: 600; }
-.tally span { display: inline-block; padding: .5em 1em; margin: 0 .5em .5em 0; border-radius: 4px; }
-.pass { background: #d9f2dd; } .fail, .stale { background: #f8d3d0; } .known-failure { background: #fbe9c6; }
-.other-service, .not-checked, .set-aside { background: #e6e6e6; } button { margin: 0 .5em .5em 0; }
-table { border-collapse: collapse; width: 100%; } td.n { text-align: right; font-variant-numeric: tabular-nums; }
-td, th { padding: .25em .6em; border-bottom: 1px solid #ddd; text-align: left; vertical-align: top; }
-tr.bad td:first-child { border-left: 4px solid #c0392b; } details.failure, details.rule { border-left: 4px solid #c0392b; }
-pre { background: #f6f6f6; padding: .6em; overflow-x: auto; white-space: pre-wrap; overflow-wrap: anywhere; }
-details { margin: .6em 0; border: 1px solid #ddd; border-radius: 4px; padding: .4em .8em; }
-details.rule > summary { font-weight: 400; } details.rule > summary b { font-weight: 600; }
-.level { display: inline-block; min-width: 4em; padding: 0 .4em; margin-right: .4em; border-radius: 3px;
-font-size: .85em; text-align: center; background: #f8d3d0; } .level.SHOULD { background: #fbe9c6; }
-.first { color: #555; font-family: ui-monospace, monospace; font-size: .9em; margin: .2em 0 0 0; }
-"""
 EXPAND = ("<p><button onclick=\"document.querySelectorAll('details').forEach(d => d.open = true)\">Expand all"
           "</button><button onclick=\"document.querySelectorAll('details').forEach(d => d.open = false)\">"
           "Collapse all</button></p>")
 
 
-def as_html(results, target, service, scope, requirements):
+def as_html(results, subject, service, scope, requirements):
     """One self-contained HTML page: the run at a glance, then every failure in detail."""
     tally = counts(results)
     e = html.escape
-    parts = [f"<!doctype html><html lang=en><meta charset=utf-8><title>Conformance of {e(target.url)}</title>",
-             f"<style>{STYLE}</style><h1>Conformance of {e(target.url)}</h1>",
+    parts = [f"<!doctype html><html lang=en><meta charset=utf-8><title>Conformance of {e(subject)}</title>",
+             f"<style>{(cases.HERE / 'report.css').read_text(encoding='utf-8')}</style>",
+             f"<h1>Conformance of {e(subject)}</h1>",
              f"<p>{e(service)}, {time.strftime('%Y-%m-%d %H:%M')}"
              + (f"; declared without {e(', '.join(sorted(scope.without)))}" if scope.without else "")
              + (f"; --level {e(scope.level)}" if scope.level != "MAY" else "") + "</p><p class=tally>",

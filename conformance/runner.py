@@ -2,23 +2,18 @@
 
 How this works
 --------------
-`detect()` asks the target (`Target`) for its schema (`fn.api_`) and works out
-what it serves: the calculator, the testbed, a mock of either, or another
-schema, as the words a case may require (see cases.py). A target that does not
-answer like a server of the protocol is a `Trouble`, said in one line.
+`detect()` asks the `Target` for its schema (`fn.api_`) to learn what it
+serves (the calculator, the testbed, a mock of either, or another schema); a
+target that does not answer like a server of the protocol is a `Trouble`.
 
-Every case runs on a connection of its own, with its own username ("$user")
-and captured values. A step sends its request (a JSON message, text, raw
-bytes, MessagePack, or a bare HTTP method) and compares the answer with the
-expected response: HTTP status (200 unless stated), headers, wire, message
-(match.py) and size relations with earlier steps. A step's `spec` part is
-what the spec's words demand (MUST) and is compared first; the rest is our
-conventions (the case's level), and a step that breaks only those lets the
-case go on, since a later step may still break a MUST. An unexpected
-ErrorUnavailable (allowed any time) is retried a few times.
-
-Cases run on several threads, except `exclusive` ones (a mock's stubs and
-calls are shared by every client), which run alone at the end.
+Each case runs on a connection of its own, with its own username ("$user")
+and captured values. A step sends its request and compares the answer with
+the expected response: HTTP status, headers, wire, message (match.py) and
+sizes. A step's `spec` part (MUST) is compared first; a step that breaks only
+the rest, our conventions, lets the case go on, as a later step may still
+break a MUST. An unexpected ErrorUnavailable is retried a few times. Cases
+run on several threads, `exclusive` ones (which use a mock's shared stubs)
+alone at the end.
 """
 
 import base64
@@ -40,8 +35,7 @@ from .match import compare, explain, from_msgpack, substitute, to_msgpack, unpac
 
 RETRIES = 5
 MAX_ANSWER = 64 * 1024 * 1024  # bytes of one answer the suite reads; a server that sends more fails the case
-FRAMES = 10_000  # a server may rightly echo a value thousands of levels deep (an @id_, say);
-# reading it back takes as many levels of the parser's recursion
+FRAMES = 10_000  # recursion to read back what a server may rightly echo thousands of levels deep (@id_)
 
 
 class Trouble(Exception):
@@ -49,9 +43,7 @@ class Trouble(Exception):
 
 
 class Result(NamedTuple):
-    """The outcome of one case: status is pass, fail, known-failure, stale, other-service
-    (the case is for a service the target does not serve) or not-checked (a feature the
-    target was declared to lack, or a level --level set aside)."""
+    """The outcome of one case; `status` is one of report.STATUSES."""
 
     case: dict
     status: str
@@ -110,8 +102,7 @@ class Target:
             connection.close()
 
     def wait(self, seconds, waiting=lambda reason: None):
-        """Wait until the target answers at all; raise Trouble if it never does. `waiting`
-        hears why, once, if the first try fails."""
+        """Wait until the target answers at all, telling `waiting` why once; raise Trouble if it never does."""
         deadline, tries = time.monotonic() + seconds, 0
         while True:
             try:
@@ -169,8 +160,7 @@ def _is_message(value):
 
 
 def run(cases, target, workers=4, known=frozenset(), progress=None, level="MAY"):
-    """Run `cases` (exclusive ones alone, at the end), checking what is at `level` or stricter;
-    return their Results in case order."""
+    """Run `cases` (exclusive ones alone, at the end) at `level`; return their Results in case order."""
     shared = [c for c in cases if not c.get("exclusive")]
     alone = [c for c in cases if c.get("exclusive")]
     results = {}
@@ -189,8 +179,7 @@ def run(cases, target, workers=4, known=frozenset(), progress=None, level="MAY")
 
 
 def run_case(case, target, known=frozenset(), level="MAY"):
-    """Run one case's steps, checking what is at `level` or stricter; a step that breaks a
-    MUST ends the case, and so does one that breaks the case's only level."""
+    """Run one case's steps at `level`; a step that breaks a MUST, or the case's only level, ends it."""
     started, user, captured = time.monotonic(), f"cf-{uuid.uuid4().hex[:12]}", {}
     state = {"encodings": {}, "sizes": []}
     transcript, problems, failed_level = [], [], ""
@@ -218,17 +207,19 @@ def run_case(case, target, known=frozenset(), level="MAY"):
         connection.close()
     if failed_level not in LEVELS[level]:  # a convention --level set aside, which stopped the case
         problems, failed_level = [], ""
-    status = "fail" if problems else "pass"
-    if case["id"] in known:
-        status = "known-failure" if problems else "stale"
-    replay = report.reproduce(target, transcript) if problems else ()
-    return Result(case, status, problems, time.monotonic() - started, failed_level if problems else "", replay)
+    return outcome(case, problems, known, started, failed_level, problems and report.reproduce(target, transcript))
+
+
+def outcome(case, problems, known, started, level, replay, replay_title="To reproduce"):
+    """The Result of a case begun at `started` that found `problems` at `level` (none: it passed)."""
+    status = ("known-failure" if problems else "stale") if case["id"] in known else "fail" if problems else "pass"
+    return Result(case, status, problems, time.monotonic() - started, level if problems else "",
+                  tuple(replay) if problems else (), replay_title)
 
 
 def _step(step, connection, target, user, captured, state, transcript, whole=True, status=200):
-    """Send one step's request (again while the answer is an unexpected ErrorUnavailable);
-    return what differs from its spec part, and what differs from the rest (if `whole`), whose
-    HTTP status is `status` unless it says otherwise (None: not checked; the spec shows none)."""
+    """Send one step's request (again while unexpectedly unavailable); return how the answer differs
+    from its spec part, and from the rest if `whole` (whose HTTP status is `status` unless given)."""
     request, expected = step["request"], step["response"]
     data, media_type = _request_bytes(request, captured, user, state)
     method, path = request.get("method", "POST"), request.get("path", target.path)
@@ -239,7 +230,9 @@ def _step(step, connection, target, user, captured, state, transcript, whole=Tru
         answer = read(response)
         if response.getheader("Connection", "").lower() == "close":
             connection.close()
-        unavailable = "ErrorUnavailable" in _tags(decode(answer, state)) and "ErrorUnavailable" not in json.dumps(expected)
+        message = decode(answer, state)
+        unavailable = (_is_message(message) and "ErrorUnavailable" in message[1]
+                       and "ErrorUnavailable" not in json.dumps(expected))
         if not unavailable:
             break
         time.sleep(0.05 * (attempt + 1))
@@ -253,16 +246,11 @@ def _step(step, connection, target, user, captured, state, transcript, whole=Tru
     return must, rest if whole else []
 
 
-def _tags(message):
-    return message[1] if _is_message(message) else {}
-
-
 TOLERATED = ("@warn_",)  # stock response headers a server may add to any answer
 
 
 def tolerated(actual, wanted):
-    """The answer without the stock headers a server may add to any answer (`@warn_`),
-    unless the expected headers name them."""
+    """The answer without the stock headers (`@warn_`) a server may add, unless expected."""
     if not (_is_message(actual) and type(wanted) is list and len(wanted) == 2 and type(wanted[0]) is dict):
         return actual
     extra = [name for name in TOLERATED if name in actual[0] and name not in wanted[0]]
@@ -272,10 +260,8 @@ def tolerated(actual, wanted):
 def _request_bytes(request, captured, user, state):
     if "message" in request:
         return json.dumps(substitute(request["message"], captured, user)).encode(), "application/json"
-    if "text" in request:
-        return substitute(request["text"], captured, user).encode(), "application/json"
-    if "repeated" in request:
-        text = "".join(piece * count for piece, count in request["repeated"])
+    if "text" in request or "repeated" in request:
+        text = request["text"] if "text" in request else "".join(p * n for p, n in request["repeated"])
         return substitute(text, captured, user).encode(), "application/json"
     if "base64" in request:
         return base64.b64decode(request["base64"]), "application/octet-stream"
@@ -305,8 +291,7 @@ def _header_ids(header, ids):
 
 
 def decode(answer, state=None, unpack=False, raw=False):
-    """A message as JSON notation (MessagePack keys as names where `state` has learnt the
-    encoding, else, or if `raw`, "#12"); None if it is neither JSON nor MessagePack."""
+    """A message as JSON notation (MessagePack keys named as `state` learnt, unless `raw`), or None."""
     state = {"encodings": {}} if state is None else state
     if answer[:1] == b"\x92":
         try:
@@ -326,8 +311,7 @@ def decode(answer, state=None, unpack=False, raw=False):
 
 
 def _compare(expected, response, answer, captured, user, state, status=200):
-    """Yield how an answer differs from an expected response: a step's (whose HTTP status is
-    200 unless it says otherwise), or its spec part (whose status is checked only if given)."""
+    """Yield how an answer differs from an expected response: a step's, or its spec part (status None)."""
     status = expected.get("status", status)
     if status is not None and response.status != status:
         yield f"expected HTTP {status}, got HTTP {response.status}: {answer[:200]!r}"

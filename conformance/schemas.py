@@ -3,17 +3,13 @@ whether its library accepts them, and if not, where each problem is.
 
 How this works
 --------------
-`python -m conformance schema --command CMD` starts CMD (a driver for the
-loader under test, conformance/README.md) and, for each case of
-`conformance/schemas/`, sends it one instruction: the case's documents, each
-a name and the JSON text of a file (`entries` in a case are written out as
-text, one entry a line). The driver replies `{"accepted": true}`, or
-`{"accepted": false, "problems": [...]}`, each problem with the document,
-the entry counted from 1, and the path inside the entry.
-
-Whether a schema is accepted is what the spec decides, wherever it speaks:
-that is the case's MUST part (its `spec`). Where each problem is, is our
-convention (conv.schema-problems), checked at the case's own level.
+`python -m conformance schema --command CMD` starts CMD, a driver for the
+loader under test (drivers.py), and hands it each case's documents, each a
+name and the JSON text of a file (`entries` are written one a line). The
+driver replies `{"accepted": true}`, or `{"accepted": false, "problems":
+[...]}`, each problem with its document, entry (from 1) and path. Whether a
+schema is accepted is the case's MUST part (its `spec`); where each problem
+is, our convention (conv.schema-problems), at the case's own level.
 """
 
 import json
@@ -21,7 +17,7 @@ import time
 
 from .drivers import Driver, each
 from .match import compare, explain
-from .runner import Result
+from .runner import outcome
 
 GRACE = 10.0  # seconds a driver may take to judge one set of documents
 
@@ -61,13 +57,9 @@ def run_case(case, driver, known=frozenset()):
             problems, level = must or rest, "MUST"
         elif rest:
             problems, level = rest, case["level"]
-    status = "fail" if problems else "pass"
-    if case["id"] in known:
-        status = "known-failure" if problems else "stale"
     story = [f"the documents: {json.dumps([d['name'] for d in documents])}",
              *(f"{d['name']}:\n{d['text']}" for d in documents), f"the driver answered: {json.dumps(reply)[:600]}"]
-    return Result(case, status, problems, time.monotonic() - started, level, story if problems else (),
-                  "What happened")
+    return outcome(case, problems, known, started, level, story, "What happened")
 
 
 def _compare(expected, reply):
