@@ -121,6 +121,16 @@ def base64_cases():
     yield case("testbed/base64/ignored-in-requests", "A request @base64_ header changes nothing: the schema says where bytes are.",
                ["conv.base64"], [step([{"@base64_": {"fn.echo": {"str!": True}}}, {"fn.echo": {"str!": "AQI="}}],
                                       [{}, {"Ok_": {"str!": "AQI="}}])])
+    # Bytes reach a handler's response headers as bytes only from a MessagePack request; an error answer is JSON.
+    added = {"@bytes": "AQI=", "@bytesArr": ["/w=="]}
+    in_binary = {"@bytes": {"$bin": "AQI="}, "@bytesArr": [{"$bin": "/w=="}]}
+    error = {"ErrorTestbed": {"code": 1}}
+    negotiate = step([{"@bin_": []}, {"fn.ping_": {}}], [NEGOTIATED, {"Ok_": {}}], wire="msgpack", spec=NEGOTIATION)
+    yield case("testbed/base64/response-header-on-json", "Bytes a handler adds to the response headers go out as "
+               "base64 text when the answer is JSON, as an error's is in binary mode.", ["conv.base64", "type.bytes"],
+               [negotiate, {"request": {"msgpack": [{**STEADY, "@responseHeaders": in_binary, "@result": error},
+                                                    {"fn.echo": {}}], "ids": True},
+                            "response": {"wire": "json", "message": [{"$partial": added}, error]}}])
 
 
 def as_msgpack(value, kind=None):
