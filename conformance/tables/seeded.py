@@ -198,11 +198,12 @@ def mock_cases():
                  step([{}, {"fn.verify_": {"call": greet}}], [{}, {"ErrorVerificationFailure": {"reason": {
                      "TooFewMatchingCalls": {"wanted": {"AtLeast": {"times": 1}}, "found": 0, "allCalls": []}}}}])])
     yield _mock("examples", "With includeInternal! and includeExamples!, the mock's own calls and stubs have "
-                "examples too, of the testbed's functions.", ["internal.api", "conv.mock-generator"],
+                "examples too, of the testbed's functions, drawn like every example.", ["internal.api", "conv.mock-generator"],
                 [step([{}, {"fn.api_": {"includeInternal!": True, "includeExamples!": True}}],
                       [{}, {"Ok_": {"api": {"$includes": [
-                          {"$partial": {"_ext.Call_": {}, "example": {"$type": "object"}}},
-                          {"$partial": {"_ext.Stub_": {}, "example": {"$type": "object"}}}]}}}])], spec=False)
+                          {"$partial": {"_ext.Call_": {}, "example": {"fn.greet": {"name": "kappa"}}}},
+                          {"$partial": {"_ext.Stub_": {}, "example": {"fn.greet": {"name": "kappa"}, "->": {"Ok_": {}}}}}]}}}])],
+                spec=False)
     yield _mock("auth", "The mock protects the functions the schema protects.", ["mock.validates", "conv.auth-presence"],
                 [step([{}, {"fn.secret": {}}], [{}, UNAUTHENTICATED]),
                  step([AUTH, {"fn.secret": {}}], [{}, {"Ok_": {"$type": "object"}}])])
