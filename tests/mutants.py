@@ -96,14 +96,23 @@ def verdict(package):
                          "--cache", str(package.parent / f"cache-{i}.json")) for i, (_, url) in enumerate(live)]
         processes += [p for p, _ in mocks]
         for _, url in live + mocks:
-            run = subprocess.run([sys.executable, "-m", "conformance", "run", "--target", url, "--wait", "10"],
-                                 cwd=ROOT, capture_output=True, text=True, timeout=300)
+            try:
+                run = subprocess.run([sys.executable, "-m", "conformance", "run", "--target", url, "--wait", "10"],
+                                     cwd=ROOT, capture_output=True, text=True, timeout=300)
+            except subprocess.TimeoutExpired:  # a mutant that hangs a request is caught too
+                failing.append((url, "the suite did not finish within 300 s"))
+                continue
             if run.returncode != 0:
                 failing.append((url, (run.stdout.strip().splitlines() or run.stderr.strip().splitlines() or ["?"])[-1]))
     finally:
         for process in processes:
             process.terminate()
-            process.wait(timeout=10)
+        for process in processes:
+            try:
+                process.wait(timeout=15)  # a graceful stop gives requests in flight 10 s
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
     return failing
 
 
