@@ -103,7 +103,7 @@ def serve(service, options, what, parser):
     except KeyboardInterrupt:
         print(f"Stopping: requests in flight get up to {GRACE} s to be answered.", flush=True)
     cut = server.stop()
-    print(f"Stopped; {cut} requests in flight were cut off." if cut else "Stopped.", flush=True)
+    print(f"Stopped; cut off {cut} request{'s' * (cut != 1)} in flight." if cut else "Stopped.", flush=True)
     return 0
 
 
