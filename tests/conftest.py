@@ -207,11 +207,10 @@ def peer_testbed_mock(peer_bin, testbed_url):
 def peer_testbed(peer_bin):
     """The URL of the independent implementation's library serving the testbed (tests/peer_testbed.py)."""
     here = Path(__file__).parent
-    port = peer.free_port()
     process = subprocess.Popen([str(peer_bin / "python"), str(here / "peer_testbed.py"),
-                                str(here.parent / "conformance" / "testbed.json"), str(port)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}/api"
+                                str(here.parent / "conformance" / "testbed.json"), "0"],
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    url = f"http://127.0.0.1:{process.stdout.readline().strip()}/api"  # the port it was given by the system
     try:
         peer.wait_for(url, process)
         yield url

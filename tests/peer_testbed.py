@@ -2,8 +2,9 @@
 
 Run with the peer's Python (it imports telepact, never reference):
     python peer_testbed.py SCHEMA_FILE PORT
-It serves the schema at http://127.0.0.1:PORT/api, every function answered the
-way conformance/README.md says a testbed handler answers.
+It serves the schema at http://127.0.0.1:PORT/api (with PORT 0, at a port the system
+picks, printed first), every function answered the way conformance/README.md says
+a testbed handler answers.
 """
 
 import asyncio
@@ -58,4 +59,6 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
 
-ThreadingHTTPServer(("127.0.0.1", int(sys.argv[2])), Handler).serve_forever()
+http = ThreadingHTTPServer(("127.0.0.1", int(sys.argv[2])), Handler)
+print(http.server_port, flush=True)  # the port, which the system picks when PORT is 0
+http.serve_forever()

@@ -321,19 +321,17 @@ def test_a_mock_waiting_for_its_server_says_so(calculator_url):
 
 
 class start_mock:
-    """`python -m reference.mock ARGS` on a free port, until stop()."""
+    """`python -m reference.mock ARGS` on a port the system picks, until stop()."""
 
     def __init__(self, *args):
-        import peer
-        port = peer.free_port()
-        self.process = subprocess.Popen([sys.executable, "-m", "reference.mock", *args, "--port", str(port)],
+        self.process = subprocess.Popen([sys.executable, "-m", "reference.mock", *args, "--port", "0"],
                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.banner = []
         while not (line := self.process.stdout.readline()).startswith("Serving"):
             assert line, self.process.stderr.read()
             self.banner.append(line)
         self.banner.append(line)
-        self.connection = Connection(f"http://127.0.0.1:{port}/api")
+        self.connection = Connection(line.rsplit(" at ", 1)[1].split(" (Ctrl-C")[0])  # the port the system picked
 
     def stop(self):
         self.process.terminate()
