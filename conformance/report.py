@@ -111,9 +111,8 @@ def first_difference(result):
 
 def reproduce(target, exchanges):
     """Shell commands that send a server case's requests again, one per step (runner.Exchange)."""
-    commands = []
+    commands, scheme = [], "https" if target.tls else "http"
     for number, (data, method, path, media_type, answer) in enumerate(exchanges, 1):
-        scheme = "https" if getattr(target, "tls", None) else "http"
         url = shlex.quote(f"{scheme}://{target.host}:{target.port}{path}")
         if method != "POST":
             commands.append(f"curl -s -i -X {method} {url}")

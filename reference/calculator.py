@@ -48,10 +48,6 @@ NO_NAMESPACE = ("fn.add", "fn.login")  # which ignore @auth_
 NUMBER = Type("number")
 
 
-class Unauthenticated(Exception):
-    """The `@auth_` header is not the session a call needs."""
-
-
 class Full(Exception):
     """There is no room for what a call would keep; `result` says which limit it met."""
 
@@ -135,8 +131,6 @@ class Calculator:
         try:
             with self.lock:
                 return handler(arguments, headers)
-        except Unauthenticated:
-            return UNAUTHENTICATED
         except Full as full:
             log.info("%s refused: %s", function, full.result)
             return full.result
@@ -187,6 +181,10 @@ class Calculator:
             self._drop_oldest(namespace)
         if namespace.size + size > self.namespace_bytes:
             raise Full(self.full)
+        self._keep(namespace, size)
+
+    def _keep(self, namespace, size):
+        """Keep `size` more bytes in a namespace: room is made for them unless it is the shared one."""
         if namespace is not self.shared:
             self._make_room(size)
         self._count(namespace, size)
@@ -290,9 +288,7 @@ class Calculator:
         while size > self.namespace_bytes:  # the oldest evaluations give way, as on any tape
             size, oldest = size - sizes[oldest], oldest + 1
         namespace = self._namespace(headers, write=True)
-        if namespace is not self.shared:
-            self._make_room(size - namespace.size)
-        self._count(namespace, size - namespace.size)
+        self._keep(namespace, size - namespace.size)
         namespace.variables, namespace.tape = variables, entries[oldest:]
         return {"Ok_": {}}
 
@@ -330,7 +326,7 @@ class Calculator:
         session = headers["@auth_"].get("Session")
         username = self.sessions.get(session["token"], [None])[0] if session else None
         if username is None:
-            raise Unauthenticated()
+            return UNAUTHENTICATED
         if username != arguments["username"]:
             return {"ErrorUnauthorized_": {
                 "message!": "Session authentication must match the requested username."}}

@@ -12,6 +12,7 @@ function here, so the library modules know nothing of command lines.
 import argparse
 import json
 import logging
+import math
 import os
 import signal
 import ssl
@@ -107,30 +108,29 @@ def serve(service, options, what, parser):
     return 0
 
 
-def seconds(text):
+def _number(text, most, what):
+    """A finite number from 0 to `most`, as an option's value, or a usage error saying it is not `what`."""
     try:
         value = float(text)
     except ValueError:
-        value = -1
-    if not 0 <= value < float("inf"):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds (0 or more)")
+        value = math.nan
+    if not (0 <= value <= most and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"{text!r} is not {what}")
     return value
+
+
+def seconds(text):
+    return _number(text, math.inf, "a number of seconds (0 or more)")
+
+
+def rate(text):
+    return _number(text, 1, "a number between 0 and 1")
 
 
 def positive(text):
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not a positive integer")
     return int(text)
-
-
-def rate(text):
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1
-    if not 0 <= value <= 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number between 0 and 1")
-    return value
 
 
 # python -m reference.server

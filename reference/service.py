@@ -118,11 +118,11 @@ class Service:
             return Reply(codec.encode([{}, reply]), JSON, "", "ErrorParseFailure_")
         [(name, arguments)] = body.items()
         log.debug("1 decode: %d bytes, a call of %s, headers %.200s", len(data), name, headers)
-        response_headers, result = self.call(headers, name, arguments)
+        response_headers, result, raised = self.call(headers, name, arguments)
         data, media_type, result = self.encode(name, headers, response_headers, result)
         [tag] = result
-        if tag not in ("Ok_", "ErrorUnknown_"):  # (which call() reported, with its exception)
-            self._observe(name, headers, result, None)
+        if tag != "Ok_":
+            self._observe(name, headers, result, raised)
         return Reply(data, media_type, name, tag)
 
     def _observe(self, name, headers, result, exception):
@@ -133,7 +133,7 @@ class Service:
                 log.exception("the on_error hook raised")
 
     def call(self, headers, name, arguments):
-        """Steps 2 to 10 for a decoded request: return (response headers, result)."""
+        """Steps 2 to 10 for a decoded request: (response headers, result, what a handler raised or None)."""
         response_headers = {"@id_": headers["@id_"]} if headers.get("@id_") is not None else {}
         function = self.schema.functions.get(name)
         if headers:
@@ -142,20 +142,20 @@ class Service:
             cases = validate.first(self._check_headers(headers, self.schema.request_headers, known))
             if cases:
                 log.debug("3 headers: ErrorInvalidRequestHeaders_, with %d cases", len(cases))
-                return response_headers, {"ErrorInvalidRequestHeaders_": {"cases": cases}}
+                return response_headers, {"ErrorInvalidRequestHeaders_": {"cases": cases}}, None
         if function and function.authenticated and "@auth_" not in headers:
             log.debug("4 auth: %s is protected and the request has no @auth_: ErrorUnauthenticated_", name)
-            return response_headers, UNAUTHENTICATED
+            return response_headers, UNAUTHENTICATED, None
         if "@bin_" in headers and "@pac_" in headers:  # echoed from here on, whatever the result
             response_headers["@pac_"] = headers["@pac_"]
         if function is None:
             log.debug("5 function: the schema has no %s", name)
             reply = validate.case(validate.at(name), "FunctionUnknown")
-            return response_headers, {"ErrorInvalidRequestBody_": {"cases": [reply]}}
+            return response_headers, {"ErrorInvalidRequestBody_": {"cases": [reply]}}, None
         cases = validate.first(validate.check_fields(arguments, function.arguments, validate.at(name), function))
         if cases:
             log.debug("6 arguments: ErrorInvalidRequestBody_, with %d cases", len(cases))
-            return response_headers, {"ErrorInvalidRequestBody_": {"cases": cases}}
+            return response_headers, {"ErrorInvalidRequestBody_": {"cases": cases}}, None
         arguments = blobs.decode_fields(arguments, function.arguments)
         try:
             handler = self.handlers.get(name)
@@ -170,14 +170,12 @@ class Service:
         except Exception as error:
             case_id = str(uuid.uuid4())
             log.exception("handler for %s raised (caseId %s)", name, case_id)
-            result = {"ErrorUnknown_": {"caseId": case_id}}
-            self._observe(name, headers, result, error)
-            return response_headers, result
+            return response_headers, {"ErrorUnknown_": {"caseId": case_id}}, error
         log.debug("6-7 arguments: valid; the handler of %s returned %.200s", name, result)
         try:
-            return self._check_result(headers, function, response_headers, result)
+            return (*self._check_result(headers, function, response_headers, result), None)
         except RecursionError:  # a result nested far deeper than any message may be
-            return self._unencodable(name, headers, response_headers, result)
+            return (*self._unencodable(name, headers, response_headers, result), None)
 
     def _check_headers(self, headers, declared, function):
         """Yield the cases of request or response headers against the `declared` ones."""

@@ -6,6 +6,7 @@ import json
 import socket
 import ssl
 import subprocess
+import sys
 import threading
 import tracemalloc
 import urllib.parse
@@ -20,6 +21,20 @@ import peer
 from reference import calculator, testbed
 from reference.http_server import Server
 from reference.service import Reply
+
+
+def started(module, *args, **options):
+    """`python -m reference.MODULE ARGS` on a port the system picks (none another test can take meanwhile):
+    the process, the lines it printed up to the one that says where it serves, and that URL."""
+    process = subprocess.Popen([sys.executable, "-m", f"reference.{module}", *args, "--port", "0"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **options)
+    printed = []
+    while not printed or not printed[-1].startswith("Serving "):
+        printed.append(process.stdout.readline())
+        if not printed[-1]:
+            process.kill()
+            raise AssertionError(f"python -m reference.{module} did not start: {process.communicate()[1]}")
+    return process, printed, printed[-1].rsplit(" at ", 1)[1].removesuffix(" (Ctrl-C to stop)\n")
 
 
 @contextlib.contextmanager

@@ -2,7 +2,6 @@
 
 import http.client
 import json
-import os
 import re
 import signal
 import socket
@@ -10,10 +9,11 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.parse
 
 import pytest
 
-from conftest import Connection, serving
+from conftest import Connection, serving, started
 from reference import calculator, http_server
 
 PING = b'[{}, {"fn.ping_": {}}]'
@@ -176,24 +176,13 @@ def test_a_busy_port_is_a_one_line_error():
     assert result.stderr.startswith("python -m reference.server: error: cannot listen on 127.0.0.1:") and "Traceback" not in result.stderr
 
 
-def start_server(*args, scheme="http", **options):
-    """`python -m reference.server ARGS` on a port the system picks (never one another test may take
-    meanwhile); return the process and the port from the line it prints first."""
-    process = subprocess.Popen([sys.executable, "-m", "reference.server", "--port", "0", *args],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **options)
-    line = process.stdout.readline()
-    started = re.fullmatch(rf"Serving the calculator at {scheme}://127\.0\.0\.1:(\d+)/api \(Ctrl-C to stop\)\n", line)
-    if not started:
-        process.kill()
-        raise AssertionError(f"the server printed {line!r} first; standard error: {process.communicate()[1]}")
-    return process, int(started.group(1))
-
-
 def test_the_server_prints_its_url_logs_requests_and_stops_on_ctrl_c():
     """`python -m reference.server` serves the calculator until SIGINT, then exits 0."""
-    process, port = start_server()
+    process, printed, url = started("server")
     try:
-        connection = Connection(f"http://127.0.0.1:{port}/api")
+        assert printed == [f"Serving the calculator at {url} (Ctrl-C to stop)\n"]
+        assert re.fullmatch(r"http://127\.0\.0\.1:\d+/api", url)
+        connection = Connection(url)
         assert connection.call([{}, {"fn.add": {"x": 1, "y": 2}}]) == [{}, {"Ok_": {"result": 3}}]
         connection.http.close()
         process.send_signal(signal.SIGINT)
@@ -436,9 +425,9 @@ def test_stopping_cuts_off_what_is_still_in_flight_after_the_grace():
 @pytest.mark.parametrize("signal_", [signal.SIGTERM, signal.SIGINT])
 def test_a_signal_lets_the_request_in_flight_be_answered_then_exits_0(signal_):
     """SIGTERM and Ctrl-C stop gracefully, even when SIGINT was ignored (a background job)."""
-    process, port = start_server(preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    process, _, url = started("server", preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
     try:
-        with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        with socket.create_connection(("127.0.0.1", urllib.parse.urlsplit(url).port), timeout=10) as sock:
             sock.sendall(b"POST /api HTTP/1.1\r\nContent-Length: 22\r\n\r\n" + PING[:5])
             time.sleep(0.3)
             process.send_signal(signal_)
@@ -465,11 +454,12 @@ def test_the_server_serves_https_with_a_certificate_and_refuses_a_bad_one(tls, t
     """--certfile: a client that trusts the CA calls it; a handshake that fails costs no other client."""
     from reference.http_client import Client
     _, cafile, certfile = tls
-    process, port = start_server("--certfile", certfile, scheme="https")
+    process, _, url = started("server", "--certfile", certfile)
     try:
-        with socket.create_connection(("127.0.0.1", port)) as plain:  # no handshake: it must not block the others
-            plain.sendall(b"POST /api HTTP/1.1\r\n")
-            with Client(f"https://127.0.0.1:{port}/api", cafile=cafile) as client:
+        assert url.startswith("https://127.0.0.1:")
+        with socket.create_connection(("127.0.0.1", urllib.parse.urlsplit(url).port)) as plain:  # no handshake:
+            plain.sendall(b"POST /api HTTP/1.1\r\n")  # it must not block the others
+            with Client(url, cafile=cafile) as client:
                 assert client.call("fn.add", {"x": 1, "y": 2})[1] == {"Ok_": {"result": 3}}
     finally:
         process.terminate()

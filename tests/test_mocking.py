@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import Connection, handled_with_peak, serving
+from conftest import Connection, handled_with_peak, serving, started
 from reference import calculator, load, mocking
 from reference.http_client import Client
 from reference.loader import bundled
@@ -324,14 +324,8 @@ class start_mock:
     """`python -m reference.mock ARGS` on a port the system picks, until stop()."""
 
     def __init__(self, *args):
-        self.process = subprocess.Popen([sys.executable, "-m", "reference.mock", *args, "--port", "0"],
-                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        self.banner = []
-        while not (line := self.process.stdout.readline()).startswith("Serving"):
-            assert line, self.process.stderr.read()
-            self.banner.append(line)
-        self.banner.append(line)
-        self.connection = Connection(line.rsplit(" at ", 1)[1].split(" (Ctrl-C")[0])  # the port the system picked
+        self.process, self.banner, url = started("mock", *args)
+        self.connection = Connection(url)
 
     def stop(self):
         self.process.terminate()

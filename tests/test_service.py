@@ -394,6 +394,11 @@ def test_hooks_authenticate_wrap_and_observe_every_call():
         ("fn.secret", "ErrorUnauthenticated_"), ("fn.secret", "ErrorUnknown_"), ("", "ErrorParseFailure_"),
         ("fn.echo", "ErrorInvalidRequestBody_")]
     assert isinstance(seen[1][3], ZeroDivisionError) and seen[0][3] is None and seen[1][1] == ann
+    returned = []  # an ErrorUnknown_ a handler returns, rather than raises, is seen too, without an exception
+    service = Service(SCHEMA, {"fn.echo": lambda arguments, headers: {"ErrorUnknown_": {"caseId": "c1"}},
+                               "fn.secret": echo}, on_error=lambda *seen_: returned.append(seen_))
+    assert answer([{}, {"fn.echo": {}}], service) == [{}, {"ErrorUnknown_": {"caseId": "c1"}}]
+    assert [(f, r, e) for f, _, r, e in returned] == [("fn.echo", {"ErrorUnknown_": {"caseId": "c1"}}, None)]
 
 
 def test_the_built_in_functions_answer_without_the_hooks():
