@@ -14,11 +14,12 @@ Serve any schema with plain Python functions:
 and call any server with `Client(url).call("fn.add", {"x": 1, "y": 2})`.
 """
 
+from .engine import Service
 from .http_client import Client
 from .http_server import Server
-from .documents import SchemaError
-from .loader import Schema, load
-from .service import Refusal, Reply, Service
+from .locate import load
+from .protocol import Refusal, Reply, Schema, SchemaError, allow_depth
 
-__version__ = "0.2.0"
-__all__ = ["Client", "Refusal", "Reply", "Schema", "SchemaError", "Server", "Service", "load", "__version__"]
+__version__ = "0.3.0"
+__all__ = ["Client", "Refusal", "Reply", "Schema", "SchemaError", "Server", "Service", "allow_depth", "load",
+           "__version__"]

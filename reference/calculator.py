@@ -33,10 +33,13 @@ import time
 
 import msgpack
 
-from .loader import bundled, load
-from .types import Type
-from .service import UNAUTHENTICATED, Refusal, Service
-from .validate import at, check
+from importlib import resources
+
+from . import engine, protocol
+from .protocol import Refusal, load
+from .protocol.service import UNAUTHENTICATED
+from .protocol.types import Type
+from .protocol.validate import at, check
 from .wsgi import make_application
 
 log = logging.getLogger("reference")
@@ -67,11 +70,18 @@ class Namespace:
         self.used = time.monotonic()
 
 
-def service(**options):
-    """A Service answering with a new Calculator; `options` go to Calculator()."""
-    schema = load(bundled("calculator"))
+def entries():
+    """The calculator's schema entries, which the conformance suite ships for every implementation."""
+    return json.loads(resources.files("conformance").joinpath("calculator.json").read_text(encoding="utf-8"))
+
+
+def service(plain=False, **options):
+    """A Service answering with a new Calculator; `options` go to Calculator(). `plain` leaves the
+    engine room out."""
+    schema = load(entries())
     calculator = Calculator(schema, **options)
-    return Service(schema, calculator.handlers(), before=calculator.identify, wrap=calculator.guard)
+    return (protocol.Service if plain else engine.Service)(schema, calculator.handlers(),
+                                                           before=calculator.identify, wrap=calculator.guard)
 
 
 def wsgi():

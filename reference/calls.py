@@ -15,7 +15,8 @@ import argparse
 import json
 import sys
 
-from . import blobs, drivers
+from . import drivers
+from .protocol import blobs
 from .cli import Parser, positive, seconds
 from .http_client import MAX_RESPONSE, Client, TransportError
 

@@ -21,11 +21,12 @@ import time
 import urllib.parse
 from pathlib import Path
 
-from . import __version__, calculator, drivers, mocking, testbed
-from .documents import SchemaError, read
+from . import __version__, calculator, drivers, locate, mocking, testbed
 from .http_client import Client, TransportError, Unreachable
 from .http_server import GRACE, MAX_BODY, MAX_CONNECTIONS, TIMEOUT, Server
-from .loader import Schema
+from .protocol import allow_depth
+from .protocol.documents import SchemaError, read
+from .protocol.loader import Schema
 
 
 class Parser(argparse.ArgumentParser):
@@ -64,6 +65,8 @@ def add_server_options(parser, port):
     parser.add_argument("--certfile", metavar="FILE", help="serve HTTPS with this certificate (PEM; its "
                         "private key too, unless --keyfile is given)")
     parser.add_argument("--keyfile", metavar="FILE", help="the private key of --certfile (PEM)")
+    parser.add_argument("--plain", action="store_true", help="serve with the teaching core alone, without "
+                        "the engine room's shortcuts (the answers are the same; reference/README.md)")
 
 
 def check_server_options(parser, options):
@@ -82,6 +85,7 @@ def check_server_options(parser, options):
 def serve(service, options, what, parser):
     """Serve `service` as the options say until Ctrl-C or SIGTERM, stop gracefully, return the status."""
     logging.basicConfig(level=options.log_level.upper(), format="%(asctime)s %(levelname)s %(message)s")
+    allow_depth()
     tls = None
     if options.certfile:
         try:
@@ -170,9 +174,9 @@ def server(argv=None):
     if options.service == "testbed":
         if given:
             parser.error(f"--{next(iter(given)).replace('_', '-')} is an option of the calculator, not of the testbed")
-        return serve(testbed.service(), options, "the testbed", parser)
+        return serve(testbed.service(options.plain), options, "the testbed", parser)
     try:
-        service = calculator.service(**given)
+        service = calculator.service(options.plain, **given)
     except ValueError as error:  # limits that contradict each other
         parser.error(str(error).replace("max_state", "--max-state").replace("namespace_bytes", "--namespace-bytes"))
     return serve(service, options, "the calculator", parser)
@@ -226,7 +230,7 @@ def mock(argv=None):
         if options.cafile and not options.schema_url:
             parser.error("--cafile is for an https:// --schema-url")
         source = _schema_source(options)
-        service = mocking.service(source, seed=options.seed, optional=options.optional,
+        service = mocking.service(source, options.plain, seed=options.seed, optional=options.optional,
                                   length=(low, max(high, low)), generation=not options.no_generation,
                                   max_stubs=options.max_stubs, max_calls=options.max_calls,
                                   max_state=options.max_state)
@@ -317,7 +321,7 @@ def schema(argv=None):
     try:
         Schema(documents, problems=problems)
     except SchemaError as error:
-        problems = error.problems
+        problems = locate.locate(error.problems, error.documents)
     else:
         problems = []
     if options.json:

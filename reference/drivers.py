@@ -14,10 +14,10 @@ schema, with the problems if not.
 
 import json
 
-from . import blobs
-from .documents import SchemaError, parse
 from .http_client import Client, TransportError
-from .loader import Schema
+from .protocol import blobs
+from .protocol.documents import SchemaError, parse
+from .protocol.loader import Schema
 
 MODES = {  # a mode of the driver protocol -> the Client options it means
     "json": {}, "binary": {"binary": True}, "binary-requests": {"binary": True, "binary_requests": True},

@@ -27,7 +27,7 @@ import ssl
 import time
 import urllib.parse
 
-from . import blobs, codec
+from .protocol import blobs, codec
 
 MAX_RESPONSE = 64 * 1024 * 1024  # bytes of an answer the client reads, by default
 CLOSED = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError)  # the server hung up
@@ -80,7 +80,6 @@ class Client:
         self.path = parts.path or "/"
         self.binary, self.binary_requests, self.packed = binary, binary_requests, packed
         self.timeout, self.max_response = timeout, max_response
-        codec.allow_depth()
         self.encodings: dict[int | None, codec.Encoding] = {}  # checksum -> Encoding, learnt from @enc_
         self.checksum: int | None = None  # the server's checksum, once known
         self.connection = None

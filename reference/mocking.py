@@ -14,13 +14,15 @@ core. Every function of the schema gets the same handler, `Mock.answer`:
 3. otherwise generate a result (or, with generation off and no `@gen_: true`
    header, answer `ErrorNoMatchingStub_`).
 
-A stub matches a call partially by default (`matches`): every argument it
-names must be in the call with a matching value, where an object matches if
-it holds the stub's keys with matching values, and an array if every element
-of the stub's array matches some element of the call's. `strictMatch!` asks
-for equal arguments (`equal`: JSON equality, where `true` is not `1`).
-`fn.verify_` counts the recorded calls that match in the same way and marks
-them verified, which is what `fn.verifyNoMoreInteractions_` looks at.
+A stub matches a call partially by default (stubs.py, `partial`): every
+argument it names must be in the call with a matching value, where an object
+matches if it holds the stub's keys with matching values, and an array if
+every element of the stub's array matches some element of the call's.
+`strictMatch!` asks for equal arguments (`equal`: JSON equality, where `true`
+is not `1`). `fn.verify_` counts the recorded calls that match in the same
+way and marks them verified, which is what `fn.verifyNoMoreInteractions_`
+looks at. `Plain` matches by those definitions; the engine room's `Matching`
+finds the same in time linear in the bytes compared (engine/matching.py).
 
 Values come from the seeded generator of `generate.py`: a mock answers the
 same calls with the same values every time it starts, or after
@@ -29,24 +31,23 @@ compact and gives a fresh copy each time one is read.
 """
 
 import functools
-import logging
+import json
 import sys
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 
 import msgpack
 
-from . import generate
-from .generate import Context, Random, generate_fields
-from .loader import bundled, load
-from .service import Service
-from .types import Type
-
-log = logging.getLogger("reference")
+from . import engine, stubs
+from .locate import load
+from .protocol import Service
+from .protocol.generate import Context, Random, generate_fields
+from .protocol.types import Type
 
 NO_MATCHING_STUB: dict = {"ErrorNoMatchingStub_": {}}
 MAX_LISTED = 1024 * 1024  # bytes of recorded calls (as MessagePack) that one answer lists
-STEPS = 16  # steps matching may take per byte of the stubs and calls it compares
+ENTRIES = Path(__file__).parent / "schemas" / "mock.json"  # the mock's own functions and types
 
 
 @dataclass
@@ -73,8 +74,9 @@ class Mock:
     """The stubs, recorded calls and random values of one mock server."""
 
     def __init__(self, schema, seed=0, optional="random", length=(0, 3), generation=True,
-                 max_stubs=1000, max_calls=10_000, max_state=64 * 1024 * 1024):
+                 max_stubs=1000, max_calls=10_000, max_state=64 * 1024 * 1024, matching=None):
         self.schema, self.generation = schema, generation
+        self.matching = matching or Plain
         self.random, self.optional, self.length = Random(seed), optional, length
         self.max_stubs, self.max_calls, self.max_state = max_stubs, max_calls, max_state
         self.lock = threading.Lock()
@@ -100,9 +102,9 @@ class Mock:
             self.call_bytes += len(call.data)
             while len(self.calls) > self.max_calls or self.call_bytes > self.max_state // 2:
                 self.call_bytes -= len(self.calls.pop(0).data)
-            stubs = self.stubs[::-1]  # newest first; matched outside the lock
-        matching = Matching(len(call.data))
-        stub = next((stub for stub in stubs if stub.function == name and stub.uses != 0
+            newest = self.stubs[::-1]  # newest first; matched outside the lock
+        matching = self.matching(len(call.data))
+        stub = next((stub for stub in newest if stub.function == name and stub.uses != 0
                      and matching.matches(stub.arguments, arguments, stub.strict, stub.size)), None)
         with self.lock:
             if stub is not None and stub.uses != 0:  # (another call may have used it up meanwhile)
@@ -110,7 +112,7 @@ class Mock:
                     stub.uses -= 1
                 # A stub's missing required fields are made without optional fields.
                 context = Context(self.random, "none", self.length, function)
-                return fill(msgpack.unpackb(stub.result), Type("union", False, function.result), context)
+                return stubs.fill(msgpack.unpackb(stub.result), Type("union", False, function.result), context)
             if not self.generation and headers.get("@gen_") is not True:
                 return NO_MATCHING_STUB
             context = Context(self.random, self.optional, self.length, function)
@@ -136,7 +138,7 @@ class Mock:
         [(kind, times)] = [(kind, fields["times"]) for kind, fields in criteria.items()]
         with self.lock:
             records = list(self.calls)  # matched outside the lock, each decoded in turn
-        matching, matched = Matching(len(msgpack.packb(wanted))), []
+        matching, matched = self.matching(len(msgpack.packb(wanted))), []
         for record in records:
             call = msgpack.unpackb(record.data)
             if name in call and matching.matches(wanted, call[name], strict, len(record.data)):
@@ -203,156 +205,29 @@ def footprint(value):
     return size
 
 
-def service(source, **options):
-    """A mock Service for the schema `source`: anything `load()` takes, a loaded Schema too."""
-    schema = load(source, internal=[bundled("mock")])
-    return Service(schema, Mock(schema, **options).handlers())
+def schema(source):
+    """The schema a mock of `source` serves: `source`'s (anything `load()` takes, a loaded Schema
+    too), and the mock's own functions, which `fn.api_` shows only on request."""
+    return load(source, internal=[json.loads(ENTRIES.read_text(encoding="utf-8"))], extensions=stubs.KINDS)
 
 
-def fill(value, type_, context):
-    """Complete a stub's partial value: keep what it gives, generate missing required fields."""
-    kind = type_.kind
-    if value is None or kind not in ("array", "map", "struct", "union", "fn"):
-        return value
-    if kind == "array":
-        return [fill(element, type_.of, context) for element in value]
-    if kind == "map":
-        return {key: fill(element, type_.of, context) for key, element in value.items()}
-    if kind == "struct":
-        return fill_fields(value, type_.of, context)
-    [(tag, fields)] = value.items()
-    return {tag: fill_fields(fields, type_.of.tags[tag], context)}
+def service(source, plain=False, **options):
+    """A mock Service for the schema `source`; `plain` leaves the engine room out: the core's
+    Service, and matching by definition."""
+    mocked = schema(source)
+    mock = Mock(mocked, matching=Plain if plain else engine.Matching, **options)
+    return (Service if plain else engine.Service)(mocked, mock.handlers())
 
 
-def fill_fields(value, struct, context):
-    """Complete an object of `struct` fields, in field name order like generated ones."""
-    filled = {}
-    for name in sorted(struct.fields):
-        if name in value:
-            filled[name] = fill(value[name], struct.fields[name], context)
-        elif not name.endswith("!"):
-            filled[name] = generate.generate(struct.fields[name], context)
-    return filled
-
-
-class Matching:
-    """Matching one call against stubs (or one `fn.verify_` against recorded calls), in time
-    that grows linearly with the bytes involved.
-
-    Partial matching asks, for each object or array in a stub's array, whether some
-    element of the call's array matches it. Elements equal to one of the call's are
-    found by their canonical form in a set; the others are looked for only among the
-    call's elements that hold the same plain value at the same place (an index of
-    `facts`). What remains is a search, which each match may spend STEPS steps per byte
-    on: a stub that would take longer is taken as not matching, and the log says so."""
+class Plain:
+    """Matching by the definitions (stubs.py), one call or verification at a time."""
 
     def __init__(self, size):
-        self.steps = STEPS * size + 1000  # the budget, grown by each stub or call matched
-        self.forms, self.indexes = {}, {}  # by id() of values alive while matching
+        pass
 
     def matches(self, wanted, actual, strict, size):
-        """Whether `actual` arguments match `wanted` ones (partially unless `strict`); `size` adds to the budget."""
-        self.steps += STEPS * size
-        try:
-            return equal(wanted, actual) if strict else self.partial(wanted, actual)
-        except Exhausted:
-            log.warning("matching took over %d steps per byte; taken as no match", STEPS)
-            return False
+        """Whether `actual` arguments match `wanted` ones: equal if `strict`, else partially."""
+        return stubs.equal(wanted, actual) if strict else stubs.partial(wanted, actual)
 
     def forget(self):
-        """Forget the forms and indexes worked out, before the values they describe go."""
-        self.forms.clear()
-        self.indexes.clear()
-
-    def take(self, steps):
-        self.steps -= steps
-        if self.steps < 0:
-            raise Exhausted()
-
-    def partial(self, wanted, actual):
-        self.take(1)
-        if type(wanted) is dict:
-            return type(actual) is dict and all(
-                key in actual and self.partial(value, actual[key]) for key, value in wanted.items())
-        if type(wanted) is not list:
-            return equal(wanted, actual)
-        if type(actual) is not list:
-            return False
-        plain, forms, index = self.index(actual)
-        seen = set()
-        for element in wanted:
-            form = self.form(element)
-            if form in seen:
-                continue
-            seen.add(form)
-            if type(element) not in (dict, list):
-                found = form in plain
-            else:
-                found = form in forms or any(self.partial(element, candidate)
-                                             for candidate in self.candidates(element, index))
-            if not found:
-                return False
-        return True
-
-    def index(self, elements):
-        """An array's plain values, its objects and arrays by form and by fact, worked out once."""
-        if id(elements) not in self.indexes:
-            self.take(len(elements))
-            plain, forms, index = set(), set(), {None: []}
-            for element in elements:
-                if type(element) in (dict, list):
-                    forms.add(self.form(element))
-                    for fact in facts(element, 2):
-                        index.setdefault(fact, []).append(element)
-                    index[None].append(element)
-                else:
-                    plain.add(_plain(element))
-            self.indexes[id(elements)] = plain, forms, index
-        return self.indexes[id(elements)]
-
-    def candidates(self, element, index):
-        """The call's objects and arrays that hold `element`'s rarest fact (or all of them)."""
-        self.take(1)
-        return min((index.get(fact, ()) for fact in facts(element, 2)), key=len, default=index[None])
-
-    def form(self, value):
-        """A canonical form that follows `equal`: equal values, and only they, have equal forms."""
-        if type(value) not in (dict, list):
-            return _plain(value)
-        if id(value) not in self.forms:
-            self.take(len(value))
-            if type(value) is dict:
-                self.forms[id(value)] = ("{", tuple(sorted((key, self.form(v)) for key, v in value.items())))
-            else:
-                self.forms[id(value)] = ("[", tuple(map(self.form, value)))
-        return self.forms[id(value)]
-
-
-def facts(value, depth):
-    """The plain values inside a value, `depth` levels down, each with its keys: what a partial match holds too."""
-    items = value.items() if type(value) is dict else (("[]", element) for element in value)
-    for key, element in items:
-        if type(element) not in (dict, list):
-            yield key, _plain(element)
-        elif depth > 1:
-            yield from ((key, *fact) for fact in facts(element, depth - 1))
-
-
-class Exhausted(Exception):
-    """A match took all the steps it may take."""
-
-
-def _plain(value):
-    """A plain value as a set member that follows `equal`: true is not 1, but 1 is 1.0."""
-    return type(value) is bool, value
-
-
-def equal(a, b):
-    """JSON equality: 1 equals 1.0, but true is not 1."""
-    if type(a) is bool or type(b) is bool:
-        return type(a) is type(b) and a == b
-    if type(a) is dict:
-        return type(b) is dict and a.keys() == b.keys() and all(equal(a[k], b[k]) for k in a)
-    if type(a) is list:
-        return type(b) is list and len(a) == len(b) and all(map(equal, a, b))
-    return a == b
+        pass

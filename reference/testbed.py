@@ -8,8 +8,7 @@ with `python -m reference.server --service testbed`.
 
 from importlib import resources
 
-from .loader import load
-from .service import Service
+from . import engine, protocol
 
 
 def handle(arguments, headers):
@@ -22,7 +21,9 @@ def handle(arguments, headers):
     return result
 
 
-def service():
-    """A Service of the testbed schema, every function answered by `handle`."""
-    schema = load(resources.files("conformance").joinpath("testbed.json").read_text(encoding="utf-8"))
-    return Service(schema, {name: handle for name in schema.functions if not name.endswith("_")})
+def service(plain=False):
+    """A Service of the testbed schema, every function answered by `handle`; `plain` leaves the
+    engine room out."""
+    schema = protocol.load(resources.files("conformance").joinpath("testbed.json").read_text(encoding="utf-8"))
+    handlers = {name: handle for name in schema.functions if not name.endswith("_")}
+    return (protocol.Service if plain else engine.Service)(schema, handlers)

@@ -28,8 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).parent.parent
 sys.path.insert(0, str(ROOT))
 
-from reference import Service, load  # noqa: E402
-from reference.loader import bundled  # noqa: E402
+from reference import Service, calculator, load  # noqa: E402
 
 
 def evaluation(i):
@@ -81,7 +80,7 @@ def per_message(function, repeat=5, seconds=0.2):
 
 
 def measure_ours():
-    schema = load(bundled("calculator"))
+    schema = load(calculator.entries())
     handlers = {name: (lambda name: lambda arguments, headers: results(name, arguments))(name)
                 for name, function in schema.functions.items() if not function.internal}
     service = Service(schema, handlers)

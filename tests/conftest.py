@@ -18,9 +18,11 @@ import pytest
 import trustme
 
 import peer
-from reference import calculator, testbed
+from reference import allow_depth, calculator, testbed
 from reference.http_server import Server
-from reference.service import Reply
+from reference.protocol.service import Reply
+
+allow_depth()  # as every program that handles messages does once, the command lines among them
 
 
 def started(module, *args, **options):

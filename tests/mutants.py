@@ -1,12 +1,13 @@
 """Seeded mutation testing: does the conformance suite notice a one-line change to the server?
 
-    python tests/mutants.py [--count N] [--seed S] [--modules service,validate,...] [--json FILE]
+    python tests/mutants.py [--count N] [--seed S] [--modules protocol/service,...] [--json FILE]
 
 Each mutant is a copy of reference/ with one small change made at random, by
-a seeded generator, to one function of the core: a comparison turned round,
-`and` for `or`, a constant nudged, a condition negated, a statement dropped.
-The mutant serves the calculator, the testbed and a mock of each, and the
-suite runs against all four. A mutant the suite fails is caught; one it
+a seeded generator, to one function of a server module: a comparison turned
+round, `and` for `or`, a constant nudged, a condition negated, a statement
+dropped. The mutant serves the calculator, the testbed and a mock of each
+(with `--plain` when the module is of the teaching core, whose code the
+engine room would otherwise step around), and the suite runs against all four. A mutant the suite fails is caught; one it
 passes has survived: either the change is invisible to clients (an
 equivalent mutant), or the suite has a blind spot. Survivors are printed
 with their diff, to be read.
@@ -28,7 +29,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-MODULES = ["service", "validate", "codec", "blobs", "select", "generate", "mocking", "calculator", "http_server"]
+MODULES = ["protocol/service", "protocol/validate", "protocol/codec", "protocol/blobs", "protocol/select",
+           "protocol/generate", "engine/service", "engine/checks", "mocking", "stubs", "calculator", "http_server"]
 SWAPS = {ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE,
          ast.GtE: ast.Gt, ast.In: ast.NotIn, ast.NotIn: ast.In, ast.Is: ast.IsNot, ast.IsNot: ast.Is}
 
@@ -86,13 +88,14 @@ def serving(package, *args):
     return process, f"http://127.0.0.1:{port}/api"
 
 
-def verdict(package):
+def verdict(package, plain=False):
     """Whether the suite fails the server in `package` (caught), and on which targets."""
-    processes, failing = [], []
+    processes, failing, core = [], [], ["--plain"] if plain else []
     try:
-        live = [serving(package, "reference.server"), serving(package, "reference.server", "--service", "testbed")]
+        live = [serving(package, "reference.server", *core),
+                serving(package, "reference.server", "--service", "testbed", *core)]
         processes += [p for p, _ in live]
-        mocks = [serving(package, "reference.mock", "--schema-url", url, "--wait", "5",
+        mocks = [serving(package, "reference.mock", *core, "--schema-url", url, "--wait", "5",
                          "--cache", str(package.parent / f"cache-{i}.json")) for i, (_, url) in enumerate(live)]
         processes += [p for p, _ in mocks]
         for _, url in live + mocks:
@@ -143,7 +146,7 @@ def main():
             shutil.copytree(ROOT / "reference", package, ignore=shutil.ignore_patterns("__pycache__"))
             (package / f"{module}.py").write_text(mutated)
             started = time.monotonic()
-            failing = verdict(package)
+            failing = verdict(package, plain=module.startswith("protocol/"))
             diff = "".join(difflib.unified_diff(ast.unparse(ast.parse(source)).splitlines(True),
                                                 mutated.splitlines(True), n=1))
             results.append({"module": module, "what": what, "caught": bool(failing), "failing": failing, "diff": diff})

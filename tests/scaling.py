@@ -30,8 +30,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
 from conftest import Connection, serving  # noqa: E402
-from reference import calculator, codec, mocking, testbed  # noqa: E402
-from reference.loader import bundled  # noqa: E402
+from reference import calculator, mocking, testbed
+from reference.protocol import codec  # noqa: E402
 
 
 def message(headers, function, arguments):
@@ -83,7 +83,7 @@ FAMILIES = {  # name -> (service, how to build a message of n units, wire)
 
 def mock_families():
     """Families that need a mock with state: big stubs, and verifications against big calls and logs."""
-    tape_mock = mocking.service(bundled("calculator"))
+    tape_mock = mocking.service(calculator.entries())
     echo_mock = mocking.service(json.loads((ROOT / "conformance" / "testbed.json").read_text()))
     stub = lambda n: message({}, "fn.createStub_", {"stub": {  # noqa: E731
         "fn.echo": {}, "->": {"Ok_": {"pointArr!": [{"x": i, "y": i} for i in range(n)]}}}})

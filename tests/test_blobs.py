@@ -1,15 +1,11 @@
-"""Bytes: decoded by the schema on the way in, marked with @base64_ on the way out."""
-
-from unittest import mock
+"""Bytes: restored by the schema on the way in, marked with @base64_ on the way out."""
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
-from reference import blobs, load
-from reference.blobs import decode_fields
-from reference.generate import Context, Random, generate
-from reference.types import Type
+from reference import load
+from reference.protocol import blobs
+from reference.protocol.blobs import restore_fields
+from reference.protocol.types import Type
 
 
 def test_base64_strings_in_bytes_fields_are_decoded_anywhere():
@@ -20,7 +16,7 @@ def test_base64_strings_in_bytes_fields_are_decoded_anywhere():
         {"union.U": [{"B": {"data": "bytes"}}]}]).definition("struct.T")
     value = {"b": "AQ==", "list": ["Ag==", None], "map": {"k": "Aw=="}, "s": "AQ==",
              "u": {"B": {"data": b"\x04"}}, "a": "AQ=="}
-    assert decode_fields(value, struct) == {
+    assert restore_fields(value, struct) == {
         "b": b"\x01", "list": [b"\x02", None], "map": {"k": b"\x03"}, "s": "AQ==",
         "u": {"B": {"data": b"\x04"}}, "a": "AQ=="}
 
@@ -59,39 +55,3 @@ def test_bytes_travel_as_base64_marked_by_the_base64_header(value, encoded, mark
                                         ("AQI", None), ("AQI-", None), ("A Q I =", None), ("\u00e9", None)])
 def test_base64_is_strict_standard_and_padded(text, data):
     assert blobs.from_base64(text) == data
-
-
-# The fast paths give the answers of the plain walk.
-
-TYPES = load([{"fn.echo": {"all": "struct.All"}, "->": [{"Ok_": {"all": "struct.All"}}]},
-              {"struct.All": {"b!": "bytes", "n!": "integer?", "s!": ["string"], "m!": {"string": "bytes?"},
-                              "u!": "union.U", "t!": ["struct.Plain"], "a!": "any"}},
-              {"struct.Plain": {"x": "integer", "y!": ["boolean"]}},
-              {"union.U": [{"Data": {"d": ["bytes"]}}, {"Text": {"t": "string"}}]}])
-KINDS = [Type("struct", False, TYPES.definition(name)) for name in ("struct.All", "struct.Plain")]
-KINDS += [Type("union", False, TYPES.definition("union.U")), Type("array", False, KINDS[1]),
-          Type("map", False, Type("bytes")), Type("string")]
-
-
-def value_of(type_, seed):
-    """A valid value of `type_`, with its bytes as base64 text as on the JSON wire."""
-    return blobs.mark(generate(type_, Context(Random(seed), length=(0, 4))))[0]
-
-
-@settings(max_examples=300, deadline=None)
-@given(st.sampled_from(KINDS), st.integers(1, 2**31 - 1))
-def test_decoding_skips_only_what_holds_nothing_to_decode(type_, seed):
-    value = value_of(type_, seed)
-    with mock.patch.object(blobs, "_may_decode", lambda type_: True), \
-            mock.patch.object(blobs, "_reaches", lambda node: True):
-        plain = blobs.decode(value, type_)
-    assert blobs.decode(value, type_) == plain
-
-
-@settings(max_examples=300, deadline=None)
-@given(st.sampled_from(KINDS), st.integers(1, 2**31 - 1))
-def test_marking_skips_only_what_holds_no_bytes(type_, seed):
-    value = generate(type_, Context(Random(seed), length=(0, 4)))
-    with mock.patch.object(blobs, "_holds_bytes", lambda value: True):
-        plain = blobs.mark(value, type_)
-    assert blobs.mark(value, type_) == plain

@@ -8,7 +8,8 @@ import uuid
 import msgpack
 import pytest
 
-from reference import calculator, codec
+from reference import calculator
+from reference.protocol import codec
 
 UNAUTHENTICATED = {"ErrorUnauthenticated_": {"message!": "Valid authentication is required."}}
 
@@ -321,7 +322,7 @@ def test_the_tape_gives_up_its_oldest_evaluations_to_length_and_size_limits():
                                                        (1, "v", 0), (0, "", 50)])
 def test_memory_held_is_counted_at_least_as_it_is_used(variables, name, evaluations):
     """The bytes a calculator counts cover the memory its state takes, so the limits hold in bytes."""
-    service = calculator.Calculator(calculator.load(calculator.bundled("calculator")))
+    service = calculator.Calculator(calculator.load(calculator.entries()))
     handlers, reserved = service.handlers(), service.size  # the shared namespace's room, kept from the start
     tracemalloc.start()
     before = tracemalloc.get_traced_memory()[0]

@@ -3,18 +3,14 @@
 import copy
 import json
 import time
-from unittest import mock
 
 import msgpack
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
-from reference import codec, load
-from reference.loader import bundled
+from reference import calculator, load
+from reference.protocol import codec
 
-codec.allow_depth()  # as a Service or a Client does when it is made
-CALCULATOR = codec.encoding(load(bundled("calculator")))
+CALCULATOR = codec.encoding(load(calculator.entries()))
 CHECKSUM = 900069279
 PACKED, UNDEFINED = codec.PACKED, codec.UNDEFINED
 
@@ -213,57 +209,3 @@ def test_json_encoding_refuses_what_json_cannot_carry():
     with pytest.raises(ValueError):
         codec.encode([{}, {"Ok_": {"x": float("nan")}}])
     assert json.loads(codec.encode([{"@id_": b"\x01"}, {"Ok_": {}}])) == [{"@id_": "AQ=="}, {"Ok_": {}}]
-
-
-# The fast paths give the answers of the plain walks.
-
-JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text("[]{}\"\\ab\u00e9", max_size=4),
-                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text("[]{}ab", max_size=2), inner,
-                                                                                max_size=3), max_leaves=30)
-
-
-def depth(value):
-    """The nesting of a parsed JSON value, walked."""
-    children = value.values() if type(value) is dict else value if type(value) is list else None
-    return 0 if children is None else 1 + max(map(depth, children), default=0)
-
-
-@settings(max_examples=500, deadline=None)
-@given(JSON, st.integers(0, 8), st.booleans())
-def test_nesting_read_off_the_text_is_the_nesting_walked(value, limit, ascii_only):
-    text = json.dumps(value, ensure_ascii=ascii_only).encode()
-    assert codec._deeper(text, limit) == (depth(value) > limit)
-
-
-@settings(max_examples=300, deadline=None)
-@given(st.text(st.sampled_from(["a", "\u00e9", "\ud800", "\udc00", "\U0001F600", "\\"]), max_size=6))
-def test_only_text_flagged_may_hold_half_a_surrogate_pair(text):
-    data = json.dumps(text).encode()
-    try:
-        json.dumps(json.loads(data), ensure_ascii=False).encode()
-        whole = True
-    except UnicodeEncodeError:
-        whole = False
-    assert whole or codec._may_hold_surrogates(data)
-
-
-MSGPACK = st.recursive(st.none() | st.booleans() | st.integers(-2**63, 2**64 - 1) | st.text(max_size=3)
-                       | st.binary(max_size=3) | st.floats(),
-                       lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=2), inner,
-                                                                                   max_size=3), max_leaves=20)
-
-
-@settings(max_examples=500, deadline=None)
-@given(st.lists(MSGPACK, max_size=5))
-def test_arrays_of_plain_values_are_kept_as_the_walk_would_keep_them(values):
-    data = msgpack.packb(values)
-    try:
-        fast = codec.from_binary(msgpack.unpackb(data, strict_map_key=False), None, False)
-    except codec.ParseFailure as failure:
-        fast = failure.reason
-    with mock.patch.object(codec, "_plain", lambda values: False):
-        try:
-            plain = codec.from_binary(msgpack.unpackb(data, strict_map_key=False), None, False)
-        except codec.ParseFailure as failure:
-            plain = failure.reason
-    assert fast == plain

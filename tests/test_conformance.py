@@ -17,7 +17,6 @@ from conftest import Mutated, endless, serving
 from conformance import cases, lint, match, runner
 from conformance.__main__ import main
 from reference import Service, calculator, load, mocking, testbed
-from reference.loader import bundled
 
 ALL = cases.load()
 OTHER_SCHEMA = [{"info.Todo": {}}, {"struct.Item": {"title": "string", "done": "boolean", "due!": "integer?"}},
@@ -42,13 +41,32 @@ def applying(profile):
 
 @pytest.fixture(scope="module")
 def calculator_mock_url():
-    with serving(mocking.service(bundled("calculator"))) as server:
+    with serving(mocking.service(calculator.entries())) as server:
         yield server.url
 
 
 @pytest.fixture(scope="module")
 def testbed_mock_url():
     with serving(mocking.service(testbed.service().schema)) as server:
+        yield server.url
+
+
+@pytest.fixture(scope="module")
+def calculator_plain_url():
+    """The calculator served by the teaching core alone, without the engine room."""
+    with serving(calculator.service(plain=True)) as server:
+        yield server.url
+
+
+@pytest.fixture(scope="module")
+def testbed_plain_url():
+    with serving(testbed.service(plain=True)) as server:
+        yield server.url
+
+
+@pytest.fixture(scope="module")
+def testbed_plain_mock_url():
+    with serving(mocking.service(testbed.service().schema, plain=True)) as server:
         yield server.url
 
 
@@ -64,6 +82,9 @@ def other_url():
     ("testbed_url", {"testbed", "live"}, "the testbed"),
     ("calculator_mock_url", {"calculator", "mock"}, "a mock of the calculator"),
     ("testbed_mock_url", {"testbed", "mock"}, "a mock of the testbed"),
+    ("calculator_plain_url", {"calculator", "live"}, "the calculator"),
+    ("testbed_plain_url", {"testbed", "live"}, "the testbed"),
+    ("testbed_plain_mock_url", {"testbed", "mock"}, "a mock of the testbed"),
     ("other_url", {"live"}, "a service of another schema"),
 ])
 def test_the_reference_passes_every_case_that_applies(target, profile, service, request, capsys):
@@ -190,7 +211,7 @@ def without(header):
 ])
 def test_a_server_with_one_wrong_behaviour_fails_with_a_diff(service, answer, request_, failing, diff, capsys):
     made = {"calculator": calculator.service, "testbed": testbed.service,
-            "mock": lambda: mocking.service(bundled("calculator"))}[service]()
+            "mock": lambda: mocking.service(calculator.entries())}[service]()
     with serving(Mutated(made, answer, request_)) as server:
         status, lines = run(capsys, "run", "--target", server.url)
     failed = [line.split()[1] for line in lines if line.startswith("FAIL ")]
@@ -572,13 +593,15 @@ SCHEMA_CASES = cases.load(cases.SCHEMAS)
 OUR_SCHEMA_DRIVER = f"{shlex.quote(sys.executable)} -m reference.schema --driver"
 ENDLESS_ACCEPTED = """
 import sys
-from reference import drivers, loader
+from reference import drivers
+from reference.protocol import loader
 loader.Schema._check_termination = lambda self, indexed: None  # never asks whether a type can end
 drivers.drive_schema(sys.stdin, sys.stdout)
 """
 DUPLICATES_ACROSS_DOCUMENTS = """
 import sys
-from reference import documents, drivers, loader
+from reference import drivers
+from reference.protocol import documents, loader
 checked = loader.Schema.__init__
 def one_document_at_a_time(self, documents_, internal=(), problems=()):
     for document in documents_:  # each document on its own: a name two of them define goes unnoticed

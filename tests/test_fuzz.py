@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 
 from conftest import serving
 from reference import calculator
-from reference.loader import bundled, load
+from reference import load
 
-SCHEMA = load(bundled("calculator"))
+SCHEMA = load(calculator.entries())
 SERVICE = calculator.service()
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "400"))
 fuzz = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -2,11 +2,10 @@
 
 import pytest
 
-from reference import load
-from reference.generate import Context, Random, examples, generate, generate_fields
-from reference.loader import bundled
-from reference.types import Type
-from reference.validate import check, check_fields
+from reference import calculator, load
+from reference.protocol.generate import Context, Random, examples, generate, generate_fields
+from reference.protocol.types import Type
+from reference.protocol.validate import check, check_fields
 
 
 def test_the_random_source_reproduces_the_other_implementation():
@@ -51,14 +50,14 @@ def test_collection_lengths_stay_in_range():
 
 def test_examples_are_the_ones_the_other_implementation_shows():
     """fn.api_ examples: a generator seeded with 1 per entry, every optional field, two elements."""
-    api = {next(k for k in e if k[0] not in "/-$"): e for e in examples(load(bundled("calculator")), True)}
+    api = {next(k for k in e if k[0] not in "/-$"): e for e in examples(load(calculator.entries()), True)}
     assert api["struct.Variable"]["example"] == {"name": "sigma", "value": 0.0014801179065742148}
     assert api["fn.add"]["inputExample"] == {"fn.add": {"x": 0.0014801179065742148, "y": 0.016654991086877412}}
     assert api["headers.Auth_"]["inputExample"] == {"@auth_": {"Session": {"token": "sigma"}}}
     assert api["fn.evaluate"]["outputExample"] == {"ErrorUnknownVariables": {"unknownVariables": ["sigma", "lambda"]}}
     assert api["fn.export"]["outputExample"] == {"Ok_": {"blob": "AiHAMQ=="}}
     assert api["info.Calculator"]["example"] == {}
-    result = Type("union", False, load(bundled("calculator")).functions["fn.api_"].result)
+    result = Type("union", False, load(calculator.entries()).functions["fn.api_"].result)
     assert list(check({"Ok_": {"api": list(api.values())}}, result)) == []
 
 

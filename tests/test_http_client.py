@@ -218,7 +218,7 @@ def test_an_answer_that_is_not_a_message_is_reported(monkeypatch):
     """200 with garbage is not a message."""
     class Garbage:
         def handle(self, data):
-            from reference.service import Reply
+            from reference.protocol.service import Reply
             return Reply(b"<html>oops</html>", "text/html", "", "")
     with serving(Garbage()) as server:
         with pytest.raises(NotAMessage, match="not a message"):

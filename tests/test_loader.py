@@ -4,8 +4,7 @@ import json
 
 import pytest
 
-from reference import SchemaError, load
-from reference.loader import bundled
+from reference import SchemaError, calculator, load, mocking
 
 ADD = {"fn.add": {"x": "number"}, "->": [{"Ok_": {"result": "number"}}]}
 
@@ -19,7 +18,7 @@ def problems(entries):
 
 def test_calculator_schema_lists_public_and_internal_entries_in_order():
     """fn.api_ lists info first, then every entry by name; internal ones on request."""
-    schema = load(bundled("calculator"))
+    schema = load(calculator.entries())
     public = [next(k for k in e if k[0] not in "/-$") for e in schema.api()]
     assert public == [
         "info.Calculator", "errors.Auth_", "errors.Availability", "fn.add", "fn.deleteVariable",
@@ -38,11 +37,10 @@ def test_entries_are_returned_verbatim_with_comments_and_annotations():
 
 
 OK = [{"Ok_": {}}]
-NAME = "a definition name starts with a letter or _, then word characters (and _ext. names are the stock " \
-       "_ext.Select_, _ext.Call_ and _ext.Stub_)"
+NAME = "is not a definition name: after its prefix, a name starts with a letter or _, then letters, digits or _"
 KEYS = "an entry has exactly one definition key (info., struct., union., fn., headers. or errors. and a name); found"
-FIELD = "a field name starts with a lowercase letter, then letters, digits or _, and may end with !"
-HEADER = "a header name is @, a lowercase letter, then letters, digits or _ (headers are always optional: no !)"
+FIELD = "is not a field name: a field name starts with a lowercase letter, then letters, digits or _, and may end with !"
+HEADER = "is not a header name: a header name is @, a lowercase letter, then letters, digits or _ (headers are always optional: no !)"
 RESULTS = 'a function has a -> key holding an array whose first element is {"Ok_": {...}} with the result fields'
 ENDLESS = "no finite value has this type: every way through its required fields leads back to it " \
           "(make one optional or nullable)"
@@ -57,28 +55,28 @@ ARRAYS = 'arrays are written ["T"] and maps {"string": "T"}, and neither can be 
     ([{"thing.A": {}}], [(1, [], f"{KEYS} none")]),
     ([{"struct.A": {}, "struct.B": {}}], [(1, [], f'{KEYS} "struct.A", "struct.B"')]),
     # names
-    ([{"struct.9a": {}}], [(1, ["struct.9a"], NAME)]),
-    ([{"errors.": [{"E": {}}]}], [(1, ["errors."], NAME)]),
-    ([{"_ext.Mine_": {}}], [(1, ["_ext.Mine_"], NAME)]),
-    ([{"_ext.Select_": {}}], [(1, ["_ext.Select_"], "_ext.Select_ is defined already")]),
+    ([{"struct.9a": {}}], [(1, ["struct.9a"], f'"9a" {NAME}')]),
+    ([{"errors.": [{"E": {}}]}], [(1, ["errors."], f'"" {NAME}')]),
+    ([{"_ext.Mine_": {}}], [(1, ["_ext.Mine_"], "_ext.Mine_ is not a stock _ext. type (those are _ext.Select_)")]),
+    ([{"_ext.Select_": {}}], [(1, ["_ext.Select_"], "_ext.Select_ is a stock definition of every schema")]),
     ([{"struct.A": {}}, {"struct.A": {}}], [(2, ["struct.A"], "struct.A is defined already")]),
-    ([{"fn.ping_": {}, "->": OK}], [(1, ["fn.ping_"], "fn.ping_ is defined already")]),
+    ([{"fn.ping_": {}, "->": OK}], [(1, ["fn.ping_"], "fn.ping_ is a stock definition of every schema")]),
     ([{"info.A": {}}, {"info.B": {}}], [(2, ["info.B"], "a schema has one info entry, and info.A is one")]),
-    ([{"struct.A": {"Bad": "string"}}], [(1, ["struct.A", "Bad"], FIELD)]),
-    ([{"struct.A": {"a\u00e9": "string"}}], [(1, ["struct.A", "a\u00e9"], FIELD)]),
-    ([{"struct.A": {"a!!": "string"}}], [(1, ["struct.A", "a!!"], FIELD)]),
-    ([{"union.U": [{"lower": {}}]}], [(1, ["union.U", 0, "lower"], "a tag name starts with an uppercase "
-                                      "letter, then letters, digits or _")]),
-    ([{"headers.H": {"@Bad": "string"}, "->": {}}], [(1, ["headers.H", "@Bad"], HEADER)]),
-    ([{"headers.H": {"@opt!": "string"}, "->": {}}], [(1, ["headers.H", "@opt!"], HEADER)]),
+    ([{"struct.A": {"Bad": "string"}}], [(1, ["struct.A", "Bad"], f'"Bad" {FIELD}')]),
+    ([{"struct.A": {"a\u00e9": "string"}}], [(1, ["struct.A", "a\u00e9"], f'"a\u00e9" {FIELD}')]),
+    ([{"struct.A": {"a!!": "string"}}], [(1, ["struct.A", "a!!"], f'"a!!" {FIELD}')]),
+    ([{"union.U": [{"lower": {}}]}], [(1, ["union.U", 0, "lower"], '"lower" is not a tag: a tag starts with an '
+                                      "uppercase letter, then letters, digits or _")]),
+    ([{"headers.H": {"@Bad": "string"}, "->": {}}], [(1, ["headers.H", "@Bad"], f'"@Bad" {HEADER}')]),
+    ([{"headers.H": {"@opt!": "string"}, "->": {}}], [(1, ["headers.H", "@opt!"], f'"@opt!" {HEADER}')]),
     # what an entry holds beside its definition
     ([{"///": 5, "struct.A": {}}], [(1, ["///"], "a comment is a string or an array of strings")]),
     ([{"union.U": [{"A": {}, "///": ["x", 1]}]}], [(1, ["union.U", 0, "///"],
                                                    "a comment is a string or an array of strings")]),
     ([{"struct.A": {}, "->": []}], [(1, ["->"], "a struct. entry holds no -> key")]),
     ([{"union.U": [{"A": {}}], "$note": 1}], [(1, ["$note"], "a union. entry holds no $note key")]),
-    ([{"errors.E": [{"E": {}}], "$note": 1}], [(1, ["$note"], "a errors. entry holds no $note key")]),
-    ([{"info.A": {}, "extra": 1}], [(1, ["extra"], "a info. entry holds no extra key")]),
+    ([{"errors.E": [{"E": {}}], "$note": 1}], [(1, ["$note"], "an errors. entry holds no $note key")]),
+    ([{"info.A": {}, "extra": 1}], [(1, ["extra"], "an info. entry holds no extra key")]),
     ([{**ADD, "$authenticated": "no"}], [(1, ["$authenticated"], "$authenticated is true or false")]),
     ([{**ADD, "_errors": "errors"}], [(1, ["_errors"], "only internal functions choose their errors.* groups")]),
     ([{**ADD, "$internal": True, "_errors": 5}], [(1, ["_errors"], "_errors is a regular expression, as a string")]),
@@ -89,9 +87,9 @@ ARRAYS = 'arrays are written ["T"] and maps {"string": "T"}, and neither can be 
     ([{"struct.A": {"f": "string", "f!": "integer"}}], [(1, ["struct.A", "f!"], "f is a field once, "
                                                         "either required or optional (!)")]),
     # type expressions
-    ([{"struct.A": {"x": "strin"}}], [(1, ["struct.A", "x"], 'unknown type "strin"')]),
-    ([{"struct.A": {"x": "stringy"}}], [(1, ["struct.A", "x"], 'unknown type "stringy"')]),
-    ([{"struct.A": {"x": "string??"}}], [(1, ["struct.A", "x"], 'unknown type "string??"')]),
+    ([{"struct.A": {"x": "strin"}}], [(1, ["struct.A", "x"], 'unknown type "strin"; did you mean "string"?')]),
+    ([{"struct.A": {"x": "stringy"}}], [(1, ["struct.A", "x"], 'unknown type "stringy"; did you mean "string"?')]),
+    ([{"struct.A": {"x": "string??"}}], [(1, ["struct.A", "x"], 'unknown type "string??"; did you mean "string"?')]),
     ([{"struct.A": {"x": "struct.B"}}], [(1, ["struct.A", "x"], 'unknown type "struct.B"')]),
     ([{"struct.A": {"x": "info.B"}}, {"info.B": {}}], [(1, ["struct.A", "x"], 'unknown type "info.B"')]),
     ([{"struct.A": {"x": "_ext.Call_"}}], [(1, ["struct.A", "x"], 'unknown type "_ext.Call_"')]),
@@ -180,14 +178,14 @@ def test_selections_are_a_type_like_any_other():
     schema = load([{"struct.V": {"sel": "_ext.Select_", "maybe!": "_ext.Select_?", "all!": ["_ext.Select_"],
                                  "named!": {"string": "_ext.Select_"}}}])
     fields = schema.definition("struct.V").fields
-    assert (fields["sel"].kind, fields["maybe!"].nullable, fields["all!"].of.kind) == (
-        "_ext.Select_", True, "_ext.Select_")
+    assert (fields["sel"].kind, fields["maybe!"].nullable, fields["all!"].of.kind) == ("ext", True, "ext")
+    assert fields["sel"].of is schema.definition("_ext.Select_")
 
 
 def test_mock_calls_and_stubs_are_types_where_the_mock_defines_them():
     """_ext.Call_, _ext.Stub_ and the mock's functions may be used by a schema a mock serves."""
     entries = [{"struct.S": {"c": "_ext.Call_", "s": "_ext.Stub_", "create": "fn.createStub_"}}]
-    schema = load(entries, internal=[bundled("mock")])
+    schema = mocking.schema(entries)
     assert schema.definition("struct.S").fields["create"].of is schema.named["fn.createStub_"][1]
 
 
@@ -204,7 +202,7 @@ def test_internal_functions_may_choose_their_error_groups():
 
 def test_stock_documents_are_not_added_twice():
     """A schema that holds every stock entry already (saved with includeInternal!) loads as it is."""
-    saved = load(bundled("calculator")).api(include_internal=True)
+    saved = load(calculator.entries()).api(include_internal=True)
     schema = load(saved)
     assert len(schema.api()) == len(saved) and schema.api(include_internal=True) == schema.api()
 
@@ -252,7 +250,7 @@ def test_a_schema_can_be_read_from_a_file_a_directory_or_text(tmp_path):
 def test_a_loaded_schema_loads_again():
     """load() of a Schema starts from its documents, so stock documents can be added to it."""
     schema = load([ADD])
-    assert "fn.createStub_" in load(schema, internal=[bundled("mock")]).functions
+    assert "fn.createStub_" in mocking.schema(schema).functions
 
 
 @pytest.mark.parametrize("files, expected", [

@@ -9,13 +9,10 @@ import time
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from conftest import Connection, handled_with_peak, serving, started
 from reference import calculator, load, mocking
 from reference.http_client import Client
-from reference.loader import bundled
 
 ADD = {"fn.add": {"x": 1, "y": 2}}
 OK = {"Ok_": {}}
@@ -24,7 +21,7 @@ OK = {"Ok_": {}}
 @pytest.fixture
 def mocked():
     """A connection to a fresh mock of the calculator; `.call(body, headers)` returns the body."""
-    with serving(mocking.service(bundled("calculator"))) as server:
+    with serving(mocking.service(calculator.entries())) as server:
         connection = Connection(server.url)
         connection.body = lambda body, headers=None: connection.call([headers or {}, body])[1]
         yield connection
@@ -51,7 +48,7 @@ def test_a_mock_fetched_from_a_live_server_serves_the_same_public_schema(calcula
 
 
 def test_the_mock_checksum_is_the_one_of_the_other_implementation():
-    service = mocking.service(bundled("calculator"))
+    service = mocking.service(calculator.entries())
     assert service.encoding.checksum == -959690647 and len(service.encoding.ids) == 59
 
 
@@ -197,7 +194,7 @@ def test_protected_functions_still_need_auth(mocked):
 
 
 def test_without_generation_unstubbed_calls_get_no_matching_stub():
-    with serving(mocking.service(bundled("calculator"), generation=False)) as server:
+    with serving(mocking.service(calculator.entries(), generation=False)) as server:
         connection = Connection(server.url)
         assert connection.call([{}, ADD])[1] == {"ErrorNoMatchingStub_": {}}
         assert list(connection.call([{"@gen_": True}, ADD])[1]) == ["Ok_"]
@@ -334,7 +331,7 @@ class start_mock:
 
 def test_stubs_and_recorded_calls_are_bounded():
     """The oldest stubs and calls are dropped beyond the limits."""
-    with serving(mocking.service(bundled("calculator"), max_stubs=2, max_calls=3)) as server:
+    with serving(mocking.service(calculator.entries(), max_stubs=2, max_calls=3)) as server:
         connection = Connection(server.url)
         body = lambda request: connection.call([{}, request])[1]
         for result in (1, 2, 3):
@@ -350,7 +347,7 @@ def test_stubs_and_recorded_calls_are_bounded():
 
 def test_stubs_and_recorded_calls_are_bounded_in_bytes_too():
     """Beyond half of max_state each, the oldest stubs and recorded calls give way."""
-    with serving(mocking.service(bundled("calculator"), max_state=40_000)) as server:
+    with serving(mocking.service(calculator.entries(), max_state=40_000)) as server:
         connection = Connection(server.url)
         body = lambda request: connection.call([{}, request])[1]
         for n in range(3):  # each stub and each call takes about 7 kB
@@ -375,7 +372,7 @@ def test_a_stub_may_leave_only_so_many_fields_for_the_mock_to_make_up(mocked):
 
 def test_a_large_verification_neither_takes_long_nor_blocks_other_calls():
     """Matching a long array against a long recorded one is linear, and done outside the mock's lock."""
-    with serving(mocking.service(bundled("calculator"))) as server:
+    with serving(mocking.service(calculator.entries())) as server:
         connection, other = Connection(server.url), Connection(server.url)
         connection.call([{}, {"fn.deleteVariables": {"names": ["a"] * 99_999 + ["z"]}}])
         started = time.perf_counter()
@@ -391,7 +388,7 @@ def test_answers_listing_recorded_calls_keep_the_newest_megabyte_and_count_the_r
     """However many calls were recorded, fn.verify_ and fn.verifyNoMoreInteractions_ answer
     with at most MAX_LISTED bytes of them, the newest, and say how many older ones are left out."""
     monkeypatch.setattr(mocking, "MAX_LISTED", 10_000)
-    with serving(mocking.service(bundled("calculator"))) as server:
+    with serving(mocking.service(calculator.entries())) as server:
         connection = Connection(server.url)
         body = lambda request: connection.call([{}, request])[1]
         for n in range(30):  # each about 1 kB
@@ -404,41 +401,6 @@ def test_answers_listing_recorded_calls_keep_the_newest_megabyte_and_count_the_r
         assert len(unverified["additionalUnverifiedCalls"]) == 9 and unverified["omittedCalls!"] == 21
         assert body({"fn.verify_": {"call": {"fn.deleteVariables": {}}}}) == OK
         assert body({"fn.verifyNoMoreInteractions_": {}}) == OK
-
-
-VALUES = st.recursive(st.integers(0, 3) | st.booleans() | st.sampled_from([1.0, "a", None]),
-                      lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.sampled_from("abc"), inner,
-                                                                                  max_size=3), max_leaves=20)
-
-
-def plainly(wanted, actual):
-    """Partial matching as the guide defines it, walked without shortcuts."""
-    if type(wanted) is dict:
-        return type(actual) is dict and all(key in actual and plainly(value, actual[key])
-                                            for key, value in wanted.items())
-    if type(wanted) is list:
-        return type(actual) is list and all(any(plainly(w, a) for a in actual) for w in wanted)
-    return mocking.equal(wanted, actual)
-
-
-@settings(max_examples=300, deadline=None)
-@given(VALUES, VALUES)
-def test_matching_with_its_indexes_gives_the_answers_of_the_plain_definition(wanted, actual):
-    assert mocking.Matching(100).matches(wanted, actual, False, 100) == plainly(wanted, actual)
-    assert mocking.Matching(100).matches(wanted, wanted, False, 100)
-
-
-@pytest.mark.parametrize("shape", [
-    lambda n: ([{"a": i, "b": [i]} for i in range(n)], [{"a": i, "b": [i]} for i in range(n)][::-1]),
-    lambda n: ([{"a": i} for i in range(n)], [{"a": i, "b": 0} for i in range(n)][::-1]),
-    lambda n: ([{"k": 0, "a": [i]} for i in range(n)], [{"k": 0, "a": [i, 0]} for i in range(n)][::-1]),
-    lambda n: ([[i] for i in range(n)], [[i, 0] for i in range(n)][::-1]),
-])
-def test_long_arrays_of_objects_and_arrays_match_in_any_order(shape):
-    """Reordered, partial, nested: each is found through an index, not by trying every element
-    (which would take the budget of steps many times over, and answer no match)."""
-    wanted, actual = shape(5000)
-    assert mocking.Matching(len(json.dumps(actual))).matches({"x": wanted}, {"x": actual}, False, 0)
 
 
 SELECTING = [

@@ -2,10 +2,10 @@
 
 import pytest
 
-from reference import load, select
-from reference.loader import bundled
+from reference import calculator, load
+from reference.protocol import select
 
-SCHEMA = load(bundled("calculator"))
+SCHEMA = load(calculator.entries())
 TAPE, EVALUATE, PING = (SCHEMA.functions[n] for n in ("fn.getPaperTape", "fn.evaluate", "fn.ping_"))
 VARIABLE = SCHEMA.functions["fn.getVariable"]
 

@@ -3,7 +3,7 @@
 import pytest
 
 from reference import load
-from reference.types import Struct, Type, Union, reachable
+from reference.protocol.types import Struct, Type, Union, reachable
 
 SCHEMA = load([
     {"struct.Node": {"value": "integer", "next": "struct.Node?", "tags!": {"string": ["union.Tag"]}}},

@@ -1,15 +1,10 @@
 """The validator: every type expression, valid and invalid values, paths and case order."""
 
-from unittest import mock
-
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
-from reference import load, validate
-from reference.loader import bundled
-from reference.types import Type
-from reference.validate import at, check, check_fields
+from reference import calculator, load
+from reference.protocol.types import Type
+from reference.protocol.validate import at, check, check_fields
 
 SCHEMA = load([
     {"fn.test": {"v!": "any?"}, "->": [{"Ok_": {}}]},
@@ -159,9 +154,9 @@ def test_deep_recursive_values_validate():
     assert cases("union.Expr", expr) == []
 
 
-CALCULATOR = load(bundled("calculator"))
+CALCULATOR = load(calculator.entries())
 TAPE = CALCULATOR.functions["fn.getPaperTape"]
-SELECT = Type("_ext.Select_")
+SELECT = Type("ext", False, CALCULATOR.definition("_ext.Select_"))
 
 
 def select_failures(selection, function=TAPE):
@@ -196,21 +191,3 @@ def select_failures(selection, function=TAPE):
 def test_selections(selection, expected):
     """A selection names only what the function's result can hold, in the right shapes."""
     assert select_failures(selection) == expected
-
-
-# The fast path gives the answers of the plain walk.
-
-SCALARS = st.sampled_from([Type(kind, nullable) for kind in ("boolean", "integer", "number", "string", "any", "bytes")
-                           for nullable in (False, True)])
-ELEMENTS = st.one_of(st.none(), st.booleans(), st.integers(-2**64, 2**64), st.text(max_size=3),
-                     st.floats(allow_nan=True, allow_infinity=True), st.lists(st.integers(), max_size=2))
-
-
-@settings(max_examples=500, deadline=None)
-@given(SCALARS, st.lists(ELEMENTS, max_size=8), st.booleans())
-def test_collections_of_plain_values_are_judged_as_the_walk_judges_them(element, values, as_map):
-    type_ = Type("map" if as_map else "array", False, element)
-    value = {str(index): v for index, v in enumerate(values)} if as_map else values
-    with mock.patch.object(validate, "_all_valid", lambda values, type_: False):
-        plain = list(check(value, type_, at("v")))
-    assert list(check(value, type_, at("v"))) == plain

@@ -10,7 +10,7 @@ import zlib
 
 import msgpack
 
-from .extras import NEGOTIATED, NEGOTIATION, STEADY
+from .extras import NEGOTIATED, NEGOTIATION
 from .testbed import case, echo, error, schema, step, unexpected
 
 RANGE = {"NumberOutOfRange": {}}

@@ -5,7 +5,9 @@ How this works
 A message is a two-element array `[headers, body]`. Bytes that start with
 0x92 (a MessagePack array of two) are MessagePack, anything else JSON (which
 carries bytes as base64 text: see blobs.py). `decode()` returns the headers
-and body or raises `ParseFailure` with the reason; `encode()` makes bytes.
+and body or raises `ParseFailure` with the reason; `encode()` makes bytes, or
+raises `Unwritable` when no wire can carry the message, and `unwritable()`
+says where.
 
 MessagePack is negotiated (`@bin_`) and smaller: every key of the body that
 the schema knows becomes a small integer. A schema's `Encoding` lists those
@@ -13,37 +15,28 @@ keys (every function name, and every field and tag name reachable from a
 function's arguments or `Ok_` result) sorted by code point and numbered from
 0; its checksum, a signed CRC-32 of the names joined by newlines, names it.
 A request whose first `@bin_` checksum is not the server's cannot be read.
-Packed mode (`@pac_`) also turns an array of maps into a header row of keys
-and rows of values (see `_header`).
+Packed mode (`@pac_`) also turns an array of maps into a row of keys and
+rows of values (see `_columns`).
 
-Decoding works in place and encoding writes as it walks, so a message is in
-memory once. Nesting is limited to `MAX_DEPTH` levels on both wires (the
-MessagePack library's own limit); handling such a message recurses deeper
-than Python's default limit, so whoever handles messages calls
-`allow_depth()` once.
+Both wires carry the same values: text that is Unicode, finite numbers, keys
+that are text, and at most MAX_DEPTH levels of nesting. MessagePack is read
+in place and written as it is walked, so a message is in memory once.
 """
 
 import json
 import math
-import re
-import sys
 import zlib
-from itertools import accumulate
 from typing import NamedTuple
 
 import msgpack
 
 from . import blobs
+from .limits import MAX_DEPTH
 from .types import Union, reachable
+from .validate import case, type_unexpected
 
-MAX_DEPTH = 1024  # levels of arrays and objects in one message
-FRAMES = 4 * MAX_DEPTH + 1000  # the recursion such a message needs: a few frames a level, and room
 PACKED, UNDEFINED = msgpack.ExtType(17, b""), msgpack.ExtType(18, b"")
-
-
-def allow_depth():
-    """Let Python recurse as deeply as a message MAX_DEPTH deep needs (a process-wide setting)."""
-    sys.setrecursionlimit(max(sys.getrecursionlimit(), FRAMES))
+KEPT = {str, int, bool, bytes, type(None)}  # values MessagePack gives that need no second look
 
 
 class ParseFailure(Exception):
@@ -52,6 +45,10 @@ class ParseFailure(Exception):
     def __init__(self, tag, data=None):
         super().__init__(tag)
         self.reason = {tag: data or {}}
+
+
+class Unwritable(ValueError):
+    """No wire can carry the message given: `unwritable()` says where."""
 
 
 class Encoding(NamedTuple):
@@ -72,9 +69,15 @@ def encoding(schema):
                 keys.update(node.tags if isinstance(node, Union) else node.fields)
     names = sorted(keys)
     crc = zlib.crc32("\n".join(names).encode())
-    return Encoding({name: i for i, name in enumerate(names)}, names,
-                    crc - 2**32 if crc >= 2**31 else crc)
+    return Encoding({name: i for i, name in enumerate(names)}, names, crc - 2**32 if crc >= 2**31 else crc)
 
+
+def encoding_from(ids, checksum):
+    """The Encoding that an `@enc_` header describes."""
+    return Encoding(ids, sorted(ids, key=ids.get), checksum)
+
+
+# Reading
 
 def decode(data, encoding):
     """Read a request: return (headers, body), or raise ParseFailure."""
@@ -96,17 +99,15 @@ def read_json(data):
 
     Refused as not JSON, beside bad syntax: NaN and Infinity, numbers too large
     for a float, and strings holding half of a UTF-16 surrogate pair (no wire
-    could carry them on). Nesting is measured after parsing, when every string
-    is known to end."""
+    could carry them on)."""
     try:
         message = DECODER.decode(data.decode())
-        if _may_hold_surrogates(data):  # (a fast path: see the end of the module)
-            json.dumps(message, ensure_ascii=False).encode()  # which fails on half a pair
+        ENCODER.encode(message).encode()  # which fails on half a surrogate pair
     except RecursionError:  # deeper than the interpreter's stack allows
         raise ParseFailure("NestingTooDeep", {"limit": MAX_DEPTH}) from None
     except ValueError:  # UnicodeDecodeError and UnicodeEncodeError included
         raise ParseFailure("ExpectedJsonArrayOfTwoObjects") from None
-    if _deeper(data, MAX_DEPTH):  # (read off the text, a fast path: see the end of the module)
+    if deeper(message, MAX_DEPTH):
         raise ParseFailure("NestingTooDeep", {"limit": MAX_DEPTH})
     return _two_objects(message)
 
@@ -124,7 +125,20 @@ def _reject_constant(name):
 
 # Made once: json.loads and json.dumps build new ones for every call given options.
 DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite)
-ENCODER = json.JSONEncoder(allow_nan=False, default=blobs.as_text)
+ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, default=blobs.as_text)
+
+
+def deeper(value, limit):
+    """Whether `value` nests arrays and objects more than `limit` levels deep (found with a stack
+    of its own, depth first, so that even a value that holds itself gives an answer soon)."""
+    waiting = [(value, 1)]
+    while waiting:
+        value, level = waiting.pop()
+        if type(value) in (dict, list):
+            if level > limit:
+                return True
+            waiting.extend((element, level + 1) for element in (value.values() if type(value) is dict else value))
+    return False
 
 
 def _two_objects(message):
@@ -148,11 +162,6 @@ def read_binary(data):
     return from_binary(headers, None, False), body
 
 
-def encoding_from(ids, checksum):
-    """The Encoding that an `@enc_` header describes."""
-    return Encoding(ids, sorted(ids, key=ids.get), checksum)
-
-
 def from_binary(value, names, unpack):
     """Undo key substitution (and packing) in a decoded MessagePack value.
 
@@ -166,19 +175,17 @@ def from_binary(value, names, unpack):
         if not all(type(key) is str for key in value):
             value = {_name(key, names): element for key, element in value.items()}
         for key, element in value.items():
-            if type(element) not in PLAIN:
+            if type(element) not in KEPT:
                 value[key] = from_binary(element, names, unpack)
         return value
     if kind is list:
         if unpack and value and value[0] == PACKED:
             value = unpack_rows(value)
-        if not _plain(value):  # (a fast path: see the end of the module)
-            for index, element in enumerate(value):
+        for index, element in enumerate(value):
+            if type(element) not in KEPT:
                 value[index] = from_binary(element, names, unpack)
         return value
-    if kind is float and not math.isfinite(value):
-        raise ParseFailure("BinaryDecodeFailure")
-    if kind in PLAIN or kind is float:
+    if kind is float and math.isfinite(value):
         return value
     raise ParseFailure("BinaryDecodeFailure")
 
@@ -191,97 +198,8 @@ def _name(key, names):
     return key
 
 
-def encode(message, encoding=None, packed=False):
-    """Serialize a message: MessagePack given an encoding, else JSON (ValueError or TypeError: unreadable)."""
-    if encoding is None:
-        data = ENCODER.encode(message).encode()
-        if _deeper(data, MAX_DEPTH):  # (read off the text, a fast path: see the end of the module)
-            raise ValueError(f"the message nests deeper than {MAX_DEPTH} levels")
-        return data
-    headers, body = message
-    packer = msgpack.Packer(autoreset=False)  # which collects what it packs in one buffer
-    packer.pack_array_header(2)
-    _write(headers, {}, False, packer)
-    _write(body, encoding.ids, packed, packer)
-    return packer.bytes()
-
-
-def _write(value, ids, packed, packer, depth=2):
-    """Pack `value` into `packer`, every map key the encoding knows as its id and, if
-    `packed`, every array of maps so keyed packed (see `_header`). It writes as it walks,
-    so no copy of the message is made on the way out. What JSON could not carry either
-    (a key that is not a string, a number that is not finite) raises."""
-    kind = type(value)
-    if kind in (dict, list) and depth > MAX_DEPTH:
-        raise ValueError(f"the message nests deeper than {MAX_DEPTH} levels")
-    if kind is dict:
-        packer.pack_map_header(len(value))
-        for key, element in value.items():
-            if type(key) is not str:
-                raise TypeError(f"a key of a map is not a string: {key!r}")
-            packer.pack(ids.get(key, key))
-            _write(element, ids, packed, packer, depth + 1)
-    elif kind is float and not math.isfinite(value):
-        raise ValueError(f"{value} is not a number JSON could carry")  # nor will a reader take it
-    elif kind is not list:
-        packer.pack(value)
-    elif packed and value and (header := _header(value, ids)) is not None:
-        packer.pack_array_header(len(value) + 2)
-        packer.pack(PACKED)
-        packer.pack([None, *_ids(header, ids)])
-        for row in value:
-            _write_row(row, header, ids, packer, depth + 1)
-    elif _plain(value):
-        packer.pack(value)
-    else:
-        packer.pack_array_header(len(value))
-        for element in value:
-            _write(element, ids, packed, packer, depth + 1)
-
-
-def _header(rows, ids):
-    """The columns of a packed array of maps, by key name, or None when it cannot be packed.
-
-    Packing writes `[{"a": "x", "b": 5}, {"a": "y"}]` as `[Ext17, [None, 1, 2], ["x", 5],
-    ["y"]]` (if a is 1 and b is 2): the header lists the keys, in the order first seen,
-    and each row the values in header order. A value that is itself a map gets a nested
-    header `[key, ...]`; a cell missing before the end of a row is `Ext18`, and trailing
-    missing cells are left off. Arrays of anything else, or of maps with a key the
-    encoding does not know, are written as they are."""
-    columns = {}  # key -> the values seen under it
-    for row in rows:
-        if type(row) is not dict or any(key not in ids for key in row):
-            return None
-        for key, value in row.items():
-            columns.setdefault(key, []).append(value)
-    header = []  # (key, the nested header of a column of maps, or None)
-    for key, values in columns.items():
-        maps = sum(type(value) is dict for value in values)
-        if maps and (maps < len(values) or (nested := _header(values, ids)) is None):
-            return None
-        header.append((key, nested if maps else None))
-    return header
-
-
-def _ids(header, ids):
-    """The header row as it is written: ids, and `[id, ...]` for a nested header."""
-    return [ids[key] if nested is None else [ids[key], *_ids(nested, ids)] for key, nested in header]
-
-
-def _write_row(row, header, ids, packer, depth):
-    cells = max((index + 1 for index, (key, _) in enumerate(header) if key in row), default=0)
-    packer.pack_array_header(cells)
-    for key, nested in header[:cells]:
-        if key not in row:
-            packer.pack(UNDEFINED)
-        elif nested is not None:
-            _write_row(row[key], nested, ids, packer, depth + 1)
-        else:
-            _write(row[key], ids, True, packer, depth + 1)
-
-
 def unpack_rows(packed):
-    """Turn a packed array back into a list of maps (the inverse of packing, `_header`), in place."""
+    """Turn a packed array back into a list of maps (the inverse of packing: `_columns`), in place."""
     if len(packed) < 2 or type(packed[1]) is not list:
         raise ParseFailure("BinaryDecodeFailure")
     header = packed[1][1:]
@@ -304,38 +222,120 @@ def _unrow(row, header):
     return value
 
 
-# Fast paths. Each only skips work whose outcome is known: it gives the same answers as the
-# plain walk (tests/test_codec.py proves it), and could be deleted without changing any
-# answer, only its cost.
+# Writing
 
-SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")  # the escape of half a UTF-16 pair
-
-
-def _may_hold_surrogates(data):
-    """Whether JSON text may hold half a surrogate pair: only an escape can write one."""
-    return b"\\u" in data and SURROGATE.search(data) is not None
-
-
-JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)  # linear on valid JSON
-NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
-NESTING = [0] * 256  # what each bracket does to the depth
-NESTING[ord("[")] = NESTING[ord("{")] = 1
-NESTING[ord("]")] = NESTING[ord("}")] = -1
-
-
-def _deeper(data, limit):
-    """Whether valid JSON text nests arrays and objects more than `limit` deep, read off the
-    text in linear time instead of walking the parsed value: only a text with more brackets
-    than that can; then its strings are blanked out and the brackets left are counted."""
-    if data.count(b"[") + data.count(b"{") <= limit:
-        return False
-    brackets = JSON_STRING.sub(b"", data).translate(None, NOT_BRACKETS)
-    return max(accumulate(map(NESTING.__getitem__, brackets)), default=0) > limit
+def encode(message, encoding=None, packed=False):
+    """Serialize a message: MessagePack given an encoding, else JSON; Unwritable if no wire can carry it."""
+    try:
+        if encoding is None:
+            if deeper(message, MAX_DEPTH):
+                raise Unwritable(f"the message nests deeper than {MAX_DEPTH} levels")
+            return ENCODER.encode(message).encode()
+        headers, body = message
+        packer = msgpack.Packer(autoreset=False)  # which collects what it packs in one buffer
+        packer.pack_array_header(2)
+        _write(headers, {}, False, packer)
+        _write(body, encoding.ids, packed, packer)
+        return packer.bytes()
+    except (ValueError, TypeError, OverflowError, RecursionError) as error:
+        raise Unwritable(str(error)) from None
 
 
-PLAIN = {str, int, bool, bytes, type(None)}  # values MessagePack gives that from_binary keeps as they are
+def _write(value, ids, packed, packer, depth=2):
+    """Pack `value` into `packer`, every map key the encoding knows as its id and, if
+    `packed`, every array of maps so keyed packed (see `_columns`). It writes as it walks,
+    so no copy of the message is made on the way out."""
+    kind = type(value)
+    if kind in (dict, list) and depth > MAX_DEPTH:
+        raise ValueError(f"the message nests deeper than {MAX_DEPTH} levels")
+    if kind is dict:
+        packer.pack_map_header(len(value))
+        for key, element in value.items():
+            if type(key) is not str:
+                raise TypeError(f"a key of a map is not a string: {key!r}")
+            packer.pack(ids.get(key, key))
+            _write(element, ids, packed, packer, depth + 1)
+    elif kind is float and not math.isfinite(value):
+        raise ValueError(f"{value} is not a number JSON could carry")  # nor will a reader take it
+    elif kind is not list:
+        packer.pack(value)
+    elif packed and value and (columns := _columns(value, ids)) is not None:
+        packer.pack_array_header(len(value) + 2)
+        packer.pack(PACKED)
+        packer.pack([None, *_ids(columns, ids)])
+        for row in value:
+            _write_row(row, columns, ids, packer, depth + 1)
+    else:
+        packer.pack_array_header(len(value))
+        for element in value:
+            _write(element, ids, packed, packer, depth + 1)
 
 
-def _plain(values):
-    """Whether an array holds nothing from_binary would change or refuse."""
-    return set(map(type, values)) <= PLAIN
+def _columns(rows, ids):
+    """The columns of a packed array of maps, by key name, or None when it cannot be packed.
+
+    Packing writes `[{"a": "x", "b": 5}, {"a": "y"}]` as `[Ext17, [None, 1, 2], ["x", 5],
+    ["y"]]` (if a is 1 and b is 2): the first row lists the keys, in the order first seen,
+    and each row the values in that order. A value that is itself a map gets nested
+    columns `[key, ...]`; a cell missing before the end of a row is `Ext18`, and trailing
+    missing cells are left off. Arrays of anything else, or of maps with a key the
+    encoding does not know, are written as they are."""
+    values = {}  # key -> the values seen under it
+    for row in rows:
+        if type(row) is not dict or any(key not in ids for key in row):
+            return None
+        for key, value in row.items():
+            values.setdefault(key, []).append(value)
+    columns = []  # (key, the nested columns of a column of maps, or None)
+    for key, column in values.items():
+        maps = sum(type(value) is dict for value in column)
+        if maps and (maps < len(column) or (nested := _columns(column, ids)) is None):
+            return None
+        columns.append((key, nested if maps else None))
+    return columns
+
+
+def _ids(columns, ids):
+    """The key row as it is written: ids, and `[id, ...]` for nested columns."""
+    return [ids[key] if nested is None else [ids[key], *_ids(nested, ids)] for key, nested in columns]
+
+
+def _write_row(row, columns, ids, packer, depth):
+    cells = max((index + 1 for index, (key, _) in enumerate(columns) if key in row), default=0)
+    packer.pack_array_header(cells)
+    for key, nested in columns[:cells]:
+        if key not in row:
+            packer.pack(UNDEFINED)
+        elif nested is not None:
+            _write_row(row[key], nested, ids, packer, depth + 1)
+        else:
+            _write(row[key], ids, True, packer, depth + 1)
+
+
+def unwritable(value, path=(), level=2):
+    """Yield a case for every part of `value` that no wire can carry, which only a handler
+    can put in an answer, where the schema allows anything: text that is not Unicode, a
+    number that is not finite, a value that is no JSON value, a key that is not text, an
+    array or object more than MAX_DEPTH levels deep in the message (a value that holds
+    itself, too). `value` is at `level`: a body or the headers are at level 2."""
+    kind = type(value)
+    if kind in (dict, list) and level > MAX_DEPTH:
+        yield case(path, "NestingTooDeep", {"limit": MAX_DEPTH})
+    elif kind is dict:
+        for key, element in value.items():
+            if type(key) is str:
+                yield from unwritable(element, (path, key), level + 1)
+            else:
+                yield type_unexpected(key, "String", (path, str(key)))
+    elif kind is list:
+        for index, element in enumerate(value):
+            yield from unwritable(element, (path, index), level + 1)
+    elif kind is float and not math.isfinite(value):
+        yield case(path, "NumberOutOfRange")
+    elif kind is str and not value.isascii():
+        try:
+            value.encode()
+        except UnicodeEncodeError:  # half a surrogate pair: a Python string, but not text
+            yield case(path, "TypeUnexpected", {"actual": {"Unknown": {}}, "expected": {"String": {}}})
+    elif kind not in (bool, int, float, str, bytes, type(None)):
+        yield type_unexpected(value, "Any", path)

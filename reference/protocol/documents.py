@@ -1,29 +1,22 @@
-"""Schema documents: JSON read from files, directories or text, and where in it a problem is.
+"""Schema documents: JSON read from files, directories or text, and how a problem in one is told.
 
-How this works
---------------
-`read()` turns what `load()` is given into `Document`s: each a name, the
-entries it holds, and the JSON text they were read from (None for entries
-given in memory). When the loader finds something wrong with an entry, it
-says where as a `Where` (the document, the entry counted from 1 as people
-count, its definition key) and a path of keys and indexes inside the entry.
-`located()` then finds the line and column of that path in the text,
-walking the JSON with the json module's own decoder, which skips a whole
-value at C speed; and a `Problem` reads like a compiler's:
+`read()` and `parse()` turn what `load()` is given into `Document`s: each a
+name, the entries it holds, and the JSON text they were read from (None for
+entries given in memory). When the loader finds something wrong with an
+entry, it says where as a `Where` (the document, the entry counted from 1 as
+people count, its definition key) and a path of keys and indexes inside the
+entry. A tool that has the text can add the line and column (locate.py), and
+a `Problem` then reads like a compiler's:
 
-    shop.json:12:15: struct.Item: unknown type "numbr"
+    shop.json:12:45: struct.Item: unknown type "numbr"
 
 Problems are data too (`Problem.as_data()`), for the conformance suite's
 schema driver and for other tools.
 """
 
 import json
-import re
 from pathlib import Path
 from typing import Any, NamedTuple
-
-SKIP = re.compile(r"[ \t\n\r]*").match  # JSON's whitespace
-DECODER = json.JSONDecoder()
 
 
 class Document(NamedTuple):
@@ -56,6 +49,7 @@ class Problem(NamedTuple):
     path: list
     message: str
     first: Where | None = None  # for a name defined twice, where it was defined first
+    value: bool = False  # whether it is about the value at the path (else its key)
 
     def __str__(self):
         what = f"{self.where.key}: " if self.where.key else ""
@@ -74,10 +68,11 @@ class Problem(NamedTuple):
 
 
 class SchemaError(Exception):
-    """A schema broke the rules; `problems` lists every violation, in document order."""
+    """A schema broke the rules; `problems` lists every violation, in document order, and
+    `documents` are those they are in."""
 
-    def __init__(self, problems):
-        self.problems = problems
+    def __init__(self, problems, documents=()):
+        self.problems, self.documents = problems, documents
         count = f"{len(problems)} problem{'s' * (len(problems) != 1)}"
         super().__init__(f"invalid schema, {count}:\n" + "\n".join(f"  {p}" for p in problems))
 
@@ -116,53 +111,5 @@ def parse(name, text):
         return [], [Problem(Where(name, None, "", error.lineno, error.colno), [], f"not valid JSON: {error.msg}")]
     except ValueError as error:  # a number too large, say
         return [], [Problem(Where(name), [], f"not valid JSON: {error}")]
-
-
-def located(problem, texts):
-    """`problem` with the line and column of its place, where its document's text is known."""
-    text = texts.get(problem.where.document)
-    if text is None or problem.where.entry is None:
-        return problem
-    first = problem.first
-    if first is not None and texts.get(first.document) is not None:
-        first = first._replace(**_position(texts[first.document], [first.entry - 1, first.key]))
-    return problem._replace(where=problem.where._replace(**_position(text, [problem.where.entry - 1, *problem.path])),
-                            first=first)
-
-
-def _position(text, steps):
-    """The line and column of the value (or key) `steps` leads to in JSON text, or of the deepest found."""
-    at = shown = SKIP(text, 0).end()
-    for step in steps:
-        found = (_element(text, at, step) if type(step) is int and text.startswith("[", at) else
-                 _member(text, at, step) if type(step) is str and text.startswith("{", at) else None)
-        if found is None:
-            break
-        shown, at = found
-    return {"line": text.count("\n", 0, shown) + 1, "column": shown - text.rfind("\n", 0, shown)}
-
-
-def _element(text, at, index):
-    """Where the element `index` of the array at `at` starts (twice), or None."""
-    at = SKIP(text, at + 1).end()
-    for _ in range(index):
-        if text.startswith("]", at):
-            return None
-        at = SKIP(text, DECODER.raw_decode(text, at)[1]).end()
-        at = SKIP(text, at + 1).end() if text.startswith(",", at) else at
-    return None if text.startswith("]", at) else (at, at)
-
-
-def _member(text, at, key):
-    """Where the key `key` of the object at `at` starts, and where its value starts, or None."""
-    at = SKIP(text, at + 1).end()
-    while text.startswith('"', at):
-        name, end = json.decoder.scanstring(text, at + 1)
-        value = SKIP(text, SKIP(text, end).end() + 1).end()  # past the colon
-        if name == key:
-            return at, value
-        at = SKIP(text, DECODER.raw_decode(text, value)[1]).end()
-        if not text.startswith(",", at):
-            return None
-        at = SKIP(text, at + 1).end()
-    return None
+    except RecursionError:
+        return [], [Problem(Where(name), [], "the document nests arrays and objects deeper than Python reads")]

@@ -11,25 +11,23 @@ a fixed order, so a seed always gives the same values (the other
 implementation's too, draw for draw):
 
 - struct fields in name order; a coin leaves an optional field out (or the
-  option says always or never); in a mock call or stub (`_ext.Call_`,
-  `_ext.Stub_`) a coin decides on required fields too;
+  option says always or never), and a required one too where the context
+  says so (in a mock's calls and stubs);
 - `T?` is null when a coin says so, before anything else is drawn;
 - integer: a non-negative 31-bit number; number: a fraction in [0, 1];
   string: one of 24 Greek letter names; bytes: four bytes; any: a boolean,
   an integer or a string;
 - an array or map draws its length, then its elements (keys are strings);
 - a union, or an `fn.X` call, draws one of its tags in name order;
-- a selection (`_ext.Select_`) tosses a coin for each thing the answered
-  function offers to select, in name order;
-- a mock call or stub draws one of the service's functions in name order (a
-  stub's result is always `Ok_`).
+- an `_ext.` type generates its own values: a selection tosses a coin for
+  each thing the answered function offers to select, in name order (select.py).
 
 `examples()` serves `fn.api_ {includeExamples!: true}` the same way: seed 1,
 every optional field, collections of two.
 """
 
 from . import blobs
-from .select import options
+from .limits import MAX_GENERATED_DEPTH, MAX_VALUES
 from .types import Type
 
 WORDS = ("alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa",
@@ -86,18 +84,20 @@ class Context:
     before its stack overflows), everything left is made as small as it can
     be: null where allowed, empty collections, no optional fields, and the
     union tag with the shallowest smallest value (see `Struct.height`). Values
-    that fit the budget are not affected at all."""
+    that fit the budget are not affected at all.
 
-    MAX_DEPTH = 250
+    `optional` says whether optional fields are made ("all", "none", or
+    "random": a coin decides), `every_required` whether every required field
+    is (a mock's calls and stubs leave some out, a coin deciding each)."""
 
-    def __init__(self, random, optional="random", length=(0, 3), function=None, budget=10_000):
+    def __init__(self, random, optional="random", length=(0, 3), function=None, budget=MAX_VALUES):
         self.random, self.optional, self.length, self.function = random, optional, length, function
         self.left, self.depth = budget, 0
-        self.every_required = True  # False inside mock calls and stubs, which may leave some out
+        self.every_required = True
 
     @property
     def exhausted(self):
-        return self.left <= 0 or self.depth >= self.MAX_DEPTH
+        return self.left <= 0 or self.depth >= MAX_GENERATED_DEPTH
 
     def count(self):
         if self.exhausted:
@@ -154,51 +154,6 @@ def generate_tags(union, context):
     return {tag: generate_fields(union.tags[tag], context)}
 
 
-def generate_select(type_, context):
-    """An `_ext.Select_`: some of what the function being answered offers to select."""
-    return _sub_select(options(context.function), context)
-
-
-def _sub_select(option, context):
-    if type(option) is list:  # field names
-        return sorted(name for name in option if context.random.boolean())
-    chosen = {}
-    for key in sorted(option):
-        if context.random.boolean():
-            inner = _sub_select(option[key], context)
-            if inner != {}:
-                chosen[key] = inner
-    return chosen
-
-
-def generate_call(type_, context):
-    """An `_ext.Call_`: a call of one of the service's own functions, some fields left out."""
-    function = _drawn_function(type_.of, context)
-    return _partly(context, lambda: generate_tags(function.call, context))
-
-
-def generate_stub(type_, context):
-    """An `_ext.Stub_`: a call and the Ok_ result it answers, some fields left out."""
-    function = _drawn_function(type_.of, context)
-    return _partly(context, lambda: {function.name: generate_fields(function.arguments, context),
-                                     "->": {"Ok_": generate_fields(function.result.tags["Ok_"], context)}})
-
-
-def _drawn_function(functions, context):
-    """One of the functions a mock answers (its name does not end with _), drawn by name."""
-    names = sorted(name for name in functions if not name.endswith("_"))
-    return functions[names[context.random.below(len(names))]]
-
-
-def _partly(context, make):
-    """Make a value in which a coin decides on required fields too, as in a call or stub."""
-    every_required, context.every_required = context.every_required, False
-    try:
-        return make()
-    finally:
-        context.every_required = every_required
-
-
 GENERATORS = {
     "boolean": lambda type_, context: context.random.boolean(),
     "integer": lambda type_, context: context.random.next_int(),
@@ -211,9 +166,7 @@ GENERATORS = {
     "struct": lambda type_, context: generate_fields(type_.of, context),
     "union": lambda type_, context: generate_tags(type_.of, context),
     "fn": lambda type_, context: generate_tags(type_.of, context),
-    "_ext.Select_": generate_select,
-    "_ext.Call_": generate_call,
-    "_ext.Stub_": generate_stub,
+    "ext": lambda type_, context: type_.of.generate(context),
 }
 
 
@@ -239,5 +192,5 @@ def _example(schema, key, scope):
     if kind in ("union", "errors"):
         return {"example": generate_tags(target, context)}
     if kind == "_ext":
-        return {"example": generate(Type(key, False, schema.functions), context)}
+        return {"example": generate(Type("ext", False, target), context)}
     return {"example": {}}

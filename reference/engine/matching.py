@@ -1,0 +1,126 @@
+"""Matching in linear time: stubs against a call, or a verification against recorded calls.
+
+The mock's definition of a partial match (stubs.partial) asks, for each object
+or array in a stub's array, whether some element of the call's array holds it:
+a search whose cost can grow with the product of the two arrays, and more
+with nesting. `Matching` finds the same answer faster. Elements equal to one
+of the call's are found by their canonical form in a set; the others are
+looked for only among the call's elements that hold the same plain value at
+the same place (an index of `leaves`). What remains is a search, which each
+match may spend STEPS steps per byte on: a stub that would take longer is
+taken as not matching, and the log says so. tests/test_engine.py holds its
+answers to the definition's.
+"""
+
+import logging
+
+from ..stubs import equal
+
+log = logging.getLogger("reference")
+
+STEPS = 16  # steps matching may take per byte of the stubs and calls it compares
+
+
+class Matching:
+    """Matching one call against stubs, or one `fn.verify_` against recorded calls, within a
+    budget of steps that grows with the bytes compared."""
+
+    def __init__(self, size):
+        self.steps = STEPS * size + 1000  # the budget, grown by each stub or call matched
+        self.canonicals, self.indexes = {}, {}  # by id() of values alive while matching
+
+    def matches(self, wanted, actual, strict, size):
+        """Whether `actual` arguments match `wanted` ones (partially unless `strict`); `size` adds to the budget."""
+        self.steps += STEPS * size
+        try:
+            return equal(wanted, actual) if strict else self.partial(wanted, actual)
+        except Exhausted:
+            log.warning("matching took over %d steps per byte; taken as no match", STEPS)
+            return False
+
+    def forget(self):
+        """Forget the canonical forms and indexes worked out, before the values they describe go."""
+        self.canonicals.clear()
+        self.indexes.clear()
+
+    def spend(self, steps):
+        self.steps -= steps
+        if self.steps < 0:
+            raise Exhausted()
+
+    def partial(self, wanted, actual):
+        self.spend(1)
+        if type(wanted) is dict:
+            return type(actual) is dict and all(
+                key in actual and self.partial(value, actual[key]) for key, value in wanted.items())
+        if type(wanted) is not list:
+            return equal(wanted, actual)
+        if type(actual) is not list:
+            return False
+        members, canonicals, index = self.index(actual)
+        seen = set()
+        for element in wanted:
+            form = self.canonical(element)
+            if form in seen:
+                continue
+            seen.add(form)
+            if type(element) not in (dict, list):
+                found = form in members
+            else:
+                found = form in canonicals or any(self.partial(element, candidate)
+                                                  for candidate in self.candidates(element, index))
+            if not found:
+                return False
+        return True
+
+    def index(self, elements):
+        """An array's plain values, and its objects and arrays by canonical form and by leaf, worked out once."""
+        if id(elements) not in self.indexes:
+            self.spend(len(elements))
+            members, canonicals, index = set(), set(), {None: []}
+            for element in elements:
+                if type(element) in (dict, list):
+                    canonicals.add(self.canonical(element))
+                    for leaf in leaves(element, 2):
+                        index.setdefault(leaf, []).append(element)
+                    index[None].append(element)
+                else:
+                    members.add(_member(element))
+            self.indexes[id(elements)] = members, canonicals, index
+        return self.indexes[id(elements)]
+
+    def candidates(self, element, index):
+        """The call's objects and arrays that hold `element`'s rarest leaf (or all of them)."""
+        self.spend(1)
+        return min((index.get(leaf, ()) for leaf in leaves(element, 2)), key=len, default=index[None])
+
+    def canonical(self, value):
+        """A canonical form that follows `equal`: equal values, and only they, have equal forms."""
+        if type(value) not in (dict, list):
+            return _member(value)
+        if id(value) not in self.canonicals:
+            self.spend(len(value))
+            if type(value) is dict:
+                self.canonicals[id(value)] = ("{", tuple(sorted((key, self.canonical(v)) for key, v in value.items())))
+            else:
+                self.canonicals[id(value)] = ("[", tuple(map(self.canonical, value)))
+        return self.canonicals[id(value)]
+
+
+def leaves(value, depth):
+    """The plain values inside a value, to `depth` levels down, each with its keys: what a partial match holds too."""
+    items = value.items() if type(value) is dict else (("[]", element) for element in value)
+    for key, element in items:
+        if type(element) not in (dict, list):
+            yield key, _member(element)
+        elif depth > 1:
+            yield from ((key, *leaf) for leaf in leaves(element, depth - 1))
+
+
+class Exhausted(Exception):
+    """A match took all the steps it may take."""
+
+
+def _member(value):
+    """A plain value as a set member that follows `equal`: true is not 1, but 1 is 1.0."""
+    return type(value) is bool, value

@@ -1,0 +1,34 @@
+"""Scans: what JSON text could hold, read off the bytes before anything is parsed.
+
+The core reads a JSON message and then asks two questions of what it parsed
+(protocol/codec.py): does any string hold half of a UTF-16 surrogate pair,
+and does it nest more than MAX_DEPTH levels? Both cost a walk of the whole
+message. Most messages cannot hold either, and the bytes say so at C speed:
+half a pair can only be written as an escape, and nesting needs brackets.
+These scans answer "no" for such messages; "maybe" sends the message to the
+core, which answers. tests/test_engine.py holds them to the core's walks.
+"""
+
+import re
+from itertools import accumulate
+
+SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")  # the escape of half a UTF-16 pair
+JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)  # linear on valid JSON
+NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+NESTING = [0] * 256  # what each bracket does to the depth
+NESTING[ord("[")] = NESTING[ord("{")] = 1
+NESTING[ord("]")] = NESTING[ord("}")] = -1
+
+
+def may_hold_surrogates(data):
+    """Whether JSON text may hold half a surrogate pair: only an escape can write one."""
+    return b"\\u" in data and SURROGATE.search(data) is not None
+
+
+def deeper(data, limit):
+    """Whether JSON text may nest arrays and objects more than `limit` deep: only a text with
+    more brackets than that can; then its strings are blanked out and the brackets counted."""
+    if len(data) <= limit or data.count(b"[") + data.count(b"{") <= limit:
+        return False
+    brackets = JSON_STRING.sub(b"", data).translate(None, NOT_BRACKETS)
+    return max(accumulate(map(NESTING.__getitem__, brackets)), default=0) > limit

@@ -1,0 +1,25 @@
+"""Limits: how much one message may hold and one answer may cost, all in one place.
+
+The spec states no limits; these are ours (conformance/PROTOCOL.md, section 11),
+each chosen so that no message, however made, costs more than a small multiple
+of its size.
+"""
+
+import sys
+
+MAX_DEPTH = 1024  # levels of arrays and objects in a message, the outer array counted as 1
+MIN_INT64, MAX_INT64 = -(2**63), 2**63 - 1  # the integers a message carries, in integer and number fields
+MAX_CASES = 100  # validation cases one answer reports
+MAX_CASE_BYTES = 64 * 1024  # characters of the keys in the paths of those cases, beyond the first case
+MAX_VALUES = 10_000  # values generated for one answer (a mock's, or fn.api_'s examples)
+MAX_GENERATED_DEPTH = 250  # nesting of a generated value, past which everything is made as small as it can be
+MAX_SCHEMA_DEPTH = 64  # levels of arrays and objects in a schema document
+
+# Checking a message MAX_DEPTH deep recurses a few Python frames per level: more than Python's
+# default recursion limit allows. A program that handles messages says so, once, at its start.
+FRAMES = 4 * MAX_DEPTH + 1000
+
+
+def allow_depth():
+    """Let this program recurse as deeply as handling a message MAX_DEPTH deep needs."""
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), FRAMES))

@@ -1,0 +1,193 @@
+"""Validation: check a value against a schema type and describe every way it fails.
+
+How this works
+--------------
+`check(value, type, path, function)` yields one *case* per violation, in its
+wire shape: `{"path": [...], "reason": {"TypeUnexpected": {...}}}`. It handles
+`null` itself (allowed only by a nullable `T?`), otherwise dispatches on the
+type's kind through the `CHECKS` table. Each check is a generator that yields
+what it sees and recurses with `check(child, child_type, (path, key), function)`,
+so every case is born knowing its full path. `function` is the function whose
+message is checked: a selection (`_ext.Select_`) may name only what it offers.
+
+Paths and case order are the ones implementations share on the wire:
+
+- a path starts with the function name (request body), the result tag
+  (response body) or the header name, then field names as declared
+  (`"limit!"` keeps its `!`), array indexes, map keys, and union tags;
+- in an object, missing required fields come first in schema order, then the
+  keys sent, in the order sent.
+
+An answer reports the first MAX_CASES cases in that order, and checking stops
+there (a million wrong values cost no more than a hundred), or once the keys
+of their paths add up to MAX_CASE_BYTES characters (a long key repeated in
+many paths cannot make the answer outgrow the request).
+
+Every JSON number is a `Number` when it is the wrong type, but it is an
+integer only if written as one (`1` is, `1.0` is not); integers fit in signed
+64 bits, in `integer` and `number` fields alike; booleans are never numbers.
+"""
+
+import math
+
+from . import blobs
+from .limits import MAX_CASE_BYTES, MAX_CASES, MAX_INT64, MIN_INT64
+
+EXPECTED = {  # the type name a failure reports as "expected", by kind
+    "boolean": "Boolean", "integer": "Integer", "number": "Number", "string": "String", "bytes": "Bytes",
+    "any": "Any", "array": "Array", "map": "Object", "struct": "Object", "union": "Object", "fn": "Object",
+    "ext": "Object",
+}
+ACTUAL = {  # the type name a failure reports as "actual", by Python type
+    type(None): "Null", bool: "Boolean", int: "Number", float: "Number", str: "String",
+    list: "Array", dict: "Object", bytes: "Bytes",
+}
+
+
+# A path, as checks pass it down: () at the top, then (parent path, key or index) for each
+# step, so that going one level deeper costs the same at any depth. `case()` turns it into
+# the list the wire shows, only when a case is made.
+Path = tuple
+
+
+def at(*keys):
+    """The Path of `keys`: at("fn.add", "x") is (((), "fn.add"), "x")."""
+    path = ()
+    for key in keys:
+        path = (path, key)
+    return path
+
+
+def case(path, reason, data=None):
+    """A validation case in its wire shape."""
+    keys = []
+    while path:
+        path, key = path
+        keys.append(key)
+    return {"path": keys[::-1], "reason": {reason: {} if data is None else data}}
+
+
+def type_unexpected(value, expected, path):
+    """The case for a value of the wrong JSON type."""
+    return case(path, "TypeUnexpected", {"actual": {ACTUAL.get(type(value), "Unknown"): {}},
+                                         "expected": {expected: {}}})
+
+
+def first(cases):
+    """The cases an answer reports: a check's first, at most MAX_CASES, within MAX_CASE_BYTES of keys."""
+    reported, size = [], 0
+    for found in cases:
+        reported.append(found)
+        size += sum(len(key) for key in found["path"] if type(key) is str)
+        if len(reported) == MAX_CASES or size >= MAX_CASE_BYTES:
+            break
+    return reported
+
+
+def check(value, type_, path=(), function=None):
+    """Yield a case for every way `value` fails to be a `type_` in a message of `function`."""
+    if value is None:
+        return () if type_.nullable else (type_unexpected(None, EXPECTED[type_.kind], path),)
+    return CHECKS[type_.kind](value, type_, path, function)
+
+
+def check_boolean(value, type_, path, function):
+    if type(value) is not bool:
+        yield type_unexpected(value, "Boolean", path)
+
+
+def check_integer(value, type_, path, function):
+    if type(value) is not int:
+        yield type_unexpected(value, "Integer", path)
+    elif not MIN_INT64 <= value <= MAX_INT64:
+        yield case(path, "NumberOutOfRange")
+
+
+def check_number(value, type_, path, function):
+    if type(value) is int:
+        if not MIN_INT64 <= value <= MAX_INT64:
+            yield case(path, "NumberOutOfRange")
+    elif type(value) is float:
+        if not math.isfinite(value):  # a handler overflowed; JSON has no infinity
+            yield case(path, "NumberOutOfRange")
+    else:
+        yield type_unexpected(value, "Number", path)
+
+
+def check_string(value, type_, path, function):
+    if type(value) is not str:
+        yield type_unexpected(value, "String", path)
+
+
+def check_bytes(value, type_, path, function):
+    # On the JSON wire bytes travel as base64 text; MessagePack has a type for them.
+    if type(value) is str:
+        if blobs.from_base64(value) is None:
+            yield type_unexpected(value, "Base64String", path)
+    elif type(value) is not bytes:
+        yield type_unexpected(value, "Bytes", path)
+
+
+def check_any(value, type_, path, function):
+    return ()  # whether the wire can carry it is the codec's question (codec.unwritable)
+
+
+def check_array(value, type_, path, function):
+    if type(value) is not list:
+        yield type_unexpected(value, "Array", path)
+        return
+    for index, element in enumerate(value):
+        yield from check(element, type_.of, (path, index), function)
+
+
+def check_map(value, type_, path, function):
+    if type(value) is not dict:
+        yield type_unexpected(value, "Object", path)
+        return
+    for key, element in value.items():
+        yield from check(element, type_.of, (path, key), function)
+
+
+def check_fields(value, struct, path, function=None):
+    """Yield the cases of an object that should hold the fields of `struct`."""
+    if type(value) is not dict:
+        yield type_unexpected(value, "Object", path)
+        return
+    for name in struct.required:
+        if name not in value:
+            yield case(path, "RequiredObjectKeyMissing", {"key": name})
+    for name, field in value.items():
+        if name in struct.fields:
+            yield from check(field, struct.fields[name], (path, name), function)
+        else:
+            yield case((path, name), "ObjectKeyDisallowed")
+
+
+def check_tags(value, union, path, function=None):
+    """Yield the cases of an object that should hold exactly one tag of `union`."""
+    if type(value) is not dict:
+        yield type_unexpected(value, "Object", path)
+    elif len(value) != 1:
+        yield case(path, "ObjectSizeUnexpected", {"actual": len(value), "expected": 1})
+    else:
+        [(tag, fields)] = value.items()
+        if tag in union.tags:
+            yield from check_fields(fields, union.tags[tag], (path, tag), function)
+        else:
+            yield case((path, tag), "ObjectKeyDisallowed")
+
+
+CHECKS = {
+    "boolean": check_boolean,
+    "integer": check_integer,
+    "number": check_number,
+    "string": check_string,
+    "bytes": check_bytes,
+    "any": check_any,
+    "array": check_array,
+    "map": check_map,
+    "struct": lambda value, type_, path, function: check_fields(value, type_.of, path, function),
+    "union": lambda value, type_, path, function: check_tags(value, type_.of, path, function),
+    "fn": lambda value, type_, path, function: check_tags(value, type_.of, path, function),  # one tag
+    "ext": lambda value, type_, path, function: type_.of.check(value, path, function),
+}
