@@ -15,8 +15,8 @@ and call any server with `Client(url).call("fn.add", {"x": 1, "y": 2})`.
 """
 
 from .engine import Service
+from .engine.guard import Server
 from .http_client import Client
-from .http_server import Server
 from .locate import load
 from .protocol import Refusal, Reply, Schema, SchemaError, allow_depth
 

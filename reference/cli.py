@@ -23,7 +23,9 @@ from pathlib import Path
 
 from . import __version__, calculator, drivers, locate, mocking, testbed
 from .http_client import Client, TransportError, Unreachable
-from .http_server import GRACE, MAX_BODY, MAX_CONNECTIONS, TIMEOUT, Server
+from . import http_server
+from .engine import guard
+from .http_server import MAX_BODY, TIMEOUT
 from .protocol import allow_depth
 from .protocol.documents import SchemaError, read
 from .protocol.loader import Schema
@@ -56,7 +58,7 @@ def add_server_options(parser, port):
                         help="the same as --log-level debug")
     parser.add_argument("--max-body", type=int, default=MAX_BODY, metavar="BYTES",
                         help="largest request body accepted (default %(default)s)")
-    parser.add_argument("--max-connections", type=int, default=MAX_CONNECTIONS, metavar="N",
+    parser.add_argument("--max-connections", type=int, default=guard.MAX_CONNECTIONS, metavar="N",
                         help="connections served at once; beyond, idle or stalled ones give way, "
                              "else HTTP 503 (default %(default)s)")
     parser.add_argument("--timeout", type=float, default=TIMEOUT, metavar="SECONDS",
@@ -95,8 +97,10 @@ def serve(service, options, what, parser):
             return parser.fail(f"cannot serve HTTPS with --certfile {options.certfile}: "
                                f"{getattr(error, 'strerror', None) or error}")
     try:
-        server = Server(service, options.host, options.port, options.path, options.max_body,
-                        options.timeout, options.max_connections, tls)
+        server = (http_server.Server(service, options.host, options.port, options.path, options.max_body,
+                                     options.timeout, tls) if options.plain else
+                  guard.Server(service, options.host, options.port, options.path, options.max_body,
+                               options.timeout, tls, max_connections=options.max_connections))
     except OSError as error:
         return parser.fail(f"cannot listen on {options.host}:{options.port}: {error.strerror}")
     print(f"Serving {what} at {server.url} (Ctrl-C to stop)", flush=True)
@@ -106,7 +110,7 @@ def serve(service, options, what, parser):
     try:
         server.serve_forever()
     except KeyboardInterrupt:
-        print(f"Stopping: requests in flight get up to {GRACE} s to be answered.", flush=True)
+        print(f"Stopping: requests in flight get up to {guard.GRACE} s to be answered.", flush=True)
     cut = server.stop()
     print(f"Stopped; cut off {cut} request{'s' * (cut != 1)} in flight." if cut else "Stopped.", flush=True)
     return 0

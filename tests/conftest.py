@@ -18,8 +18,7 @@ import pytest
 import trustme
 
 import peer
-from reference import allow_depth, calculator, testbed
-from reference.http_server import Server
+from reference import Server, allow_depth, calculator, http_server, testbed
 from reference.protocol.service import Reply
 
 allow_depth()  # as every program that handles messages does once, the command lines among them
@@ -40,10 +39,11 @@ def started(module, *args, **options):
 
 
 @contextlib.contextmanager
-def serving(service, tls=None, **options):
-    """Run `service` on a free port in a background thread; yield the Server. With `tls`, an
-    ssl.SSLContext, the server speaks HTTPS (its `url` still says http://)."""
-    server = Server(service, port=0, **options)
+def serving(service, tls=None, plain=False, **options):
+    """Run `service` on a free port in a background thread; yield the Server (the guarded one,
+    or with `plain` the plain transport). With `tls`, an ssl.SSLContext, the server speaks HTTPS
+    (its `url` still says http://)."""
+    server = (http_server.Server if plain else Server)(service, port=0, **options)
     if tls is not None:
         server.socket = tls.wrap_socket(server.socket, server_side=True)
     thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)

@@ -54,19 +54,19 @@ def testbed_mock_url():
 @pytest.fixture(scope="module")
 def calculator_plain_url():
     """The calculator served by the teaching core alone, without the engine room."""
-    with serving(calculator.service(plain=True)) as server:
+    with serving(calculator.service(plain=True), plain=True) as server:
         yield server.url
 
 
 @pytest.fixture(scope="module")
 def testbed_plain_url():
-    with serving(testbed.service(plain=True)) as server:
+    with serving(testbed.service(plain=True), plain=True) as server:
         yield server.url
 
 
 @pytest.fixture(scope="module")
 def testbed_plain_mock_url():
-    with serving(mocking.service(testbed.service().schema, plain=True)) as server:
+    with serving(mocking.service(testbed.service().schema, plain=True), plain=True) as server:
         yield server.url
 
 

@@ -176,9 +176,9 @@ def test_an_idle_connection_closed_by_the_server_is_reopened():
     with serving(calculator.service(), timeout=1) as server, Client(server.url) as client:
         client.call("fn.ping_")
         deadline = time.monotonic() + 10
-        while server.states and time.monotonic() < deadline:  # until the server has closed it
+        while server.visits and time.monotonic() < deadline:  # until the server has closed it
             time.sleep(0.05)
-        assert not server.states
+        assert not server.visits
         assert client.call("fn.ping_")[1] == {"Ok_": {}}
 
 

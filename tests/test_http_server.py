@@ -14,7 +14,8 @@ import urllib.parse
 import pytest
 
 from conftest import Connection, serving, started
-from reference import calculator, http_server
+from reference import calculator, engine, http_server, load
+from reference.engine import guard, turns
 
 PING = b'[{}, {"fn.ping_": {}}]'
 
@@ -204,19 +205,23 @@ def test_idle_connections_give_their_slots_to_newcomers():
         assert Connection(server.url).post(PING)[0] == 200
 
 
-def test_when_every_slot_is_busy_a_newcomer_gets_503_until_a_request_stalls():
-    """Requests still arriving keep their slots for a second; then a newcomer may take one."""
-    with serving(calculator.service(), max_connections=3, timeout=2) as server:
+def test_when_every_slot_is_taken_a_slow_sender_gives_way_and_else_a_newcomer_gets_503():
+    """Requests arriving slower than the least rate lose their slots to newcomers; requests at
+    work keep theirs, and a newcomer then gets 503."""
+    held = Held()
+    with serving(held, max_connections=3, timeout=5) as server:
         arriving = [socket.create_connection(server.server_address[:2], timeout=5) for _ in range(3)]
         for sock in arriving:
             sock.sendall(b"POST /api HTTP/1.1\r\n")  # the headers never come
-        time.sleep(0.2)
+        time.sleep(0.3)
+        assert Connection(server.url).post(PING)[0] == 200
+        assert [sock.recv(100) for sock in arriving].count(b"") >= 1  # a slow sender gave way
+        working = [send(server, LARGE_PING) for _ in range(3)]
+        time.sleep(0.3)
         refused = raw(server, b"POST /api HTTP/1.1\r\nContent-Length: 22\r\n\r\n" + PING)
         assert refused.startswith(b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\n")
-        time.sleep(1.2)
-        assert Connection(server.url).post(PING)[0] == 200
-        assert [sock.recv(100) for sock in arriving].count(b"") >= 1  # the oldest gave way
-        for sock in arriving:
+        held.go.set()
+        for sock in arriving + working:
             sock.close()
 
 
@@ -329,7 +334,7 @@ class Held:
         self.go, self.service = threading.Event(), calculator.service()
 
     def handle(self, data):
-        if len(data) > http_server.LARGE:
+        if len(data) > guard.LARGE:
             self.go.wait(10)
         return self.service.handle(data)
 
@@ -348,7 +353,7 @@ def test_large_requests_queue_in_bounds_and_small_ones_are_always_served():
     and a small request is answered at once all the while."""
     held = Held()
     with serving(held, max_connections=20) as server:
-        queued = [send(server, LARGE_PING) for _ in range(http_server.QUEUE)]
+        queued = [send(server, LARGE_PING) for _ in range(guard.QUEUE)]
         time.sleep(0.3)
         refused = raw(server, b"POST /api HTTP/1.1\r\nContent-Length: %d\r\n\r\n" % len(LARGE_PING) + LARGE_PING)
         assert refused.startswith(b"HTTP/1.1 503 ") and b"Retry-After: 1" in refused
@@ -362,19 +367,25 @@ def test_large_requests_queue_in_bounds_and_small_ones_are_always_served():
             sock.close()
 
 
-def test_a_large_request_that_waits_too_long_for_its_turn_gets_503(monkeypatch):
-    monkeypatch.setattr(http_server, "WAIT", 0.3)
-    held = Held()
-    with serving(held) as server:
-        first = [send(server, LARGE_PING)]
+def test_a_costly_request_that_waits_too_long_for_its_turn_gets_503(monkeypatch):
+    """The engine's Service gives costly requests one turn: a second waits for it, and is refused
+    with 503 if it waits too long; cheap requests are answered all the while."""
+    monkeypatch.setattr(turns, "WAIT", 0.3)
+    go = threading.Event()
+    schema = load([{"fn.slow": {"pad": "string"}, "->": [{"Ok_": {}}]}])
+    service = engine.Service(schema, {"fn.slow": lambda arguments, headers: go.wait(10) and {"Ok_": {}}})
+    large = b'[{}, {"fn.slow": {"pad": "%s"}}]' % (b"x" * 20_000)
+    with serving(service) as server:
+        first = send(server, large)
         time.sleep(0.1)
-        waiting = send(server, LARGE_PING)
+        waiting = send(server, large)
         answer = waiting.recv(1000)
-        assert answer.startswith(b"HTTP/1.1 503 ") and b"waited over 0.3 s for its turn" in answer
-        held.go.set()
-        assert all(sock.recv(100).startswith(b"HTTP/1.1 200 ") for sock in first)
-        for sock in [*first, waiting]:
-            sock.close()
+        assert answer.startswith(b"HTTP/1.1 503 ") and b"The server is busy" in answer
+        assert Connection(server.url).post(PING)[0] == 200
+        go.set()
+        assert first.recv(100).startswith(b"HTTP/1.1 200 ")
+        first.close()
+        waiting.close()
 
 
 class Broken:
@@ -394,7 +405,7 @@ def test_a_service_that_raises_gets_500_and_the_server_keeps_serving():
 def test_stopping_answers_the_requests_in_flight_and_closes_idle_connections():
     """stop(): no new connections, idle ones closed, what is in flight answered with Connection: close."""
     held = Held()
-    server = http_server.Server(held, port=0)
+    server = guard.Server(held, port=0)
     threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
     idle = Connection(server.url)
     assert idle.post(PING)[0] == 200
@@ -413,7 +424,7 @@ def test_stopping_answers_the_requests_in_flight_and_closes_idle_connections():
 
 def test_stopping_cuts_off_what_is_still_in_flight_after_the_grace():
     held = Held()
-    server = http_server.Server(held, port=0)
+    server = guard.Server(held, port=0)
     threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
     in_flight = send(server, LARGE_PING)
     time.sleep(0.2)

@@ -20,7 +20,7 @@ from conformance.__main__ import main
 from conftest import Mutated, serving
 from reference import calculator, testbed
 from reference.protocol import blobs, codec, select, service, validate
-from reference.http_server import Handler
+from reference.engine.guard import Handler
 from reference.protocol.service import Reply
 
 

@@ -19,6 +19,9 @@ takes a short path through the same steps:
 Anything else is handed to the core's step, which gives the answer: a
 MessagePack request, a header to check, an unknown function, a value a check
 refuses. With the debug log on, the core answers alone, telling each step.
+
+Costly requests take turns (turns.py): a large one before it is even read, a
+small one once its function is known to answer at length or at leisure.
 """
 
 import logging
@@ -31,6 +34,7 @@ from ..protocol.service import JSON, Before, Exchange, Handler, OnError, Refusal
 from ..protocol.types import Struct, Type, innermost, reachable
 from .checks import Compiler
 from .scans import deeper, may_hold_surrogates
+from .turns import LARGE, Turns, clock
 
 log = logging.getLogger("reference")
 
@@ -54,19 +58,42 @@ class Service:
         self.schema, self.handlers, self.encoding = schema, handlers, self.plain.encoding
         compiler = Compiler()
         self.facts = {name: facts(function, compiler) for name, function in schema.functions.items()}
+        self.turns = Turns()
 
     def handle(self, data: bytes) -> Reply:
         """Answer the request bytes `data`, as the core's Service would."""
-        if log.isEnabledFor(logging.DEBUG) or data[:1] == b"\x92":
+        if log.isEnabledFor(logging.DEBUG):
             return self.plain.handle(data)
-        request = read(data)
+        if len(data) > LARGE:  # its turn before it is even read
+            with self.turns.turn():
+                return self.respond(data, self.read(data))
+        request = self.read(data)
+        if request is not None and self.turns.costly(request[1], len(data)):
+            with self.turns.turn():
+                return self.respond(data, request)
+        return self.respond(data, request)
+
+    def read(self, data):
+        """Step 1: (headers, function name, arguments), or None if the bytes are no message."""
+        request = read_json(data) if data[:1] != b"\x92" else None
+        if request is None:
+            try:
+                headers, body = codec.decode(data, self.encoding)
+            except codec.ParseFailure:
+                return None
+            request = (headers, *next(iter(body.items())))
+        return request
+
+    def respond(self, data, request):
+        """Steps 2 to 11 for a request read; what it cost is learned, for its function's turns."""
         if request is None:
             return self.plain.handle(data)  # which says what is wrong with it
-        exchange = Exchange(*request)
-        result = self.answer(exchange)
-        reply, result = self.encode(exchange, result)
+        started, exchange = clock(), Exchange(*request)
+        reply, result = self.encode(exchange, self.answer(exchange))
         if reply.result != "Ok_":
             self.plain.observe(exchange.name, exchange.headers, result, exchange.raised)
+        if exchange.function is not None:
+            self.turns.learn(exchange.name, max(len(data), len(reply.data)), clock() - started)
         return reply
 
     def answer(self, exchange):
@@ -110,8 +137,8 @@ class Service:
         return Reply(data, JSON, exchange.name, next(iter(result))), result
 
 
-def read(data):
-    """Step 1 for JSON: (headers, function name, arguments), or None for the core to read."""
+def read_json(data):
+    """Step 1 for JSON, at C speed: (headers, function name, arguments), or None for the core to read."""
     if may_hold_surrogates(data) or deeper(data, MAX_DEPTH):
         return None
     try:

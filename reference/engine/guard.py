@@ -1,0 +1,233 @@
+"""The guard: the HTTP transport, made fair under load and abuse.
+
+How this works
+--------------
+`Server` is the plain transport's (http_server.py) with a `Visit` on record for
+each connection: what it is doing ("idle", "receiving" a request, at "work"),
+since when, from which address, and how many bytes of its request have come.
+Its thread notes each change in its own record, an attribute written, no lock
+taken; the server reads the records only when it has a choice to make:
+
+- At most `max_connections` connections are served. When all are taken, a
+  newcomer takes the place of one that is receiving slower than MIN_RATE (the
+  slowest first), else of an idle one (the oldest first), preferring those of
+  the address that holds the most; else it gets 503. A request may take as
+  long as it likes to arrive while the server has room; once it is full, slow
+  senders lose their places first.
+- At most QUEUE large requests (over LARGE bytes) are held at once, arriving
+  or answered; a newcomer takes the place of one arriving slower than
+  MIN_RATE, else it gets 503. Processing turns are the service's: the engine's
+  Service gives costly requests one at a time.
+- A request's header lines may hold MAX_HEADERS bytes in all (431 beyond); a
+  whole request must arrive within `timeout` of its first byte, and an idle
+  connection is closed after `timeout`.
+- `stop()` is graceful: requests in flight get GRACE seconds to be answered.
+"""
+
+import http.client
+import logging
+import socket
+import ssl
+import threading
+import time
+
+from .. import http_server
+
+log = logging.getLogger("reference")
+
+MAX_CONNECTIONS = 100
+MAX_HEADERS = 64 * 1024  # bytes of header lines in one request
+LARGE = 16 * 1024  # bytes from which a request is large
+QUEUE = 8  # large requests held at once
+MIN_RATE = 16 * 1024  # bytes per second below which a sender loses its place to a newcomer
+GRACE = 10  # seconds that requests in flight get to finish when the server stops
+BUSY = (b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nConnection: close\r\n"
+        b"Content-Type: text/plain; charset=utf-8\r\nContent-Length: 38\r\n\r\n"
+        b"Too many connections; try again soon.\n")
+
+
+class Visit:
+    """One connection, as its thread tells it: its state, since when, and its request's bytes so far."""
+
+    __slots__ = ("connection", "address", "state", "since", "received", "large")
+
+    def __init__(self, connection, address):
+        self.connection, self.address, self.large = connection, address, False
+        self.state, self.since, self.received = "idle", time.monotonic(), 0
+
+    def slow(self, now):
+        """Whether it is receiving a request slower than MIN_RATE (given a moment to start)."""
+        elapsed = now - self.since
+        return self.state == "receiving" and elapsed > 0.2 and self.received < MIN_RATE * elapsed
+
+
+class Handler(http_server.Handler):
+    """The plain handler, telling its Visit what it does."""
+
+    def setup(self):
+        self.visit = self.server.visits[self.request]
+        super().setup()
+
+    def handle_one_request(self):
+        if self.server.stopping:
+            self.close_connection = True
+            return
+        super().handle_one_request()
+
+    def parse_request(self):
+        visit = self.visit
+        visit.state, visit.since, visit.received = "receiving", time.monotonic(), len(self.raw_requestline)
+        stream, self.rfile = self.rfile, HeaderBlock(self.rfile, visit)
+        try:
+            parsed = super().parse_request()  # which answers 431 when HeaderBlock says the block is too long
+        finally:
+            self.rfile = stream
+        if not parsed and visit.received > MAX_HEADERS:
+            self.linger()
+        return parsed
+
+    def do_POST(self):
+        length = self.headers.get("Content-Length", "")
+        large = length.isdigit() and LARGE < int(length[:12]) and self.path.split("?")[0] == self.server.path
+        try:
+            if large and not self.server.place(self.visit):
+                return self.refuse(503, "Too many large requests at once; try again soon", http_server.RETRY)
+            super().do_POST()
+        finally:
+            if self.visit.large:
+                self.visit.large = False
+                self.server.places.release()
+            self.visit.state, self.visit.since = "idle", time.monotonic()
+
+    def receive(self, length):
+        """The body, read as it comes, so that the server sees how fast."""
+        visit, pieces, left = self.visit, [], length
+        try:
+            while left:
+                piece = self.rfile.read1(min(left, 65536))
+                if not piece:
+                    break
+                pieces.append(piece)
+                left -= len(piece)
+                visit.received += len(piece)
+        except OSError:  # stalled past the timeout, or hung up on by the server
+            pass
+        visit.state = "work"
+        if left:
+            self.close_connection = True
+            return None
+        return b"".join(pieces)
+
+
+class HeaderBlock:
+    """The request's stream while header lines are read: over MAX_HEADERS bytes it fails, answered 431."""
+
+    def __init__(self, stream, visit):
+        self.stream, self.visit = stream, visit
+
+    def readline(self, size=-1):
+        left = MAX_HEADERS - self.visit.received
+        line = self.stream.readline(left + 1 if size < 0 else min(size, left + 1))
+        self.visit.received += len(line)
+        if self.visit.received > MAX_HEADERS:
+            error = http.client.LineTooLong("header block")  # which parse_request answers with 431
+            error.args = (f"the header lines are over {MAX_HEADERS} bytes in all",)  # all of them, not one
+            raise error
+        return line
+
+
+class Server(http_server.Server):
+    """The plain Server, admitting connections and large requests as the module's story tells."""
+
+    handler = Handler
+
+    def __init__(self, service: http_server.Answering, host: str = "127.0.0.1", port: int = 8000, path: str = "/api",
+                 max_body: int = http_server.MAX_BODY, timeout: float = http_server.TIMEOUT,
+                 tls: ssl.SSLContext | None = None, max_connections: int = MAX_CONNECTIONS):
+        super().__init__(service, host, port, path, max_body, timeout, tls)
+        self.slots = threading.BoundedSemaphore(max_connections)
+        self.places = threading.BoundedSemaphore(QUEUE)
+        self.visits: dict = {}  # connection -> Visit
+        self.lock = threading.Lock()
+
+    def process_request(self, request, client_address):
+        if not self.slots.acquire(blocking=False) and not (self.reclaim(lambda visit: True)
+                                                            and self.slots.acquire(timeout=1)):
+            try:
+                request.settimeout(1)
+                request.sendall(BUSY)
+            except OSError:
+                pass
+            log.warning("%s refused: already serving the most connections allowed", client_address[0])
+            self.shutdown_request(request)
+            return
+        with self.lock:
+            self.visits[request] = Visit(request, client_address[0])
+        super().process_request(request, client_address)
+
+    def process_request_thread(self, request, client_address):
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            with self.lock:
+                self.visits.pop(request, None)
+            self.slots.release()
+
+    def place(self, visit):
+        """Whether a large request may be held: a place free, or made by a slower one's."""
+        if not self.places.acquire(blocking=False) and not (
+                self.reclaim(lambda other: other.large) and self.places.acquire(timeout=1)):
+            return False
+        visit.large = True
+        return True
+
+    def reclaim(self, eligible):
+        """Hang up on the connection whose place a newcomer should take, if any: see the story above."""
+        now = time.monotonic()
+        with self.lock:
+            visits = list(self.visits.values())
+        holding: dict = {}
+        for visit in visits:
+            holding[visit.address] = holding.get(visit.address, 0) + 1
+        candidates = [(not visit.slow(now), -holding[visit.address], visit.since, id(visit), visit)
+                      for visit in visits if eligible(visit) and (visit.slow(now) or visit.state == "idle")]
+        if not candidates:
+            return False
+        _hang_up(min(candidates)[-1].connection)
+        return True
+
+    def service_actions(self):
+        """Close connections that have been idle, or receiving a request, for longer than the timeout."""
+        now = time.monotonic()
+        with self.lock:
+            late = [v for v in self.visits.values() if v.state != "work" and now - v.since > self.timeout]
+        for visit in late:
+            _hang_up(visit.connection)
+
+    def stop(self, grace: float = GRACE) -> int:
+        """Stop gracefully (from another thread): requests in flight get `grace` seconds; return how many were cut."""
+        self.stopping = True
+        if self.serving:
+            self.shutdown()
+        self.server_close()
+        deadline = time.monotonic() + grace
+        while True:
+            with self.lock:
+                idle = [v for v in self.visits.values() if v.state == "idle"]
+                busy = [v for v in self.visits.values() if v.state != "idle"]
+            for visit in idle:
+                _hang_up(visit.connection)
+            if not busy or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        for visit in busy:
+            _hang_up(visit.connection)
+        return len(busy)
+
+
+def _hang_up(connection):
+    """End a connection from another thread: its thread's next read or write fails at once."""
+    try:
+        connection.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
