@@ -17,7 +17,7 @@ and call any server with `Client(url).call("fn.add", {"x": 1, "y": 2})`.
 from .engine import Service
 from .engine.guard import Server
 from .http_client import Client
-from .locate import load
+from .sources import load
 from .protocol import Refusal, Reply, Schema, SchemaError, allow_depth
 
 __version__ = "0.3.0"

@@ -2,24 +2,18 @@
 
 How this works
 --------------
-State lives in memory, under one lock, in namespaces of variables and a
-paper tape (every evaluation, failed ones as 0.0 and unsuccessful). A call
-without `@auth_` uses the shared namespace; `Ephemeral {username}` that
-user's; `Session {token}` that of the user who got the token from `fn.login`.
-A namespace is made by its first write; reading a missing one reads empty.
+Each function of the schema (conformance/calculator.json, which the suite
+ships for every implementation) has a handler here, `handler(arguments,
+headers)` returning a result. Two hooks serve them all: `identify` (before)
+turns `@auth_` into the namespace a call uses, and `guard` (wrap) holds the
+lock around each call and answers a limit met with its error.
 
-State is bounded in count and bytes (a variable counts as its name plus
-VARIABLE_BYTES, an evaluation as its MessagePack form plus ENTRY_BYTES), and
-no limit takes away data someone else is using. A full namespace gives up its
-oldest evaluations, then refuses with ErrorNamespaceFull. Beyond the counts of
-namespaces and sessions, or `max_state` bytes in all, what has been idle for
-`idle` seconds is forgotten, else the newcomer gets ErrorUnavailable. The
-shared namespace has its room from the start and is never forgotten, so calls
-without `@auth_` always work.
-
-`Calculator().handlers()` are ready for `Service`, with two hooks: `identify`
-(before) turns `@auth_` into a namespace, `guard` (wrap) holds the lock and
-answers a limit met with its error.
+A call without `@auth_` uses the shared namespace; `Ephemeral {username}`
+that user's; `Session {token}` that of the user who got the token from
+`fn.login`. A namespace is made by its first write; reading a missing one
+reads empty. Each evaluation goes on the tape, a failed one as 0.0 and
+unsuccessful, newest shown first. What is kept, and within which limits, is
+namespaces.py's job.
 """
 
 import json
@@ -27,16 +21,17 @@ import logging
 import math
 import operator
 import random
-import secrets
 import threading
 import time
+from importlib import resources
 
 import msgpack
 
-from importlib import resources
-
 from . import engine, protocol
-from .protocol import Refusal, load
+from .namespaces import SHARED, UNAVAILABLE, Full, Memory
+from .protocol import Refusal, allow_depth, load
+from .protocol.codec import deeper
+from .protocol.limits import MAX_DEPTH
 from .protocol.service import UNAUTHENTICATED
 from .protocol.types import Type
 from .protocol.validate import at, check
@@ -44,30 +39,9 @@ from .wsgi import make_application
 
 log = logging.getLogger("reference")
 
-SHARED = ""  # the namespace of calls without @auth_ (Ephemeral "" is the same one)
-VARIABLE_BYTES, ENTRY_BYTES, NAMESPACE_BYTES, SESSION_BYTES = 200, 80, 700, 300  # beside the text each holds
-UNAVAILABLE: dict = {"ErrorUnavailable": {}}
 NO_NAMESPACE = ("fn.add", "fn.login")  # which ignore @auth_
 NUMBER = Type("number")
-
-
-class Full(Exception):
-    """There is no room for what a call would keep; `result` says which limit it met."""
-
-    def __init__(self, result):
-        super().__init__(result)
-        self.result = result
-
-
-class Namespace:
-    """One user's variables and paper tape (oldest evaluation first, each as MessagePack)."""
-
-    def __init__(self, name):
-        self.variables = {}
-        self.tape = []
-        self.size = 0  # bytes of its variables and tape
-        self.overhead = NAMESPACE_BYTES + len(name.encode())  # of the namespace itself
-        self.used = time.monotonic()
+TAPE_LEVELS = 5  # levels of a tape answer around an evaluation's expression: [{}, {"Ok_": {"tape": [{...
 
 
 def entries():
@@ -75,38 +49,27 @@ def entries():
     return json.loads(resources.files("conformance").joinpath("calculator.json").read_text(encoding="utf-8"))
 
 
-def service(plain=False, **options):
-    """A Service answering with a new Calculator; `options` go to Calculator(). `plain` leaves the
-    engine room out."""
+def service(plain=False, unavailable_rate=0.0, **limits):
+    """A Service answering with a new Calculator; `limits` go to Memory (namespaces.py), and `plain`
+    leaves the engine room out."""
     schema = load(entries())
-    calculator = Calculator(schema, **options)
+    calculator = Calculator(schema, Memory(**limits), unavailable_rate)
     return (protocol.Service if plain else engine.Service)(schema, calculator.handlers(),
                                                            before=calculator.identify, wrap=calculator.guard)
 
 
 def wsgi():
     """A new calculator as a WSGI application: gunicorn --threads 8 'reference.calculator:wsgi()'."""
+    allow_depth()
     return make_application(service())
 
 
 class Calculator:
-    """The calculator's state and its handlers (limits: see the module's docstring)."""
+    """The calculator's handlers and hooks, over its Memory."""
 
-    def __init__(self, schema, unavailable_rate=0.0, max_namespaces=1000, max_sessions=1000,
-                 max_variables=1000, tape_length=1000, namespace_bytes=1024 * 1024,
-                 max_state=64 * 1024 * 1024, idle=3600):
-        if max_state < namespace_bytes + NAMESPACE_BYTES:
-            raise ValueError(f"max_state {max_state} cannot hold the shared namespace: it needs "
-                             f"namespace_bytes and {NAMESPACE_BYTES} more, {namespace_bytes + NAMESPACE_BYTES}")
+    def __init__(self, schema, memory, unavailable_rate=0.0):
+        self.memory, self.unavailable_rate = memory, unavailable_rate
         self.lock = threading.Lock()
-        self.shared = Namespace(SHARED)
-        self.namespaces = {SHARED: self.shared}  # username (or SHARED) -> Namespace
-        self.sessions = {}  # token -> [username, when last used]
-        self.size = self.shared.overhead + namespace_bytes  # bytes kept, the shared namespace's room included
-        self.unavailable_rate, self.idle = unavailable_rate, idle
-        self.max_namespaces, self.max_sessions, self.max_state = max_namespaces, max_sessions, max_state
-        self.max_variables, self.tape_length, self.namespace_bytes = max_variables, tape_length, namespace_bytes
-        self.full = {"ErrorNamespaceFull": {"variables": max_variables, "bytes": namespace_bytes}}
         self.evaluation = Type("struct", False, schema.definition("struct.Evaluation"))
 
     def handlers(self):
@@ -128,10 +91,9 @@ class Calculator:
             name = auth["Ephemeral"]["username"]
         else:
             with self.lock:
-                session = self.sessions.get(auth["Session"]["token"])
-                if session is None:
-                    raise Refusal(UNAUTHENTICATED)
-                name, session[1] = session[0], time.monotonic()
+                name = self.memory.user(auth["Session"]["token"])
+            if name is None:
+                raise Refusal(UNAUTHENTICATED)
         return {**headers, "namespace": name}
 
     def guard(self, function, handler, arguments, headers):
@@ -145,70 +107,6 @@ class Calculator:
             log.info("%s refused: %s", function, full.result)
             return full.result
 
-    def _namespace(self, headers, write=False):
-        """The namespace the `before` hook found; kept (made if need be) for a write."""
-        name = headers["namespace"]
-        namespace = self.namespaces.get(name)
-        if namespace is None:
-            namespace = Namespace(name)
-            if not write:
-                return namespace
-            self._make_room(namespace.overhead, namespaces=1)
-            self.namespaces[name] = namespace
-            self.size += namespace.overhead
-        namespace.used = time.monotonic()
-        return namespace
-
-    def _make_room(self, size, namespaces=0, sessions=0):
-        """Make room for `size` bytes and that many namespaces and sessions, or raise Full."""
-        def fits():
-            return (self.size + size <= self.max_state
-                    and len(self.namespaces) - 1 + namespaces <= self.max_namespaces  # the shared one aside
-                    and len(self.sessions) + sessions <= self.max_sessions)
-        if not fits():
-            self._forget_idle()
-        if not fits():
-            raise Full(UNAVAILABLE)
-
-    def _forget_idle(self):
-        """Forget the namespaces and sessions nobody has used for `idle` seconds."""
-        now = time.monotonic()
-        for name, namespace in list(self.namespaces.items()):
-            if namespace is not self.shared and now - namespace.used > self.idle:
-                self._forget(name)
-        for token, (username, used) in list(self.sessions.items()):
-            if now - used > self.idle:
-                del self.sessions[token]
-                self.size -= SESSION_BYTES + len(username.encode())
-
-    def _forget(self, name):
-        namespace = self.namespaces.pop(name)
-        self.size -= namespace.overhead + namespace.size
-
-    def _grow(self, namespace, size):
-        """Count `size` more bytes in a namespace, its oldest evaluations giving way, or raise Full."""
-        while namespace.tape and namespace.size + size > self.namespace_bytes:
-            self._drop_oldest(namespace)
-        if namespace.size + size > self.namespace_bytes:
-            raise Full(self.full)
-        self._keep(namespace, size)
-
-    def _keep(self, namespace, size):
-        """Keep `size` more bytes in a namespace: room is made for them unless it is the shared one."""
-        if namespace is not self.shared:
-            self._make_room(size)
-        self._count(namespace, size)
-
-    def _count(self, namespace, size):
-        """Count `size` more (or fewer) bytes in a namespace, and in all unless it is the shared one."""
-        namespace.size += size
-        if namespace is not self.shared:
-            self.size += size
-
-    def _drop_oldest(self, namespace):
-        entry = namespace.tape.pop(0)
-        self._count(namespace, -(ENTRY_BYTES + len(entry)))
-
     def add(self, arguments, headers):
         return {"Ok_": {"result": arguments["x"] + arguments["y"]}}
 
@@ -216,37 +114,28 @@ class Calculator:
         return self.save_variables({"variables": {arguments["name"]: arguments["value"]}}, headers)
 
     def save_variables(self, arguments, headers):
-        namespace = self._namespace(headers, write=True)
-        new = [name for name in arguments["variables"] if name not in namespace.variables]
-        if len(namespace.variables) + len(new) > self.max_variables:
-            raise Full(self.full)
-        self._grow(namespace, sum(VARIABLE_BYTES + len(name.encode()) for name in new))
-        namespace.variables.update(arguments["variables"])
+        self.memory.save(self.memory.namespace(headers["namespace"], write=True), arguments["variables"])
         return {"Ok_": {}}
 
     def get_variable(self, arguments, headers):
-        name = arguments["name"]
-        variables = self._namespace(headers).variables
+        name, variables = arguments["name"], self.memory.namespace(headers["namespace"]).variables
         if name not in variables:
             return {"Ok_": {}}  # absence is an omitted optional field, not an error
         return {"Ok_": {"variable!": {"name": name, "value": variables[name]}}}
 
     def get_variables(self, arguments, headers):
-        variables = self._namespace(headers).variables
+        variables = self.memory.namespace(headers["namespace"]).variables
         return {"Ok_": {"variables": [{"name": n, "value": variables[n]} for n in sorted(variables)]}}
 
     def delete_variable(self, arguments, headers):
         return self.delete_variables({"names": [arguments["name"]]}, headers)
 
     def delete_variables(self, arguments, headers):
-        namespace = self._namespace(headers)
-        for name in arguments["names"]:
-            if namespace.variables.pop(name, None) is not None:
-                self._count(namespace, -(VARIABLE_BYTES + len(name.encode())))
+        self.memory.delete(self.memory.namespace(headers["namespace"]), arguments["names"])
         return {"Ok_": {}}
 
     def evaluate(self, arguments, headers):
-        namespace = self._namespace(headers, write=True)
+        namespace = self.memory.namespace(headers["namespace"], write=True)
         expression = arguments["expression"]
         unknown = list(dict.fromkeys(unknown_variables(expression, namespace.variables)))
         if unknown:
@@ -261,48 +150,34 @@ class Calculator:
             result = {"ErrorCannotDivideByZero": {}} if value is None else {"Ok_": {
                 "result": value, "saveResult": {"fn.saveVariable": {"name": "result", "value": value}}}}
         ok = "Ok_" in result and representable(result["Ok_"]["result"])
-        entry = msgpack.packb({"expression": expression, "result": result["Ok_"]["result"] if ok else 0.0,
-                               "timestamp": int(time.time()), "successful": ok})
-        try:
-            self._grow(namespace, ENTRY_BYTES + len(entry))
-        except Full:  # the tape keeps the newest evaluations that fit, and this one does not
-            log.info("an evaluation of %d bytes does not fit on the tape of its namespace", len(entry))
-            return result
-        namespace.tape.append(entry)
-        while len(namespace.tape) > self.tape_length:
-            self._drop_oldest(namespace)
+        evaluation = {"expression": expression, "result": result["Ok_"]["result"] if ok else 0.0,
+                      "timestamp": int(time.time()), "successful": ok}
+        if not sendable(evaluation):
+            log.info("an evaluation too deep to be sent back on a tape is not kept")
+        elif not self.memory.record(namespace, evaluation):
+            log.info("an evaluation too large for the tape of its namespace is not kept")
         return result
 
     def get_paper_tape(self, arguments, headers):
-        newest_first = self._namespace(headers).tape[::-1]
+        newest_first = self.memory.namespace(headers["namespace"]).tape[::-1]
         if "limit!" in arguments:  # a slice: a negative limit drops that many of the oldest
             newest_first = newest_first[:arguments["limit!"]]
         return {"Ok_": {"tape": [msgpack.unpackb(entry) for entry in newest_first]}}
 
     def export(self, arguments, headers):
-        namespace = self._namespace(headers)
+        namespace = self.memory.namespace(headers["namespace"])
         evaluations = [msgpack.unpackb(entry) for entry in namespace.tape]
         return {"Ok_": {"blob": msgpack.packb({"variables": namespace.variables, "evaluations": evaluations})}}
 
     def import_(self, arguments, headers):
         try:
-            variables, evaluations = self._read_blob(arguments["blob"])
+            variables, evaluations = self.read_blob(arguments["blob"])
         except ValueError as problem:
             return {"ErrorInvalidBlob": {"reason": str(problem)}}
-        entries = [msgpack.packb(evaluation) for evaluation in evaluations[-self.tape_length:]]
-        sizes = [ENTRY_BYTES + len(entry) for entry in entries]
-        size = sum(VARIABLE_BYTES + len(name.encode()) for name in variables)
-        if len(variables) > self.max_variables or size > self.namespace_bytes:
-            raise Full(self.full)
-        size, oldest = size + sum(sizes), 0
-        while size > self.namespace_bytes:  # the oldest evaluations give way, as on any tape
-            size, oldest = size - sizes[oldest], oldest + 1
-        namespace = self._namespace(headers, write=True)
-        self._keep(namespace, size - namespace.size)
-        namespace.variables, namespace.tape = variables, entries[oldest:]
+        self.memory.replace(self.memory.namespace(headers["namespace"], write=True), variables, evaluations)
         return {"Ok_": {}}
 
-    def _read_blob(self, blob):
+    def read_blob(self, blob):
         """The variables and tape in an exported blob; ValueError says what is wrong."""
         try:
             data = msgpack.unpackb(blob)
@@ -320,30 +195,24 @@ class Calculator:
             for case in check(evaluation, self.evaluation, at("evaluations", index)):
                 [(reason, details)] = case["reason"].items()
                 raise ValueError(f"{json.dumps(case['path'])}: {reason} {json.dumps(details)}")
+            if not sendable(evaluation):
+                raise ValueError(f"evaluations[{index}] nests too deeply to be sent back on a tape")
         return variables, evaluations
 
     def login(self, arguments, headers):
         username = arguments["username"]
-        if any(username == name for name, _ in self.sessions.values()):
+        if any(username == name for name, _ in self.memory.sessions.values()):
             return {"ErrorUsernameAlreadyInUse": {}}
-        self._make_room(SESSION_BYTES + len(username.encode()), sessions=1)
-        token = secrets.token_urlsafe(16)  # 128 random bits
-        self.sessions[token] = [username, time.monotonic()]
-        self.size += SESSION_BYTES + len(username.encode())
-        return {"Ok_": {"token": token}}
+        return {"Ok_": {"token": self.memory.open_session(username)}}
 
     def logout(self, arguments, headers):
         session = headers["@auth_"].get("Session")
-        username = self.sessions.get(session["token"], [None])[0] if session else None
+        username = self.memory.sessions.get(session["token"], [None])[0] if session else None
         if username is None:
             return UNAUTHENTICATED
         if username != arguments["username"]:
-            return {"ErrorUnauthorized_": {
-                "message!": "Session authentication must match the requested username."}}
-        del self.sessions[session["token"]]
-        self.size -= SESSION_BYTES + len(username.encode())
-        if username in self.namespaces and username != SHARED:
-            self._forget(username)
+            return {"ErrorUnauthorized_": {"message!": "Session authentication must match the requested username."}}
+        self.memory.close_session(session["token"])
         return {"Ok_": {}}
 
 
@@ -375,3 +244,8 @@ def compute(expression, variables):
 def representable(number):
     """Whether the protocol can carry `number`, as the validator judges a number field."""
     return not any(check(number, NUMBER))
+
+
+def sendable(evaluation):
+    """Whether an evaluation can go back on a tape: within MAX_DEPTH levels, with those around it."""
+    return not deeper(evaluation["expression"], MAX_DEPTH - TAPE_LEVELS)

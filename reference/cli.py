@@ -21,13 +21,13 @@ import time
 import urllib.parse
 from pathlib import Path
 
-from . import __version__, calculator, drivers, locate, mocking, testbed
+from . import __version__, calculator, drivers, mocking, namespaces, sources, testbed
 from .http_client import Client, TransportError, Unreachable
 from . import http_server
 from .engine import guard
 from .http_server import MAX_BODY, TIMEOUT
 from .protocol import allow_depth
-from .protocol.documents import SchemaError, read
+from .protocol.documents import SchemaError
 from .protocol.loader import Schema
 
 
@@ -143,17 +143,6 @@ def positive(text):
 
 # python -m reference.server
 
-CALCULATOR_LIMITS = {  # option -> (its metavar, what it bounds, default)
-    "max_namespaces": ("N", "namespaces kept, besides the shared one", 1000),
-    "max_sessions": ("N", "sessions kept", 1000),
-    "max_variables": ("N", "variables in a namespace", 1000),
-    "tape_length": ("N", "evaluations on a tape; the oldest give way", 1000),
-    "namespace_bytes": ("BYTES", "bytes of variables and tape in a namespace", 1024 * 1024),
-    "max_state": ("BYTES", "bytes of state kept in all", 64 * 1024 * 1024),
-    "idle": ("SECONDS", "seconds after which unused namespaces and sessions may give way to newcomers", 3600),
-}
-
-
 def server(argv=None):
     """Serve the calculator (or the testbed) over HTTP until interrupted."""
     parser = Parser(
@@ -168,12 +157,13 @@ def server(argv=None):
     calculator_options.add_argument("--unavailable-rate", type=rate, metavar="RATE",
                                     help="answer ErrorUnavailable to this fraction of calls, to test "
                                          "clients (default 0)")
-    for name, (metavar, meaning, default) in CALCULATOR_LIMITS.items():
+    for name, (meaning, default) in namespaces.LIMITS.items():
+        metavar = "BYTES" if name.endswith(("bytes", "state")) else "SECONDS" if name == "idle" else "N"
         calculator_options.add_argument(f"--{name.replace('_', '-')}", type=positive, metavar=metavar,
                                         help=f"{meaning} (default {default})")
     options = parser.parse_args(argv)
     check_server_options(parser, options)
-    given = {name: value for name in ["unavailable_rate", *CALCULATOR_LIMITS]
+    given = {name: value for name in ["unavailable_rate", *namespaces.LIMITS]
              if (value := getattr(options, name)) is not None}
     if options.service == "testbed":
         if given:
@@ -317,7 +307,7 @@ def schema(argv=None):
         parser.error("name at least one schema file or directory")
     documents, problems = [], []
     for path in options.paths:
-        found, trouble = read(Path(path))
+        found, trouble = sources.read(Path(path))
         documents, problems = documents + found, problems + trouble
     if options.verbose and not options.json:
         for document in documents:
@@ -325,11 +315,11 @@ def schema(argv=None):
     try:
         Schema(documents, problems=problems)
     except SchemaError as error:
-        problems = locate.locate(error.problems, error.documents)
+        problems = sources.locate(error.problems, error.documents)
     else:
         problems = []
     if options.json:
-        print(json.dumps([problem.as_data() for problem in problems], indent=1))
+        print(json.dumps([sources.as_data(problem) for problem in problems], indent=1))
     else:
         for problem in problems:
             print(problem)

@@ -14,6 +14,7 @@ schema, with the problems if not.
 
 import json
 
+from . import sources
 from .http_client import Client, TransportError
 from .protocol import blobs
 from .protocol.documents import SchemaError, parse
@@ -75,6 +76,7 @@ def drive_schema(instructions, out):
             Schema(documents, problems=problems)
             reply = {"accepted": True}
         except SchemaError as error:
-            reply = {"accepted": False, "problems": [problem.as_data() for problem in error.problems]}
+            located = sources.locate(error.problems, error.documents)
+            reply = {"accepted": False, "problems": [sources.as_data(problem) for problem in located]}
         out.write(json.dumps({"id": instruction["id"], **reply}) + "\n")
         out.flush()

@@ -123,11 +123,12 @@ class Client:
         try:
             if data[:1] != b"\x92":
                 headers, body = codec.read_json(data)
-                return headers, blobs.unmark(body, headers.get("@base64_"))
+                return headers, unmark(body, headers.get("@base64_"))
             headers, body = codec.read_binary(data)
             [checksum] = headers["@bin_"]
             if "@enc_" in headers:
-                self.encodings[checksum] = codec.encoding_from(headers["@enc_"], checksum)
+                ids = headers["@enc_"]
+                self.encodings[checksum] = codec.Encoding(ids, sorted(ids, key=ids.get), checksum)
             if checksum not in self.encodings:
                 raise NotAMessage(f"{self.url} answered in an encoding never sent (checksum {checksum})")
             self.checksum = checksum
@@ -220,3 +221,20 @@ class Client:
 
     def __exit__(self, *exc_info):
         self.close()
+
+
+def unmark(value, marks):
+    """Decode the base64 text at the places an `@base64_` header marks (for clients); ValueError
+    if marked text is not base64."""
+    if marks is True and type(value) is str:
+        data = blobs.from_base64(value)
+        if data is None:
+            raise ValueError(f"{value[:40]!r} is marked as bytes in @base64_, but is not base64")
+        return data
+    if type(marks) is not dict:
+        return value
+    if type(value) is list:
+        return [unmark(element, marks.get("*")) for element in value]
+    if type(value) is dict:
+        return {key: unmark(element, marks.get(key, marks.get("*"))) for key, element in value.items()}
+    return value

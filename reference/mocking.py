@@ -40,7 +40,7 @@ from pathlib import Path
 import msgpack
 
 from . import engine, stubs
-from .locate import load
+from .sources import load
 from .protocol import Service
 from .protocol.generate import Context, Random, generate_fields
 from .protocol.types import Type

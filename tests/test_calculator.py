@@ -9,6 +9,7 @@ import msgpack
 import pytest
 
 from reference import calculator
+from reference.namespaces import Memory
 from reference.protocol import codec
 
 UNAUTHENTICATED = {"ErrorUnauthenticated_": {"message!": "Valid authentication is required."}}
@@ -231,7 +232,7 @@ def limited(**limits):
     return call
 
 
-FULL = {"ErrorNamespaceFull": {"variables": 2, "bytes": 1024 * 1024}}
+FULL = {"ErrorNamespaceFull": {"variables": 2, "bytes": 640 * 1024}}
 
 
 def test_a_full_server_refuses_newcomers_and_keeps_everyone_s_data():
@@ -256,7 +257,7 @@ def test_however_many_namespaces_are_made_calls_without_auth_always_work():
     for user in ("a", "b", "c"):
         assert call("fn.saveVariable", {"name": "v" * 300_000, "value": 1}, user) == {"Ok_": {}}
     assert call("fn.saveVariable", {"name": "v", "value": 1}, "d") == {"ErrorUnavailable": {}}
-    assert call("fn.saveVariables", {"variables": {"x" * 500_000: 1, "y" * 500_000: 2}}) == {"Ok_": {}}
+    assert call("fn.saveVariables", {"variables": {"x" * 300_000: 1, "y" * 300_000: 2}}) == {"Ok_": {}}
     token = call("fn.login", {"username": ""})["Ok_"]["token"]
     session = {"@auth_": {"Session": {"token": token}}}
     assert call("fn.logout", {"username": ""}, headers=session) == {"Ok_": {}}
@@ -322,8 +323,8 @@ def test_the_tape_gives_up_its_oldest_evaluations_to_length_and_size_limits():
                                                        (1, "v", 0), (0, "", 50)])
 def test_memory_held_is_counted_at_least_as_it_is_used(variables, name, evaluations):
     """The bytes a calculator counts cover the memory its state takes, so the limits hold in bytes."""
-    service = calculator.Calculator(calculator.load(calculator.entries()))
-    handlers, reserved = service.handlers(), service.size  # the shared namespace's room, kept from the start
+    service = calculator.Calculator(calculator.load(calculator.entries()), Memory())
+    handlers, reserved = service.handlers(), service.memory.size  # the shared namespace's room, kept from the start
     tracemalloc.start()
     before = tracemalloc.get_traced_memory()[0]
     for n in range(200):
@@ -335,7 +336,7 @@ def test_memory_held_is_counted_at_least_as_it_is_used(variables, name, evaluati
         handlers["fn.login"]({"username": f"user-{n}"}, {})
     used = tracemalloc.get_traced_memory()[0] - before
     tracemalloc.stop()
-    assert used <= service.size - reserved
+    assert used <= service.memory.size - reserved
 
 
 def test_export_then_import_restores_exactly_what_was_exported():

@@ -6,6 +6,7 @@ comments in the schema) are set aside. The few places where we answer otherwise
 on purpose (conformance/PROTOCOL.md, section 12) are listed in DIFFERENCES, with
 the answer this server gives instead."""
 
+import base64
 import json
 import random
 import re
@@ -13,6 +14,7 @@ import subprocess
 import uuid
 from pathlib import Path
 
+import msgpack
 import pytest
 
 from conformance.__main__ import main
@@ -135,6 +137,14 @@ def normalize(data):
 
 
 def _strip(value):
+    if isinstance(value, dict) and isinstance(value.get("blob"), str):  # an export: its evaluations' times vary
+        try:
+            exported = msgpack.unpackb(base64.b64decode(value["blob"], validate=True))
+            for evaluation in exported["evaluations"]:
+                evaluation["timestamp"] = 0
+            value = {**value, "blob": exported}
+        except (ValueError, TypeError, KeyError):
+            pass  # not an export
     if isinstance(value, dict):
         return {k: _strip(v) for k, v in value.items() if k != "///"}
     if isinstance(value, list):

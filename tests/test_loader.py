@@ -257,7 +257,7 @@ def test_a_loaded_schema_loads_again():
     ({"a.json": "[{,]"}, "a.json:1:3: not valid JSON: Expecting property name enclosed in double quotes"),
     ({"a.json": b"\xff\xfe["}, "a.json: not valid JSON"),
     ({"notes.txt": "x"}, "holds no .json files"),
-    ({"a.json": '[{"struct.A": {"x": "nope"}}]'}, 'a.json:1:16: struct.A: unknown type "nope"'),
+    ({"a.json": '[{"struct.A": {"x": "nope"}}]'}, 'a.json:1:21: struct.A: unknown type "nope"'),
 ])
 def test_unreadable_files_are_schema_problems(tmp_path, files, expected):
     """Bad JSON, missing files and empty directories are problems too, never tracebacks."""

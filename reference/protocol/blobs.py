@@ -14,9 +14,9 @@ gets bytes. Text in an `any` field stays text.
 On the way out, the server marks where bytes are: `mark(value, type)` turns
 them into base64 text and builds the `@base64_` header, a copy of the
 result's shape with `true` at every bytes value and `"*"` for every element
-of an array or value of a map. A client reverses it with `unmark(value,
-marks)`. Bytes in headers go out as base64 text all the same (`as_text`, the
-JSON encoder's fallback), unmarked.
+of an array or value of a map (a client reverses it: http_client.py). Bytes
+in headers go out as base64 text all the same (`as_text`, the JSON encoder's
+fallback), unmarked.
 """
 
 import base64
@@ -140,20 +140,3 @@ MARKERS = {  # how an object is marked, by the kind it is a value of
     "union": _mark_tags,
     "fn": _mark_tags,
 }
-
-
-def unmark(value, marks):
-    """Decode the base64 text at the places an `@base64_` header marks (for clients); ValueError
-    if marked text is not base64."""
-    if marks is True and type(value) is str:
-        data = from_base64(value)
-        if data is None:
-            raise ValueError(f"{value[:40]!r} is marked as bytes in @base64_, but is not base64")
-        return data
-    if type(marks) is not dict:
-        return value
-    if type(value) is list:
-        return [unmark(element, marks.get("*")) for element in value]
-    if type(value) is dict:
-        return {key: unmark(element, marks.get(key, marks.get("*"))) for key, element in value.items()}
-    return value

@@ -2,25 +2,21 @@
 
 How this works
 --------------
-A message is a two-element array `[headers, body]`. Bytes that start with
-0x92 (a MessagePack array of two) are MessagePack, anything else JSON (which
-carries bytes as base64 text: see blobs.py). `decode()` returns the headers
-and body or raises `ParseFailure` with the reason; `encode()` makes bytes, or
-raises `Unwritable` when no wire can carry the message, and `unwritable()`
-says where.
+Bytes that start with 0x92 (a MessagePack array of two) are MessagePack,
+anything else JSON (which carries bytes as base64 text: blobs.py).
+`decode()` returns the headers and body or raises `ParseFailure` with the
+reason; `encode()` makes bytes, or raises `Unwritable`, and `unwritable()`
+says where. Both wires carry the same values: Unicode text, finite numbers,
+keys that are text, and at most MAX_DEPTH levels of nesting.
 
-MessagePack is negotiated (`@bin_`) and smaller: every key of the body that
-the schema knows becomes a small integer. A schema's `Encoding` lists those
-keys (every function name, and every field and tag name reachable from a
-function's arguments or `Ok_` result) sorted by code point and numbered from
-0; its checksum, a signed CRC-32 of the names joined by newlines, names it.
-A request whose first `@bin_` checksum is not the server's cannot be read.
-Packed mode (`@pac_`) also turns an array of maps into a row of keys and
-rows of values (see `_columns`).
-
-Both wires carry the same values: text that is Unicode, finite numbers, keys
-that are text, and at most MAX_DEPTH levels of nesting. MessagePack is read
-in place and written as it is walked, so a message is in memory once.
+MessagePack is negotiated (`@bin_`) and smaller: every key the schema knows
+becomes a small integer. A schema's `Encoding` numbers those keys (every
+function name, and every field and tag name reachable from a function's
+arguments or `Ok_` result) from 0, sorted by code point; its checksum, a
+signed CRC-32 of the names joined by newlines, names it. Packed mode
+(`@pac_`) also writes an array of maps as rows of values (`_columns`).
+MessagePack is read in place and written as it is walked: a message is in
+memory once.
 """
 
 import json
@@ -72,11 +68,6 @@ def encoding(schema):
     return Encoding({name: i for i, name in enumerate(names)}, names, crc - 2**32 if crc >= 2**31 else crc)
 
 
-def encoding_from(ids, checksum):
-    """The Encoding that an `@enc_` header describes."""
-    return Encoding(ids, sorted(ids, key=ids.get), checksum)
-
-
 # Reading
 
 def decode(data, encoding):
@@ -95,11 +86,8 @@ def decode(data, encoding):
 
 
 def read_json(data):
-    """Parse JSON message bytes into (headers, body), or raise ParseFailure.
-
-    Refused as not JSON, beside bad syntax: NaN and Infinity, numbers too large
-    for a float, and strings holding half of a UTF-16 surrogate pair (no wire
-    could carry them on)."""
+    """Parse JSON message bytes into (headers, body), or raise ParseFailure. Beside bad syntax, NaN,
+    Infinity, numbers too large for a float and half a UTF-16 surrogate pair are not JSON here."""
     try:
         message = DECODER.decode(data.decode())
         ENCODER.encode(message).encode()  # which fails on half a surrogate pair
@@ -163,13 +151,8 @@ def read_binary(data):
 
 
 def from_binary(value, names, unpack):
-    """Undo key substitution (and packing) in a decoded MessagePack value.
-
-    Also refuses what JSON could not carry either: non-finite floats, foreign
-    extension types, and map keys that are neither names nor known ids. It
-    works in place, on a value nothing else holds (what `msgpack.unpackb` just
-    made): each map it renames replaces the old one at once, so the message is
-    in memory once, not twice."""
+    """Undo key substitution (and packing) in a MessagePack value just unpacked, in place; refuse
+    what JSON could not carry either: non-finite floats, other types, keys that are no names or ids."""
     kind = type(value)
     if kind is dict:
         if not all(type(key) is str for key in value):
@@ -242,9 +225,8 @@ def encode(message, encoding=None, packed=False):
 
 
 def _write(value, ids, packed, packer, depth=2):
-    """Pack `value` into `packer`, every map key the encoding knows as its id and, if
-    `packed`, every array of maps so keyed packed (see `_columns`). It writes as it walks,
-    so no copy of the message is made on the way out."""
+    """Pack `value` into `packer` as it walks (no copy is made), each key the encoding knows as its
+    id, and if `packed`, each array of maps with known keys packed (see `_columns`)."""
     kind = type(value)
     if kind in (dict, list) and depth > MAX_DEPTH:
         raise ValueError(f"the message nests deeper than {MAX_DEPTH} levels")
@@ -274,12 +256,10 @@ def _write(value, ids, packed, packer, depth=2):
 def _columns(rows, ids):
     """The columns of a packed array of maps, by key name, or None when it cannot be packed.
 
-    Packing writes `[{"a": "x", "b": 5}, {"a": "y"}]` as `[Ext17, [None, 1, 2], ["x", 5],
-    ["y"]]` (if a is 1 and b is 2): the first row lists the keys, in the order first seen,
-    and each row the values in that order. A value that is itself a map gets nested
-    columns `[key, ...]`; a cell missing before the end of a row is `Ext18`, and trailing
-    missing cells are left off. Arrays of anything else, or of maps with a key the
-    encoding does not know, are written as they are."""
+    `[{"a": "x", "b": 5}, {"a": "y"}]` is packed as `[Ext17, [None, 1, 2], ["x", 5], ["y"]]`
+    (if a is 1 and b is 2): the keys in the order first seen, then each row's values in that
+    order; a map value gets nested columns `[key, ...]`; a cell missing before a row's end is
+    `Ext18`, and trailing missing cells are left off."""
     values = {}  # key -> the values seen under it
     for row in rows:
         if type(row) is not dict or any(key not in ids for key in row):
@@ -313,11 +293,9 @@ def _write_row(row, columns, ids, packer, depth):
 
 
 def unwritable(value, path=(), level=2):
-    """Yield a case for every part of `value` that no wire can carry, which only a handler
-    can put in an answer, where the schema allows anything: text that is not Unicode, a
-    number that is not finite, a value that is no JSON value, a key that is not text, an
-    array or object more than MAX_DEPTH levels deep in the message (a value that holds
-    itself, too). `value` is at `level`: a body or the headers are at level 2."""
+    """Yield a case for every part of `value`, at `level` in a message (a body is at 2), that no
+    wire can carry: text that is not Unicode, a number not finite, no JSON value, a key that is no
+    text, nesting beyond MAX_DEPTH (a value that holds itself too). Only a handler can make them."""
     kind = type(value)
     if kind in (dict, list) and level > MAX_DEPTH:
         yield case(path, "NestingTooDeep", {"limit": MAX_DEPTH})

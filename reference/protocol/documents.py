@@ -1,21 +1,14 @@
-"""Schema documents: JSON read from files, directories or text, and how a problem in one is told.
+"""Schema documents, and how a problem in one is told.
 
-`read()` and `parse()` turn what `load()` is given into `Document`s: each a
-name, the entries it holds, and the JSON text they were read from (None for
-entries given in memory). When the loader finds something wrong with an
-entry, it says where as a `Where` (the document, the entry counted from 1 as
-people count, its definition key) and a path of keys and indexes inside the
-entry. A tool that has the text can add the line and column (locate.py), and
-a `Problem` then reads like a compiler's:
-
-    shop.json:12:45: struct.Item: unknown type "numbr"
-
-Problems are data too (`Problem.as_data()`), for the conformance suite's
-schema driver and for other tools.
+A `Document` is a name, the entries it holds, and the JSON text they were
+read from, if any (`parse()`; sources.py reads files). The loader says where
+a problem is as a `Where` (the document, the entry counted from 1, its
+definition key) and a path of keys inside the entry; a tool that has the
+text adds the line and column, and a `Problem` then reads like a compiler's:
+`shop.json:12:45: struct.Item: unknown type "numbr"`.
 """
 
 import json
-from pathlib import Path
 from typing import Any, NamedTuple
 
 
@@ -57,15 +50,6 @@ class Problem(NamedTuple):
         first = f" (first defined at {self.first})" if self.first else ""
         return f"{self.where}{at}: {what}{self.message}{first}"
 
-    def as_data(self):
-        """The problem as JSON data: document, entry, key, path, line, column, message, first."""
-        data = {"document": self.where.document, "entry": self.where.entry, "key": self.where.key or None,
-                "path": self.path, "line": self.where.line, "column": self.where.column, "message": self.message}
-        if self.first:
-            data["first"] = {"document": self.first.document, "entry": self.first.entry,
-                             "line": self.first.line, "column": self.first.column}
-        return data
-
 
 class SchemaError(Exception):
     """A schema broke the rules; `problems` lists every violation, in document order, and
@@ -75,32 +59,6 @@ class SchemaError(Exception):
         self.problems, self.documents = problems, documents
         count = f"{len(problems)} problem{'s' * (len(problems) != 1)}"
         super().__init__(f"invalid schema, {count}:\n" + "\n".join(f"  {p}" for p in problems))
-
-
-def read(path):
-    """Parse the JSON documents of a file or directory: (the documents read, the problems of the rest)."""
-    shown = path if path.is_absolute() else f"{path} (from {Path.cwd()})"
-    if path.is_dir():
-        files = sorted(p for p in path.iterdir() if p.suffix == ".json" and p.is_file())
-        if not files:
-            return [], [Problem(Where(str(path)), [], f"{shown} holds no .json files")]
-    elif not path.exists():
-        return [], [Problem(Where(str(path)), [], f"{shown} does not exist")]
-    else:
-        files = [path]
-    documents, problems = [], []
-    for file in files:
-        try:
-            text = file.read_text(encoding="utf-8")
-        except OSError as error:
-            problems.append(Problem(Where(str(file)), [], error.strerror or str(error)))
-        except UnicodeDecodeError as error:
-            problems.append(Problem(Where(str(file)), [], f"not valid JSON: {error}"))
-        else:
-            found, trouble = parse(str(file), text)
-            documents += found
-            problems += trouble
-    return documents, problems
 
 
 def parse(name, text):

@@ -29,7 +29,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from .documents import Document, Problem, SchemaError, Where, parse, read
+from .documents import Document, Problem, SchemaError, Where, parse
 from .limits import MAX_SCHEMA_DEPTH
 from .select import Selection
 from .types import Function, Struct, Type, Union, heights
@@ -60,26 +60,20 @@ def stock(name):
     return json.loads((STOCK / f"{name}.json").read_text(encoding="utf-8"))
 
 
-def load(source: "str | Path | list | Schema", internal: Iterable = (), extensions: dict | None = None) -> "Schema":
-    """Load a schema from a JSON file, a directory of them, JSON text, a list of entries, or a
-    Schema's documents. `internal` adds documents whose entries `fn.api_` shows only on request,
-    and `extensions` the `_ext.` kinds they use, by name: a mock adds its own this way."""
-    problems = []
+def load(source: "str | list | Schema", internal: Iterable = (), extensions: dict | None = None) -> "Schema":
+    """Load a schema from JSON text, a list of entries, or a Schema's documents (files are read by
+    sources.py). `internal` adds documents whose entries `fn.api_` shows only on request, and
+    `extensions` the `_ext.` kinds they use, by name: a mock adds its own this way."""
     if isinstance(source, Schema):
-        documents = source.documents
-    elif isinstance(source, str) and source.lstrip().startswith("["):
-        documents, problems = parse("<schema>", source)
-    elif isinstance(source, (str, Path)):
-        documents, problems = read(Path(source))
-    else:
-        documents = [Document("<schema>", source)]
-    return Schema(documents, internal, problems, extensions)
+        return Schema(source.documents, (), internal, extensions)
+    documents, problems = parse("<schema>", source) if isinstance(source, str) else ([Document("<schema>", source)], [])
+    return Schema(documents, problems, internal, extensions)
 
 
 class Schema:
     """A checked schema: its functions, headers, and the entries `fn.api_` returns."""
 
-    def __init__(self, documents, internal=(), problems=(), extensions=None):
+    def __init__(self, documents, problems=(), internal=(), extensions=None):
         self.documents = documents  # the service's own, from which a mock can be made
         self.problems = list(problems)
         self.extensions = {**EXTENSIONS, **(extensions or {})}

@@ -2,12 +2,10 @@
 
 How this works
 --------------
-`Service.handle(data)` takes the bytes of one request and returns those of its
-response and their media type. Nothing here knows HTTP, so the same core
-serves the HTTP server, the WSGI and ASGI applications, the mock and the tests.
-
-A request goes through these steps, in this order, each a method below; the
-order decides which error wins when a message has several problems:
+`Service.handle(data)` answers the bytes of one request with those of its
+response. Nothing here knows HTTP. A request goes through these steps, in
+this order, each a method below; the order decides which error wins when a
+message has several problems:
 
  1. decode the bytes (JSON, or negotiated MessagePack)  -> ErrorParseFailure_
  2. copy `@id_` into the response headers
@@ -23,21 +21,11 @@ order decides which error wins when a message has several problems:
     as base64, marked by `@base64_`); what no wire can carry (NaN in an `any`
     field, an object JSON lacks)                        -> ErrorInvalidResponseBody_/Headers_
 
-A step that refuses the request raises `Refusal` with the answer to give.
-
-A handler is a function `handler(arguments, headers)` returning a result such
-as `{"Ok_": {"result": 3}}`, or a `(headers, result)` pair to add response
-headers. `fn.ping_` and `fn.api_` are built in. Three optional hooks serve every
-handler given (not the built-in ones; see reference/README.md):
-
-- `before(function, headers)` runs at step 7 and returns the headers the
-  handler gets: where credentials become an identity. It may `raise
-  Refusal(result)` to answer that result instead (ErrorUnauthenticated_, say).
-- `wrap(function, handler, arguments, headers)` calls the handler, doing
-  something around it: time it, trace it, hold a lock.
-- `on_error(function, headers, result, exception)` sees every answer that is
-  not Ok_, parse failures included (function ""), with what a handler raised
-  (for ErrorUnknown_; else None): where to log or count errors.
+A step that refuses the request raises `Refusal` with the answer to give. A
+handler, `handler(arguments, headers)`, returns a result such as `{"Ok_":
+{"result": 3}}`, or a `(headers, result)` pair to add response headers. The
+hooks `before`, `wrap` and `on_error` serve every handler but the built-in
+`fn.ping_` and `fn.api_` (reference/README.md says what each is for).
 """
 
 import logging
@@ -60,7 +48,7 @@ OnError = Callable[[str, dict, dict, "Exception | None"], None]  # (function, he
 
 
 class Refusal(Exception):
-    """A request is answered with `result` (an error) instead of going on: a step, or a `before` hook, says so."""
+    """The request is answered `result` instead of going on (a step, or a `before` hook, says so)."""
 
     def __init__(self, result: dict):
         super().__init__(result)
@@ -83,7 +71,7 @@ class Exchange:
         self.headers, self.name, self.arguments = headers, name, arguments
         self.function = None  # found at step 5
         self.response_headers = {}  # @id_ (step 2), @pac_ (step 5), the handler's own (step 9)
-        self.added = {}  # the headers the handler returned (step 7), until step 9 lets them through
+        self.added = {}  # the headers the handler returned (step 7)
         self.raised = None  # what a handler raised (step 7), for on_error
 
 
@@ -187,7 +175,7 @@ class Service:
         exchange.arguments = blobs.restore_fields(exchange.arguments, function.arguments)
 
     def run_handler(self, exchange):
-        """Step 7: the handler's result, through the hooks; keep the headers it adds for step 9."""
+        """Step 7: the handler's result, through the hooks; the headers it adds are kept for step 9."""
         name, handler = exchange.name, self.handlers.get(exchange.name)
         try:
             if handler is None:
@@ -197,8 +185,7 @@ class Service:
                 result = (self.wrap(name, handler, exchange.arguments, headers) if self.wrap
                           else handler(exchange.arguments, headers))
         except Refusal as refusal:  # from the before hook: an answer, checked like any other
-            log.debug("7 before: refused with %s", next(iter(refusal.result), "nothing"))
-            return refusal.result
+            result = refusal.result
         except Exception as error:
             exchange.raised, case_id = error, str(uuid.uuid4())
             log.exception("handler for %s raised (caseId %s)", name, case_id)
@@ -209,36 +196,33 @@ class Service:
         return result
 
     def check_result(self, exchange, result):
-        """Step 8: the result is one of the function's, unless `@unsafe_` asks not to look;
-        base64 text a handler gave for bytes becomes bytes."""
+        """Step 8: the result is one of the function's, unless `@unsafe_` asks not to look; base64
+        text a handler gave for bytes becomes bytes. A refused result still takes with it the headers
+        the handler added, those that pass step 9."""
         if exchange.headers.get("@unsafe_") is True and _one_tag(result):
             log.debug("8 result: not checked, as @unsafe_ asks")
             return result
-        selection = exchange.headers.get("@select_")
-        function = exchange.function
+        selection, function = exchange.headers.get("@select_"), exchange.function
         cases = validate.first(found for found in validate.check_tags(result, function.result, (), function)
                                if not (selection and _excused(found, selection, function)))
         if cases:
             log.error("%s returned an invalid result: %s", function.name, cases)
-            self.let_added_headers_through(exchange)  # those that pass step 9 go with the error all the same
+            self.add_headers(exchange)
             raise Refusal({"ErrorInvalidResponseBody_": {"cases": cases}})
         log.debug("8 result: valid%s", " (missing fields @select_ drops are excused)" if selection else "")
         return blobs.restore(result, self.results[function.name])
 
     def check_added_headers(self, exchange):
-        """Step 9: the headers the handler added go out if each is named with @, and is of its type
-        if declared; if one is not, none goes out."""
-        cases = self.let_added_headers_through(exchange)
+        """Step 9: the headers the handler added go out if each is named with @, and of its type if
+        declared; if one is not, none does."""
+        cases = self.add_headers(exchange)
         if cases:
             log.error("%s returned invalid response headers: %s", exchange.name, cases)
             raise Refusal({"ErrorInvalidResponseHeaders_": {"cases": cases}})
 
-    def let_added_headers_through(self, exchange):
-        """Add the headers the handler added to the answer's if all pass step 9's check; else their cases."""
+    def add_headers(self, exchange):
+        """Add the handler's headers to the answer if all pass step 9's check; else their cases."""
         cases = validate.first(self.header_cases(exchange.added, self.schema.response_headers, exchange.function))
-        if exchange.added:
-            log.debug("9 response headers: the handler added %s, %s", list(exchange.added),
-                      "refused, so none is sent" if cases else "valid")
         if not cases:
             exchange.response_headers.update(exchange.added)
         return cases
@@ -246,18 +230,16 @@ class Service:
     def select(self, exchange, result):
         """Step 10: keep only the fields `@select_` names."""
         selection = exchange.headers.get("@select_")
-        if not selection:
-            return result
-        log.debug("10 select: %s", selection)
-        return select.apply(selection, result, exchange.function)
+        if selection:
+            log.debug("10 select: %s", selection)
+            return select.apply(selection, result, exchange.function)
+        return result
 
     def encode(self, exchange, result):
         """Step 11: the Reply holding `result`, in MessagePack if asked and possible, else in JSON;
-        and the result it holds, another one if no wire can carry the one given."""
+        and the result it holds (another one, if no wire can carry the one given)."""
         headers, checksums = exchange.response_headers, exchange.headers.get("@bin_")
-        if checksums is not None and "Ok_" not in result:
-            log.debug("11 encode: JSON although @bin_ asked for MessagePack, because the result is %s", *result)
-        elif checksums is not None:
+        if checksums is not None and "Ok_" in result:
             known = self.encoding.checksum in checksums
             binary = {**headers, **({} if known else {"@enc_": self.encoding.ids}), "@bin_": [self.encoding.checksum]}
             try:
@@ -265,31 +247,30 @@ class Service:
                 log.debug("11 encode: MessagePack, as @bin_ asked, %s", "without @enc_" if known else "with @enc_")
                 return Reply(data, MSGPACK, exchange.name, "Ok_"), result
             except codec.Unwritable:
-                log.debug("11 encode: MessagePack cannot carry the result; JSON instead")
+                pass
         try:
             marked, marks = blobs.mark(result, self.results.get(exchange.name, blobs.ANY))
-            if marks:
-                log.debug("11 encode: bytes as base64, marked in @base64_ %s", marks)
             data = codec.encode([{**headers, "@base64_": marks} if marks else headers, marked])
         except (codec.Unwritable, RecursionError) as error:  # too deep even to mark, or else unwritable
             headers, result = self.unwritable(exchange, result, error)
-            data = codec.encode([headers, result])
+            data, marks = codec.encode([headers, result]), None
+        log.debug("11 encode: JSON%s%s", "" if checksums is None else ", though @bin_ asked for MessagePack",
+                  f", bytes marked in @base64_ {marks}" if marks else "")
         return Reply(data, JSON, exchange.name, next(iter(result))), result
 
     def unwritable(self, exchange, result, error):
         """The headers and error that replace an answer no wire can carry, with the paths at fault
-        (a result `@unsafe_` kept from step 8 is checked now, and answered as step 8 would)."""
-        kept = {"@id_": exchange.headers["@id_"]} if "@id_" in exchange.response_headers else {}
-        function = exchange.function
-        cases = ((validate.first(validate.check_tags(result, function.result, (), function)) if function else [])
-                 or validate.first(codec.unwritable(result)))
-        if cases:
-            log.error("%s returned an invalid result: %s", exchange.name, cases)
-            return kept, {"ErrorInvalidResponseBody_": {"cases": cases}}
-        cases = validate.first(codec.unwritable(exchange.response_headers))
-        if cases:
-            log.error("%s returned invalid response headers: %s", exchange.name, cases)
-            return kept, {"ErrorInvalidResponseHeaders_": {"cases": cases}}
+        (a result `@unsafe_` let through step 8 is checked now, as step 8 would)."""
+        kept, function = ({"@id_": exchange.headers["@id_"]} if "@id_" in exchange.response_headers else {},
+                          exchange.function)
+        for tag, part in (("ErrorInvalidResponseBody_", result),
+                          ("ErrorInvalidResponseHeaders_", exchange.response_headers)):
+            cases = ((validate.first(validate.check_tags(result, function.result, (), function))
+                      if function and part is result else []) or validate.first(codec.unwritable(part)))
+            if cases:
+                log.error("%s returned %s: %s", exchange.name, "an invalid result" if part is result
+                          else "invalid response headers", cases)
+                return kept, {tag: {"cases": cases}}
         raise error  # not the handler's doing: a bug here, which the transport reports
 
     def header_cases(self, headers, declared, function):

@@ -1,0 +1,132 @@
+"""Schema sources: files and directories read, and each problem located at its line and column.
+
+The core (protocol/) loads schemas from entries or JSON text, and says where a
+problem is as a document, an entry and a path of keys inside it. Here, for
+people and their tools, schemas are read from files, and `located()` finds
+each problem's path in the text it was read from, walking the JSON with the
+json module's own decoder, which skips a whole value at C speed: at the key
+for a problem with a name, at the value for a problem with a type.
+"""
+
+import json
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+from . import protocol
+from .protocol.documents import Problem, SchemaError, Where, parse
+from .protocol.loader import Schema
+
+SKIP = re.compile(r"[ \t\n\r]*").match  # JSON's whitespace
+DECODER = json.JSONDecoder()
+
+
+def load(source: "str | Path | list | Schema", internal: Iterable = (), extensions: dict | None = None) -> Schema:
+    """Load a schema from a JSON file, a directory of them, JSON text, a list of entries, or a
+    Schema's documents, as the core's `load()` does, each problem located in its text."""
+    try:
+        if isinstance(source, Path) or (isinstance(source, str) and not source.lstrip().startswith("[")):
+            documents, problems = read(Path(source))
+            return Schema(documents, problems, internal, extensions)
+        return protocol.load(source, internal, extensions)
+    except SchemaError as error:
+        raise SchemaError(locate(error.problems, error.documents), error.documents) from None
+
+
+def read(path):
+    """Parse the JSON documents of a file or directory: (the documents read, the problems of the rest)."""
+    shown = path if path.is_absolute() else f"{path} (from {Path.cwd()})"
+    if path.is_dir():
+        files = sorted(p for p in path.iterdir() if p.suffix == ".json" and p.is_file())
+        if not files:
+            return [], [Problem(Where(str(path)), [], f"{shown} holds no .json files")]
+    elif not path.exists():
+        return [], [Problem(Where(str(path)), [], f"{shown} does not exist")]
+    else:
+        files = [path]
+    documents, problems = [], []
+    for file in files:
+        try:
+            found, trouble = parse(str(file), file.read_text(encoding="utf-8"))
+        except OSError as error:
+            found, trouble = [], [Problem(Where(str(file)), [], error.strerror or str(error))]
+        except UnicodeDecodeError as error:
+            found, trouble = [], [Problem(Where(str(file)), [], f"not valid JSON: {error}")]
+        documents, problems = documents + found, problems + trouble
+    return documents, problems
+
+
+def as_data(problem):
+    """A problem as JSON data: document, entry, key, path, line, column, message, first."""
+    where, first = problem.where, problem.first
+    data = {"document": where.document, "entry": where.entry, "key": where.key or None, "path": problem.path,
+            "line": where.line, "column": where.column, "message": problem.message}
+    if first:
+        data["first"] = {"document": first.document, "entry": first.entry, "line": first.line, "column": first.column}
+    return data
+
+
+def locate(problems, documents):
+    """The problems, each with its line and column where its document's text is known, in the
+    order they appear in the documents."""
+    texts = {document.name: document.text for document in documents}
+    order = {document.name: i for i, document in enumerate(documents)}
+    found = [located(problem, texts) for problem in problems]
+    return sorted(found, key=lambda p: (order.get(p.where.document, -1), p.where.entry or 0,
+                                        p.where.line or 0, p.where.column or 0))
+
+
+def located(problem, texts):
+    """`problem` with the line and column of its place, where its document's text is known."""
+    text = texts.get(problem.where.document)
+    if text is None or problem.where.entry is None:
+        return problem
+    first = problem.first
+    try:
+        if first is not None and texts.get(first.document) is not None:
+            first = first._replace(**_position(texts[first.document], [first.entry - 1, first.key]))
+        where = problem.where._replace(**_position(text, [problem.where.entry - 1, *problem.path], problem.value))
+    except (ValueError, RecursionError):  # text that is not what the entries were read from
+        return problem
+    return problem._replace(where=where, first=first)
+
+
+def _position(text, steps, value=False):
+    """The line and column of the key `steps` leads to in JSON text (of its value, if `value`),
+    or of the deepest found."""
+    at = shown = SKIP(text, 0).end()
+    for step in steps:
+        found = (_element(text, at, step) if type(step) is int and text.startswith("[", at) else
+                 _member(text, at, step) if type(step) is str and text.startswith("{", at) else None)
+        if found is None:
+            break
+        shown, at = found
+    else:
+        shown = at if value else shown
+    return {"line": text.count("\n", 0, shown) + 1, "column": shown - text.rfind("\n", 0, shown)}
+
+
+def _element(text, at, index):
+    """Where the element `index` of the array at `at` starts (twice), or None."""
+    at = SKIP(text, at + 1).end()
+    for _ in range(index):
+        if text.startswith("]", at):
+            return None
+        at = SKIP(text, DECODER.raw_decode(text, at)[1]).end()
+        at = SKIP(text, at + 1).end() if text.startswith(",", at) else at
+    return None if text.startswith("]", at) else (at, at)
+
+
+def _member(text, at, key):
+    """Where the key `key` of the object at `at` starts, and where its value starts, or None."""
+    at = SKIP(text, at + 1).end()
+    while text.startswith('"', at):
+        name, end = json.decoder.scanstring(text, at + 1)
+        value = SKIP(text, SKIP(text, end).end() + 1).end()  # past the colon
+        if name == key:
+            return at, value
+        at = SKIP(text, DECODER.raw_decode(text, value)[1]).end()
+        if not text.startswith(",", at):
+            return None
+        at = SKIP(text, at + 1).end()
+    return None
