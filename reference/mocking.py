@@ -32,6 +32,7 @@ compact and gives a fresh copy each time one is read.
 
 import functools
 import json
+import logging
 import sys
 import threading
 from dataclasses import dataclass
@@ -42,8 +43,10 @@ import msgpack
 from . import engine, stubs
 from .sources import load
 from .protocol import Service
-from .protocol.generate import Context, Random, generate_fields
+from .protocol.generate import Context, OverBudget, Random, make
 from .protocol.types import Type
+
+log = logging.getLogger("reference")
 
 NO_MATCHING_STUB: dict = {"ErrorNoMatchingStub_": {}}
 MAX_LISTED = 1024 * 1024  # bytes of recorded calls (as MessagePack) that one answer lists
@@ -107,16 +110,20 @@ class Mock:
         stub = next((stub for stub in newest if stub.function == name and stub.uses != 0
                      and matching.matches(stub.arguments, arguments, stub.strict, stub.size)), None)
         with self.lock:
-            if stub is not None and stub.uses != 0:  # (another call may have used it up meanwhile)
-                if stub.uses > 0:
-                    stub.uses -= 1
-                # A stub's missing required fields are made without optional fields.
-                context = Context(self.random, "none", self.length, function)
-                return stubs.fill(msgpack.unpackb(stub.result), Type("union", False, function.result), context)
-            if not self.generation and headers.get("@gen_") is not True:
+            try:
+                if stub is not None and stub.uses != 0:  # (another call may have used it up meanwhile)
+                    if stub.uses > 0:
+                        stub.uses -= 1
+                    # A stub's missing required fields are made without optional fields.
+                    context = Context(self.random, "none", self.length, function)
+                    return stubs.fill(msgpack.unpackb(stub.result), Type("union", False, function.result), context)
+                if not self.generation and headers.get("@gen_") is not True:
+                    return NO_MATCHING_STUB
+                context = Context(self.random, self.optional, self.length, function)
+                return {"Ok_": make(Type("struct", False, function.result.tags["Ok_"]), context)}
+            except OverBudget as error:
+                log.warning("%s: its result is too large to make up (%s); stub it whole", name, error)
                 return NO_MATCHING_STUB
-            context = Context(self.random, self.optional, self.length, function)
-            return {"Ok_": generate_fields(function.result.tags["Ok_"], context)}
 
     def create_stub(self, arguments, headers):
         stub = arguments["stub"]

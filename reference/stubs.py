@@ -15,7 +15,7 @@ functions of the mock itself (`fn.createStub_`, ...) are never stubbed,
 called or recorded.
 """
 
-from .protocol.generate import generate, generate_fields, generate_tags
+from .protocol.generate import generate_fields, generate_tags, make
 from .protocol.blobs import restore, restore_fields
 from .protocol.types import Extension, Type
 from .protocol.validate import case, check_fields, check_tags, type_unexpected
@@ -143,7 +143,7 @@ def fill_fields(value, struct, context):
         if name in value:
             filled[name] = fill(value[name], struct.fields[name], context)
         elif not name.endswith("!"):
-            filled[name] = generate(struct.fields[name], context)
+            filled[name] = make(struct.fields[name], context)
     return filled
 
 

@@ -3,7 +3,8 @@
 import pytest
 
 from reference import calculator, load
-from reference.protocol.generate import Context, Random, examples, generate, generate_fields
+from reference.protocol.generate import Context, OverBudget, Random, examples, generate, generate_fields, make
+from reference.protocol.limits import MAX_VALUES
 from reference.protocol.types import Type
 from reference.protocol.validate import check, check_fields
 
@@ -173,3 +174,41 @@ def test_the_guides_generator_makes_the_mocks_values(seed):
     ours = generate_fields(function.result.tags["Ok_"], Context(Random(seed), "random", (0, 3), function))
     echo = next(entry for entry in entries if "fn.echo" in entry)
     assert Guide(entries, seed, "fn.echo").fields(echo["->"][0]["Ok_"]) == ours
+
+
+# The budget: no answer holds more values than MAX_VALUES, whatever the schema.
+
+def nodes(value):
+    """Every value in `value` but nulls: containers and what they hold."""
+    if type(value) in (dict, list):
+        return 1 + sum(map(nodes, value.values() if type(value) is dict else value))
+    return value is not None
+
+
+WIDE = load([{"fn.wide": {"n!": "integer"}, "->": [{"Ok_": {"w": "struct.W"}}]},
+             {"struct.W": {f"f{i}": "struct.V" for i in range(60)}},
+             {"struct.V": {f"v{i}": "struct.U" for i in range(60)}},
+             {"struct.U": {f"u{i}": "integer" for i in range(60)}},
+             {"union.Tree": [{"Leaf": {"n": "integer"}}, {"Node": {"l": "union.Tree", "r": "union.Tree"}}]}])
+
+
+def test_a_value_whose_smallest_form_is_over_the_budget_is_not_made():
+    """Three levels of 60 required fields: the smallest value holds 219,660 values, so none is made."""
+    with pytest.raises(OverBudget):
+        make(Type("struct", False, WIDE.definition("struct.W")), Context(Random(1)))
+    assert make(Type("struct", False, WIDE.definition("struct.U")), Context(Random(1), budget=61))
+
+
+@pytest.mark.parametrize("budget", [2, 5, 50, 500, 10_000])
+@pytest.mark.parametrize("seed", range(20))
+def test_every_value_made_holds_at_most_the_budget_and_is_valid(budget, seed):
+    """A recursive union, every optional field and long collections: still within the budget."""
+    tree = Type("union", False, WIDE.definition("union.Tree"))
+    value = make(tree, Context(Random(seed), "all", (0, 9), budget=budget))
+    assert nodes(value) <= 2 * budget and not list(check(value, tree))  # a union's fields object adds one
+
+
+def test_examples_share_one_budget_and_an_entry_too_large_has_none():
+    api = {next(k for k in e if k[0] not in "/-$"): e for e in examples(WIDE, False)}
+    assert "example" not in api["struct.W"] and "example" in api["struct.U"]
+    assert nodes([e.get("example") for e in api.values()]) <= 2 * MAX_VALUES

@@ -164,13 +164,14 @@ def test_definitions_may_refer_to_each_other_in_any_order_and_to_themselves():
     assert shape.tags["Node"].fields["of"].of is shape
 
 
-def test_heights_measure_the_smallest_value():
-    """A type's height is how deep its smallest value nests; a union takes its shallowest tag."""
+def test_sizes_count_the_values_of_the_smallest_value():
+    """A struct's fields cost what its required ones do, a union what its cheapest tag does."""
     schema = load([{"struct.A": {"b": "struct.B", "c": "union.C", "d!": "struct.D"}},
                    {"struct.B": {}}, {"union.C": [{"Deep": {"a": "struct.A"}}, {"Flat": {"b": "struct.B"}}]},
-                   {"struct.D": {"d": "struct.D?"}}])
-    heights = {key: schema.definition(key).height for key in ("struct.A", "struct.B", "union.C", "struct.D")}
-    assert heights == {"struct.A": 2, "struct.B": 0, "union.C": 1, "struct.D": 0}
+                   {"struct.D": {"d": "struct.D?"}}, {"struct.W": {f"f{i}": "struct.V" for i in range(60)}},
+                   {"struct.V": {f"v{i}": "struct.U" for i in range(60)}}, {"struct.U": {f"u{i}": "integer" for i in range(60)}}])
+    sizes = {key: schema.definition(key).size for key in ("struct.A", "struct.B", "union.C", "struct.D", "struct.W")}
+    assert sizes == {"struct.A": 3, "struct.B": 0, "union.C": 1, "struct.D": 0, "struct.W": 60 * (1 + 60 * 61)}
 
 
 def test_selections_are_a_type_like_any_other():

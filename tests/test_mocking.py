@@ -443,3 +443,17 @@ def test_matching_a_call_against_its_stubs_stays_within_the_stated_memory_factor
     data = json.dumps([{}, {"fn.echo": {"any!": objects}}]).encode()
     reply, peak = handled_with_peak(service, data)
     assert reply.result == "Ok_" and len(data) > 60_000 and peak / len(data) <= 90
+
+
+def test_a_result_too_large_to_make_up_is_no_matching_stub_and_a_stub_answers_it():
+    """Three levels of 60 required fields make a smallest result of 219,660 values, over the
+    budget of one answer: the mock says so (ErrorNoMatchingStub_) rather than make it."""
+    entries = [{"fn.wide": {}, "->": [{"Ok_": {"w!": "struct.W"}}]}, {"fn.wider": {}, "->": [{"Ok_": {"w": "struct.W"}}]},
+               {"struct.W": {f"f{i}": "struct.V" for i in range(60)}},
+               {"struct.V": {f"v{i}": "struct.U" for i in range(60)}}, {"struct.U": {f"u{i}": "integer" for i in range(60)}}]
+    service = mocking.service(entries)
+    answer = lambda message: json.loads(service.handle(json.dumps(message).encode()).data)[1]
+    assert answer([{}, {"fn.wide": {}}]) == OK  # w! is left out: it cannot be paid for
+    assert answer([{}, {"fn.wider": {}}]) == {"ErrorNoMatchingStub_": {}}
+    assert answer([{}, {"fn.createStub_": {"stub": {"fn.wider": {}, "->": {"Ok_": {"w": {}}}}}}]) == OK
+    assert answer([{}, {"fn.wider": {}}]) == {"ErrorNoMatchingStub_": {}}  # its 60 missing fields cannot either

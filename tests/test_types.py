@@ -1,4 +1,4 @@
-"""The type tree: what a schema's expressions resolve into, heights, and the one walk through it."""
+"""The type tree: what a schema's expressions resolve into, sizes, and the one walk through it."""
 
 import pytest
 
@@ -35,13 +35,13 @@ def test_required_fields_are_those_without_a_bang_in_schema_order():
     assert definition("struct.Node").required == ("value", "next")
 
 
-@pytest.mark.parametrize("name, height", [
-    ("struct.Alone", 0),  # only scalars
-    ("struct.Node", 0),  # next is nullable, so the smallest Node holds no other
-    ("union.Tag", 0),  # Leaf {} ends it
+@pytest.mark.parametrize("name, size", [
+    ("struct.Alone", 1),  # one boolean
+    ("struct.Node", 1),  # an integer; next is nullable, so the smallest Node holds no other
+    ("union.Tag", 0),  # Leaf {} holds nothing
 ])
-def test_heights_measure_the_smallest_value(name, height):
-    assert definition(name).height == height
+def test_sizes_count_the_values_of_the_smallest_value(name, size):
+    assert definition(name).size == size
 
 
 def test_a_function_is_a_call_union_and_a_result_union():

@@ -2,21 +2,15 @@
 
 How this works
 --------------
-MessagePack has a binary type, so there bytes are bytes. JSON has none: bytes
-travel as standard base64 text with padding, and nothing in the text says
-which strings are base64, so the two sides know it another way.
-
-On the way in, the server knows from the schema: the validator accepts strict
-base64 text where bytes are expected (`from_base64`), and `restore(value,
-type)` turns the text at every `bytes` field into bytes, so a handler always
-gets bytes. Text in an `any` field stays text.
-
-On the way out, the server marks where bytes are: `mark(value, type)` turns
-them into base64 text and builds the `@base64_` header, a copy of the
-result's shape with `true` at every bytes value and `"*"` for every element
-of an array or value of a map (a client reverses it: http_client.py). Bytes
-in headers go out as base64 text all the same (`as_text`, the JSON encoder's
-fallback), unmarked.
+MessagePack has a binary type; JSON has none, so bytes travel there as
+standard, padded base64 text, and the two sides know which text is bytes
+another way. On the way in, the schema says: the validator accepts base64
+where bytes are expected, and `restore(value, type)` turns the text at every
+`bytes` field into bytes (text in an `any` field stays text). On the way
+out, `mark(value, type)` turns bytes into base64 text and builds the
+`@base64_` header: the result's shape with `true` at every bytes value and
+`"*"` for the elements of an array or map. Bytes in headers go out as base64
+all the same (`as_text`), unmarked.
 """
 
 import base64
@@ -48,8 +42,6 @@ def as_text(value):
     raise TypeError(f"{type(value).__name__} is not a JSON value")
 
 
-# The way in: restore by schema
-
 def restore(value, type_):
     """`value`, valid already as a `type_`, with the base64 text of its bytes turned into bytes."""
     return value if value is None else RESTORERS[type_.kind](value, type_)
@@ -80,8 +72,6 @@ RESTORERS = {
     "ext": lambda value, type_: type_.of.restore(value),
 }
 
-
-# The way out: mark, and unmark
 
 def mark(value, type_=ANY):
     """Return `value` with bytes as base64 text, and the `@base64_` marks of where they were (or None)."""

@@ -3,27 +3,19 @@
 How this works
 --------------
 `generate(type, context)` mirrors `validate.check`: one small function per
-kind in the `GENERATORS` table, recursing through arrays, maps, structs and
-unions; the context holds the random source and the options.
+kind in `GENERATORS`. Every value comes from `Random`, a seeded 32-bit
+xorshift generator, drawn in a fixed order, so a seed always gives the same
+values, the other implementation's too (conformance/PROTOCOL.md, section 10,
+tells every draw): struct fields in name order, a coin before an optional
+field; a coin before `T?`; an array's or map's length, then its elements; a
+union's tag among its tags in name order; an `_ext.` type's own draws.
 
-Every value comes from `Random`, a seeded 32-bit xorshift generator, drawn in
-a fixed order, so a seed always gives the same values (the other
-implementation's too, draw for draw):
-
-- struct fields in name order; a coin leaves an optional field out (or the
-  option says always or never), and a required one too where the context
-  says so (in a mock's calls and stubs);
-- `T?` is null when a coin says so, before anything else is drawn;
-- integer: a non-negative 31-bit number; number: a fraction in [0, 1];
-  string: one of 24 Greek letter names; bytes: four bytes; any: a boolean,
-  an integer or a string;
-- an array or map draws its length, then its elements (keys are strings);
-- a union, or an `fn.X` call, draws one of its tags in name order;
-- an `_ext.` type generates its own values: a selection tosses a coin for
-  each thing the answered function offers to select, in name order (select.py).
-
-`examples()` serves `fn.api_ {includeExamples!: true}` the same way: seed 1,
-every optional field, collections of two.
+A budget keeps every answer within MAX_VALUES values, recursive types and
+wide ones alike. Each value's smallest size (types.sizes) is paid before it
+is made, its required fields included; anything more it could hold (an
+optional field, a value for `T?`, an element, a costlier tag) is drawn for
+only if its own smallest size can be paid from what is left, and within
+MAX_GENERATED_DEPTH levels: else it is left out, or the cheapest tag taken.
 """
 
 from . import blobs
@@ -73,44 +65,52 @@ class Random:
         return self.next_int().to_bytes(4, "big")
 
 
+class OverBudget(Exception):
+    """The smallest value wanted holds more values than the budget has left."""
+
+
 class Context:
-    """Where values come from and how they are shaped, with a budget that keeps them finite.
+    """Where values come from, how they are shaped, and what is left of the budget.
 
-    `function` is the function being answered: what a selection may name
-    depends on it. A recursive type can describe values of any size (a
-    union.Expression whose tags mostly hold two more expressions has a fair
-    chance of never ending). Once `budget` values have been made, or the
-    nesting reaches `MAX_DEPTH` (deeper than the other implementation can go
-    before its stack overflows), everything left is made as small as it can
-    be: null where allowed, empty collections, no optional fields, and the
-    union tag with the shallowest smallest value (see `Struct.height`). Values
-    that fit the budget are not affected at all.
-
-    `optional` says whether optional fields are made ("all", "none", or
-    "random": a coin decides), `every_required` whether every required field
-    is (a mock's calls and stubs leave some out, a coin deciding each)."""
+    `optional` says whether optional fields are made ("all", "none", or "random":
+    a coin decides), `every_required` whether every required field is (a mock's
+    calls and stubs leave some out, a coin deciding each), and `function` is the
+    one being answered, whose results a selection may name."""
 
     def __init__(self, random, optional="random", length=(0, 3), function=None, budget=MAX_VALUES):
         self.random, self.optional, self.length, self.function = random, optional, length, function
         self.left, self.depth = budget, 0
         self.every_required = True
 
-    @property
-    def exhausted(self):
-        return self.left <= 0 or self.depth >= MAX_GENERATED_DEPTH
+    def affords(self, type_):
+        """Whether the smallest value of `type_` can be paid for here."""
+        return smallest(type_) <= self.left and self.depth < MAX_GENERATED_DEPTH
 
-    def count(self):
-        if self.exhausted:
-            return 0
-        low, high = self.length
-        return low + self.random.below(high - low)
+    def pay(self, type_):
+        self.left -= smallest(type_)
+
+
+def smallest(type_):
+    """How many values the smallest value of `type_` holds: 0 for null, 1 for a scalar or an empty
+    array or map, 1 and its fields' for a struct, union or call."""
+    return 0 if type_.nullable else 1 + type_.of.size if type_.kind in ("struct", "union", "fn") else 1
+
+
+def make(type_, context):
+    """A random value of `type_`, paid for out of the context's budget (OverBudget if it cannot be)."""
+    if not context.affords(type_):
+        raise OverBudget(f"the smallest value holds {smallest(type_)} values, over the {context.left} left")
+    context.pay(type_)
+    return generate(type_, context)
 
 
 def generate(type_, context):
-    """A random value of `type_`."""
-    if type_.nullable and (context.exhausted or context.random.boolean()):
-        return None
-    context.left -= 1
+    """A random value of `type_`, whose smallest value is paid for already."""
+    if type_.nullable:
+        type_ = type_._replace(nullable=False)
+        if not context.affords(type_) or context.random.boolean():
+            return None
+        context.pay(type_)
     context.depth += 1
     value = GENERATORS[type_.kind](type_, context)
     context.depth -= 1
@@ -123,34 +123,57 @@ def generate_any(type_, context):
 
 
 def generate_array(type_, context):
-    return [generate(type_.of, context) for _ in range(context.count())]
+    return [generate(type_.of, context) for _ in range(_length(type_.of, context))]
 
 
 def generate_map(type_, context):
-    return {context.random.string(): generate(type_.of, context) for _ in range(context.count())}
+    return {context.random.string(): generate(type_.of, context) for _ in range(_length(type_.of, context))}
+
+
+def _length(element, context):
+    """How many elements an array or map gets: the length drawn, then as many as can be paid for."""
+    if not context.affords(element):
+        return 0
+    low, high = context.length
+    drawn = low + context.random.below(high - low)
+    for count in range(drawn):
+        if not context.affords(element):
+            return count
+        context.pay(element)
+    return drawn
 
 
 def generate_fields(struct, context):
-    """A random object holding the fields of `struct`."""
+    """A random object holding the fields of `struct` (its required ones paid for already)."""
     value = {}
     for name in sorted(struct.fields):
-        if name.endswith("!"):
-            if context.optional == "none" or context.exhausted or (
-                    context.optional == "random" and context.random.boolean()):
-                continue
-        elif not context.every_required and (context.exhausted or context.random.boolean()):
-            continue
-        value[name] = generate(struct.fields[name], context)
+        type_ = struct.fields[name]
+        if not name.endswith("!") and context.every_required:
+            value[name] = generate(type_, context)
+        elif _chosen(name, type_, context):
+            context.pay(type_)
+            value[name] = generate(type_, context)
     return value
 
 
+def _chosen(name, type_, context):
+    """Whether a field that may be left out is made: the options, the budget, else a coin decide."""
+    if (name.endswith("!") and context.optional == "none") or not context.affords(type_):
+        return False
+    if name.endswith("!") and context.optional == "all":
+        return True
+    return not context.random.boolean()  # an optional field, or a required one in a call or stub
+
+
 def generate_tags(union, context):
-    """A random value of `union`: one of its tags, with its fields."""
+    """A random value of `union`: one of its tags (its cheapest paid for already), with its fields."""
     tags = sorted(union.tags)
-    if context.exhausted:
-        tag = min(tags, key=lambda t: (union.tags[t].height is None, union.tags[t].height or 0))
+    costliest = max(union.tags[tag].size for tag in tags) - union.size
+    if costliest > context.left or context.depth >= MAX_GENERATED_DEPTH:
+        tag = min(tags, key=lambda t: union.tags[t].size)
     else:
         tag = tags[context.random.below(len(tags))]
+        context.left -= union.tags[tag].size - union.size
     return {tag: generate_fields(union.tags[tag], context)}
 
 
@@ -171,26 +194,33 @@ GENERATORS = {
 
 
 def examples(schema, include_internal):
-    """The `fn.api_` entries, each with example values added (bytes as base64 text)."""
+    """The `fn.api_` entries, each with example values added (bytes as base64 text), all of them
+    within one budget: an entry whose smallest example does not fit what is left gets none."""
     names = sorted(schema.functions, key=lambda name: (name.endswith("_"), name))
-    scope = schema.functions[names[0]]  # what selections in examples select from
-    return [{**entry, **blobs.mark(_example(schema, key, scope))[0]}
-            for key, entry, internal in schema.entries if include_internal or not internal]
+    scope, left, found = schema.functions[names[0]], MAX_VALUES, []  # what selections select from
+    for key, entry, internal in schema.entries:
+        if include_internal or not internal:
+            kind, target = key.split(".")[0], schema.definition(key)
+            context = Context(Random(1), "all", (2, 2), target if kind == "fn" else scope, left)
+            try:
+                found.append({**entry, **blobs.mark(EXAMPLES.get(kind, _empty)(target, context))[0]})
+                left = context.left
+            except OverBudget:
+                found.append(entry)
+    return found
 
 
-def _example(schema, key, scope):
-    kind, target = key.split(".")[0], schema.definition(key)
-    context = Context(Random(1), "all", (2, 2), target if kind == "fn" else scope)
-    if kind == "fn":
-        return {"inputExample": generate_tags(target.call, context),
-                "outputExample": generate_tags(target.result, context)}
-    if kind == "headers":
-        return {"inputExample": generate_fields(target[0], context),
-                "outputExample": generate_fields(target[1], context)}
-    if kind == "struct":
-        return {"example": generate_fields(target, context)}
-    if kind in ("union", "errors"):
-        return {"example": generate_tags(target, context)}
-    if kind == "_ext":
-        return {"example": generate(Type("ext", False, target), context)}
+def _empty(target, context):
     return {"example": {}}
+
+
+EXAMPLES = {  # what an entry's example is, by its kind
+    "fn": lambda target, context: {"inputExample": make(Type("union", False, target.call), context),
+                                   "outputExample": make(Type("union", False, target.result), context)},
+    "headers": lambda target, context: {"inputExample": make(Type("struct", False, target[0]), context),
+                                        "outputExample": make(Type("struct", False, target[1]), context)},
+    "struct": lambda target, context: {"example": make(Type("struct", False, target), context)},
+    "union": lambda target, context: {"example": make(Type("union", False, target), context)},
+    "errors": lambda target, context: {"example": make(Type("union", False, target), context)},
+    "_ext": lambda target, context: {"example": make(Type("ext", False, target), context)},
+}

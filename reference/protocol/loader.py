@@ -17,8 +17,9 @@ grows with the schema's size, collecting every problem:
    in any order, and to themselves (`union.Expression` does);
 2. resolve: turn every type expression into a `Type`, filling those in, and
    add each `errors.*` group's tags to the results of the functions it serves;
-3. terminate: work out every type's height (types.py), and refuse types with
-   none, such as a struct whose required field is that struct again.
+3. terminate: work out the size of every type's smallest value (types.py),
+   and refuse types that have none, such as a struct whose required field is
+   that struct again.
 
 If anything is wrong, `SchemaError` lists every problem in document order.
 """
@@ -32,7 +33,7 @@ from pathlib import Path
 from .documents import Document, Problem, SchemaError, Where, parse
 from .limits import MAX_SCHEMA_DEPTH
 from .select import Selection
-from .types import Function, Struct, Type, Union, heights
+from .types import Function, Struct, Type, Union, sizes
 
 STOCK = Path(__file__).parent / "schemas"
 SCALARS = ("boolean", "integer", "number", "string", "bytes", "any")
@@ -313,17 +314,18 @@ class Schema:
     # Pass 3: termination
 
     def _check_termination(self, indexed):
-        """Work out the height of every struct and union, and refuse those with none: no finite
-        value has their type."""
+        """Work out the size of every struct's and union's smallest value, and refuse those with
+        none: no finite value has their type."""
         named = [(where, key, self.named[key][1]) for where, key, _ in indexed
                  if key.split(".")[0] in ("struct", "union", "fn")]
-        nodes = [node for _, _, node in named]
+        nodes = [node for kind, target in self.named.values() if kind in EMPTY or kind == "headers"
+                 for node in (target if kind == "headers" else [target])]
         nodes += [tag for node in nodes if isinstance(node, Union) for tag in node.tags.values()]
         for function in self.functions.values():
             nodes += [function.result, *function.result.tags.values()]
-        heights(nodes)
+        sizes(nodes)
         for where, key, node in named:
-            if node.height is None and not (isinstance(node, Union) and not node.tags):
+            if node.size is None and not (isinstance(node, Union) and not node.tags):
                 self._problem(where, [key], "no finite value has this type: every way through its required "
                               "fields leads back to it (make one optional or nullable)")
 

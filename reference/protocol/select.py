@@ -2,18 +2,15 @@
 
 How this works
 --------------
-A selection is an object. `"->"` maps the result tag `Ok_` to the result
-fields to keep, `"struct.Name"` to the fields of that struct to keep wherever
-it appears, `"union.Name"` each tag to the fields of that tag to keep.
-Anything not named keeps every field, and `{}` selects nothing away:
+A selection maps `"->"` to the `Ok_` fields to keep, `"struct.Name"` to the
+fields of that struct to keep wherever it is, and `"union.Name"` each tag to
+its fields to keep; anything not named keeps every field:
 
     {"->": {"Ok_": ["tape"]}, "struct.Evaluation": ["result"]}
 
-`options(function)` lists what each struct and union reachable from the `Ok_`
-fields could keep. A selection is a value of the stock type `_ext.Select_`,
-whose kind (`Selection`) checks it against those options: naming an unknown
-or unreachable struct, or a field it lacks, is a request header error.
-`apply()` trims a valid `Ok_` result; error results are returned whole.
+It is a value of the stock type `_ext.Select_`, whose kind (`Selection`)
+checks it against what the function's `Ok_` result can hold (`options()`).
+`apply()` trims an `Ok_` result; errors are answered whole.
 """
 
 import functools

@@ -2,23 +2,17 @@
 
 How this works
 --------------
-`KINDS` lists every kind of value, once. A `Type` is one resolved type
-expression: its kind, whether null is allowed, and what it holds. Every walk
-a type directs (checking a value, generating one, restoring bytes, marking
-them, trimming a selection) is a table with an entry per kind, and a test
-holds every table to this list.
-
-An `_ext.` type is an `Extension`, a kind of value with rules of its own: the
-core has `_ext.Select_` (select.py), and a mock brings `_ext.Call_` and
-`_ext.Stub_` to `load()` (stubs.py).
-
-Named structs and unions are shared objects, so a recursive type such as
-`union.Expression` refers back to itself; `reachable()` visits each node
-once. Each knows the `height` of its smallest value (`heights()`), which the
-loader needs to refuse types with no finite value, and the generator to end
-a value soon.
+`KINDS` lists every kind of value, once; every walk a type directs (checking,
+generating, restoring bytes, marking them, trimming) is a table with an entry
+per kind. A `Type` is one resolved expression: its kind, whether null is
+allowed, and what it holds. An `_ext.` type is an `Extension`, a kind with
+rules of its own: `_ext.Select_` (select.py), or a mock's calls and stubs.
+Named structs and unions are shared objects, so `union.Expression` refers back
+to itself; `reachable()` visits each once, and `sizes()` finds how many
+values each one's smallest value holds (None if it has no finite value).
 """
 
+import heapq
 from typing import Any, NamedTuple
 
 KINDS = ("boolean", "integer", "number", "string", "bytes", "any",  # scalars
@@ -28,9 +22,9 @@ KINDS = ("boolean", "integer", "number", "string", "bytes", "any",  # scalars
 
 
 class Type(NamedTuple):
-    """A resolved type expression. `of` is, by kind: for "array" and "map", the Type of the
-    elements; for "struct", its Struct; for "union", its Union; for "fn", the Union of the
-    function's call, whose one tag is its name; for "ext", its Extension; else None."""
+    """A type expression resolved. `of` is, by kind: for "array" and "map", the elements' Type; for
+    "struct", a Struct; for "union", a Union; for "fn", its call's Union, whose one tag is the
+    function's name; for "ext", an Extension; else None."""
 
     kind: str
     nullable: bool = False
@@ -44,7 +38,7 @@ class Struct:
         self.name = name
         self.fields = {}  # field name -> Type, in schema order
         self.required = ()  # the names without a trailing "!", in schema order
-        self.height = None  # nesting of its smallest value; None while unknown, or if it has none
+        self.size = None  # values in its smallest value's fields (see sizes()); None if it has none
 
     def __repr__(self):
         return f"Struct({self.name!r})"
@@ -56,7 +50,7 @@ class Union:
     def __init__(self, name):
         self.name = name
         self.tags = {}  # tag -> Struct
-        self.height = None  # that of its shallowest tag
+        self.size = None  # that of its cheapest tag
 
     def __repr__(self):
         return f"Union({self.name!r})"
@@ -77,20 +71,12 @@ class Function(NamedTuple):
 
 
 class Extension:
-    """An `_ext.` type's rules, which mirror the entries of the core's tables for a kind
-    (validate.CHECKS, generate.GENERATORS, blobs.RESTORERS); the other walks treat its values
-    as `any`. `functions` are the schema's, by name."""
+    """An `_ext.` type's rules: `check`, `generate` and `restore` stand for its kind in the tables of
+    validate.py, generate.py and blobs.py; other walks take its values as `any`. `functions` are
+    the schema's, by name."""
 
     def __init__(self, functions):
         self.functions = functions
-
-    def check(self, value, path, function):
-        """Yield a case for every way `value` fails, in a message of `function`."""
-        raise NotImplementedError
-
-    def generate(self, context):
-        """A random value of this kind."""
-        raise NotImplementedError
 
     def restore(self, value):
         """`value`, valid already, with the base64 text of its bytes turned into bytes."""
@@ -120,37 +106,38 @@ def reachable(node):
             waiting.extend(type_.of for type_ in inner if type_.kind in ("struct", "union", "fn"))
 
 
-def heights(nodes):
-    """Set the height of each Struct and Union that has one, in time linear in their fields.
+def sizes(nodes):
+    """Set the `size` of each Struct and Union that has a finite value: how many values its
+    smallest value is made of, in time that grows with the schema.
 
-    A struct's smallest value nests the smallest values of its required, non-null
-    struct, union and call fields (collections may be empty): its height is one more
-    than the greatest of theirs, or 0. A union's is its shallowest tag's. Heights are
-    handed out lowest first: a union takes the first one a tag of it gets, a struct
-    its own once the last of those fields has one."""
-    waiting, dependents, levels = {}, {}, [[]]  # fields a struct waits for; who waits for a node
+    A value costs 1, a null nothing, an empty array or map 1. A struct's fields cost what
+    its required ones cost; a union's, what its cheapest tag's do; so a struct-typed field
+    costs 1 and the struct's `size`. Sizes are handed out smallest first, as Dijkstra's
+    walk does: a struct gets its own once all of its fields have one, a union the first
+    its tags get. What none reaches has no finite value."""
+    waiting, partial, dependents, queue = {}, {}, {}, []  # by id(node)
     for node in {id(node): node for node in nodes}.values():
         if isinstance(node, Union):
             for tag in node.tags.values():
                 dependents.setdefault(id(tag), []).append(node)
             continue
-        needs = [type_.of for name, type_ in node.fields.items()
-                 if not name.endswith("!") and not type_.nullable and type_.kind in ("struct", "union", "fn")]
-        waiting[id(node)] = len(needs)
+        required = [type_ for name, type_ in node.fields.items() if not name.endswith("!") and not type_.nullable]
+        needs = [type_.of for type_ in required if type_.kind in ("struct", "union", "fn")]
+        waiting[id(node)], partial[id(node)] = len(needs), len(required) - len(needs)
         for need in needs:
             dependents.setdefault(id(need), []).append(node)
         if not needs:
-            node.height = 0
-            levels[0].append(node)
-    for height, level in enumerate(levels):
-        for node in level:  # which grows meanwhile, by the unions that take this height
-            for dependent in dependents.get(id(node), ()):
-                if dependent.height is None and isinstance(dependent, Union):
-                    dependent.height = height
-                    level.append(dependent)
-                elif dependent.height is None:
-                    waiting[id(dependent)] -= 1
-                    if waiting[id(dependent)] == 0:
-                        dependent.height = height + 1
-                        levels += [] if len(levels) > height + 1 else [[]]
-                        levels[height + 1].append(dependent)
+            heapq.heappush(queue, (partial[id(node)], id(node), node))
+    while queue:
+        size, _, node = heapq.heappop(queue)
+        if node.size is not None:
+            continue
+        node.size = size
+        for dependent in dependents.get(id(node), ()):
+            if isinstance(dependent, Union):
+                heapq.heappush(queue, (size, id(dependent), dependent))  # the first to come out is its cheapest
+                continue
+            partial[id(dependent)] += 1 + size
+            waiting[id(dependent)] -= 1
+            if waiting[id(dependent)] == 0:
+                heapq.heappush(queue, (partial[id(dependent)], id(dependent), dependent))

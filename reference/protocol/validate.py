@@ -3,29 +3,19 @@
 How this works
 --------------
 `check(value, type, path, function)` yields one *case* per violation, in its
-wire shape: `{"path": [...], "reason": {"TypeUnexpected": {...}}}`. It handles
-`null` itself (allowed only by a nullable `T?`), otherwise dispatches on the
-type's kind through the `CHECKS` table. Each check is a generator that yields
-what it sees and recurses with `check(child, child_type, (path, key), function)`,
-so every case is born knowing its full path. `function` is the function whose
-message is checked: a selection (`_ext.Select_`) may name only what it offers.
+wire shape: `{"path": [...], "reason": {"TypeUnexpected": {...}}}`. It allows
+`null` only for a nullable `T?`, and otherwise dispatches on the type's kind
+through `CHECKS`; each check is a generator that recurses with the path one
+step longer, so every case is born knowing its path. `function` is the one
+whose message is checked: a selection may name only what it offers.
 
-Paths and case order are the ones implementations share on the wire:
-
-- a path starts with the function name (request body), the result tag
-  (response body) or the header name, then field names as declared
-  (`"limit!"` keeps its `!`), array indexes, map keys, and union tags;
-- in an object, missing required fields come first in schema order, then the
-  keys sent, in the order sent.
-
-An answer reports the first MAX_CASES cases in that order, and checking stops
-there (a million wrong values cost no more than a hundred), or once the keys
-of their paths add up to MAX_CASE_BYTES characters (a long key repeated in
-many paths cannot make the answer outgrow the request).
-
-Every JSON number is a `Number` when it is the wrong type, but it is an
-integer only if written as one (`1` is, `1.0` is not); integers fit in signed
-64 bits, in `integer` and `number` fields alike; booleans are never numbers.
+A path starts with the function name (request), the result tag (response)
+or the header name, then field names as declared (`"limit!"` keeps its `!`),
+array indexes, map keys and union tags. In an object, missing required
+fields come first in schema order, then the keys sent, in the order sent.
+An answer reports the first MAX_CASES cases, within MAX_CASE_BYTES of keys
+in their paths, and checking stops there. A wrong number is a `Number`, but
+an integer is written without `.` or exponent, and fits in 64 bits.
 """
 
 import math
@@ -44,12 +34,6 @@ ACTUAL = {  # the type name a failure reports as "actual", by Python type
 }
 
 
-# A path, as checks pass it down: () at the top, then (parent path, key or index) for each
-# step, so that going one level deeper costs the same at any depth. `case()` turns it into
-# the list the wire shows, only when a case is made.
-Path = tuple
-
-
 def at(*keys):
     """The Path of `keys`: at("fn.add", "x") is (((), "fn.add"), "x")."""
     path = ()
@@ -59,7 +43,8 @@ def at(*keys):
 
 
 def case(path, reason, data=None):
-    """A validation case in its wire shape."""
+    """A validation case in its wire shape. A path is passed down as () at the top, then (parent
+    path, key) a step, so a step deeper costs the same at any depth; here it becomes a list."""
     keys = []
     while path:
         path, key = path
