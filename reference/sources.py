@@ -71,7 +71,8 @@ def locate(problems, documents):
     order they appear in the documents."""
     texts = {document.name: document.text for document in documents}
     order = {document.name: i for i, document in enumerate(documents)}
-    found = [located(problem, texts) for problem in problems]
+    found = [located(problem, texts)._replace(message=problem.message + _near(*problem.near or ((), ())))
+             for problem in problems]
     return sorted(found, key=lambda p: (order.get(p.where.document, -1), p.where.entry or 0,
                                         p.where.line or 0, p.where.column or 0))
 
@@ -130,3 +131,26 @@ def _member(text, at, key):
             return None
         at = SKIP(text, at + 1).end()
     return None
+
+
+def _near(given, known):
+    """"; did you mean X?" for the first of `given` a typing slip away from a name `known`, else "": a
+    letter or two wrong, missing or extra, in a name of two letters or more (after its prefix)."""
+    for prefix, _, part in (str(name).rpartition(".") for name in given):
+        for other in known:
+            other_prefix, _, other_part = other.rpartition(".")
+            slack = max(1, len(part) // 4)
+            if prefix == other_prefix and len(part) >= 2 and abs(len(part) - len(other_part)) <= slack \
+                    and 0 < _slips(part, other_part) <= slack:
+                return f"; did you mean {json.dumps(other)}?"
+    return ""
+
+
+def _slips(a, b):
+    """How many letters to change, add or remove to turn `a` into `b` (the edit distance)."""
+    row = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        row, last = [i], row
+        for j, y in enumerate(b, 1):
+            row.append(min(last[j] + 1, row[j - 1] + 1, last[j - 1] + (x != y)))
+    return row[-1]

@@ -43,6 +43,7 @@ class Problem(NamedTuple):
     message: str
     first: Where | None = None  # for a name defined twice, where it was defined first
     value: bool = False  # whether it is about the value at the path (else its key)
+    near: tuple = ()  # (names given, names known), for a tool to ask "did you mean"
 
     def __str__(self):
         what = f"{self.where.key}: " if self.where.key else ""

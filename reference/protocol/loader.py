@@ -1,27 +1,20 @@
-"""Schemas: read the documents that describe a service, check them, and resolve their type
-expressions into the tree of types.py, which the validator walks.
+"""Schemas: check the documents that describe a service, and resolve their type expressions
+into the tree of types.py, which the validator walks.
 
 How this works
 --------------
-A schema is a list of entries, each a JSON object with one definition key
-(`fn.add`, `struct.Variable`, `union.Expression`, `headers.Auth_`,
-`errors.Availability`, `info.Calculator`, `_ext.Select_`), a `->` key for
-functions and headers, and maybe a `///` comment and `$` annotations.
-
-`Schema()` adds the stock documents (`internal.json` always, `auth.json` when
-the service defines `union.Auth_`) and works in passes, each in time that
-grows with the schema's size, collecting every problem:
-
-1. index: check each entry's outline and name, and make an empty `Struct` or
-   `Union` for every definition, so that definitions may refer to one another
-   in any order, and to themselves (`union.Expression` does);
-2. resolve: turn every type expression into a `Type`, filling those in, and
-   add each `errors.*` group's tags to the results of the functions it serves;
-3. terminate: work out the size of every type's smallest value (types.py),
-   and refuse types that have none, such as a struct whose required field is
-   that struct again.
-
-If anything is wrong, `SchemaError` lists every problem in document order.
+A schema is a list of entries, each an object with one definition key (`fn.add`,
+`struct.Variable`, `union.Expression`, `headers.Auth_`, `errors.Availability`,
+`info.Calculator`, `_ext.Select_`), `->` for functions and headers, and maybe a
+`///` comment and `$` annotations. `Schema()` adds the stock documents
+(`internal.json`; `auth.json` if the service defines `union.Auth_`) and works
+in three passes, each in time that grows with the schema, collecting every
+problem: index (check each entry's outline and name, and make an empty Struct
+or Union for each definition, so that definitions may refer to one another in
+any order), resolve (turn each type expression into a `Type`, and add each
+`errors.*` group's tags to the results of the functions it serves), and
+terminate (refuse types with no finite value, by types.sizes). If anything is
+wrong, `SchemaError` lists every problem in document order.
 """
 
 import functools
@@ -48,8 +41,8 @@ NAMES = {  # what each kind of name looks like, and the rule in words
                                                         "digits or _ (headers are always optional: no !)"),
 }
 EXTENSIONS = {"_ext.Select_": Selection}  # the _ext. kinds of every schema; a mock adds its own
-# What an entry may hold beside its definition key and a `///` comment; "$" allows annotations.
-# `_errors` chooses the errors.* groups of an internal function; `_ignoreIfDuplicate` means nothing.
+# What an entry holds beside its key and `///`; "$" allows annotations. `_errors` chooses the
+# errors.* groups of an internal function; `_ignoreIfDuplicate` means nothing.
 ALLOWED = {"info": {"$"}, "struct": {"$", "_ignoreIfDuplicate"}, "union": set(), "errors": set(),
            "fn": {"$", "->", "_errors", "_ignoreIfDuplicate"}, "headers": {"$", "->"}, "_ext": {"$"}}
 EMPTY = {"union": Union, "fn": Union, "errors": Union, "struct": Struct}  # what a definition starts as
@@ -125,10 +118,9 @@ class Schema:
                 continue
             keys = [k for k in entry if k.startswith(PREFIXES)]
             if len(keys) != 1:
-                found = ", ".join(map(json.dumps, keys)) or "none" + _near((k.split(".")[0] for k in entry if "." in k),
-                                                                             (p.rstrip(".") for p in PREFIXES))
                 self._problem(where, [], "an entry has exactly one definition key (info., struct., union., fn., "
-                              f"headers. or errors. and a name); found {found}")
+                              f"headers. or errors. and a name); found {', '.join(map(json.dumps, keys)) or 'none'}",
+                              near=([k.split(".")[0] for k in entry if "." in k], [p.rstrip(".") for p in PREFIXES]))
                 continue
             key, kind = keys[0], keys[0].split(".")[0]
             where = where._replace(key=key)
@@ -136,7 +128,7 @@ class Schema:
                 continue
             if kind == "_ext" and key not in self.extensions:
                 self._problem(where, [key], f"{key} is not a stock _ext. type (those are "
-                              f"{', '.join(sorted(self.extensions))}){_near([key], self.extensions)}")
+                              f"{', '.join(sorted(self.extensions))})", near=([key], list(self.extensions)))
                 continue
             if key in self.named or (kind == "info" and self.info):
                 first = self.defined[key if key in self.named else self.info]
@@ -154,11 +146,10 @@ class Schema:
             yield where, key, entry
 
     def _check_outline(self, where, key, kind, entry):
-        """Check the keys around the definition: the comment, `->` and annotations."""
         allowed = ALLOWED[kind] | {key, "///"}
         for name in entry:
             if name not in allowed and not (name.startswith("$") and "$" in allowed):
-                self._problem(where, [name], f"{_a(kind)}. entry holds no {name} key{_near([name], allowed)}")
+                self._problem(where, [name], f"{_a(kind)}. entry holds no {name} key", near=([name], list(allowed)))
         self._check_comment(where, [], entry)
         for name in ("$authenticated", "$internal"):
             if name in entry and not isinstance(entry[name], bool):
@@ -170,7 +161,6 @@ class Schema:
             self._problem(where, path + ["///"], "a comment is a string or an array of strings")
 
     def _named(self, where, path, name, what):
-        """Whether `name` is a good `what` (see NAMES); if not, say so."""
         pattern, rule = NAMES[what]
         if pattern.fullmatch(name):
             return True
@@ -180,7 +170,6 @@ class Schema:
     # Pass 2: types
 
     def _resolve(self, where, key, entry):
-        """Fill in the definition `key` from its entry."""
         kind, target = self.named[key]
         body = entry[key]
         if kind in ("info", "_ext") and (not isinstance(body, dict) or (kind == "_ext" and body)):
@@ -212,7 +201,7 @@ class Schema:
         first = results[0] if isinstance(results, list) and results else None
         if not isinstance(first, dict) or [k for k in first if k != "///"] != ["Ok_"]:
             self._problem(where, ["->"], 'a function has a -> key holding an array whose first element is '
-                          '{"Ok_": {...}} with the result fields' + _near(entry, ["->"]))
+                          '{"Ok_": {...}} with the result fields', near=(list(entry), ["->"]))
         else:
             self._tags(where, ["->"], results, result)
         internal = name.endswith("_") or entry.get("$internal") is True
@@ -292,16 +281,15 @@ class Schema:
             return self._unknown(where, path, f"unknown type {json.dumps(expression)}: arrays are written "
                                  '["T"] and maps {"string": "T"}, and neither can be nullable')
         known = [*SCALARS, *(k for k, (kind, _) in self.named.items() if kind in ("struct", "union", "fn", "_ext"))]
-        return self._unknown(where, path, f"unknown type {json.dumps(expression)}{_near([name], known)}")
+        return self._unknown(where, path, f"unknown type {json.dumps(expression)}", near=([name], known))
 
-    def _unknown(self, where, path, message):
-        self._problem(where, path, message, value=True)
+    def _unknown(self, where, path, message, near=()):  # a type it cannot be: then take it as any
+        self._problem(where, path, message, value=True, near=near)
         return Type("any")
 
     def _attach_errors(self):
-        """Add each errors.* group's tags to the results of the functions whose `_errors` pattern
-        matches its name: every group for the service's own functions, only the stock validation
-        errors for internal ones (rule 4 of the spec)."""
+        """Add each errors.* group's tags to the results of the functions it serves (rule 4 of the
+        spec): every group for the service's own, the stock validation errors for internal ones."""
         for function in self.functions.values():
             pattern = self.error_groups.get(function.name)
             for where, group in self.errors:
@@ -329,12 +317,11 @@ class Schema:
                 self._problem(where, [key], "no finite value has this type: every way through its required "
                               "fields leads back to it (make one optional or nullable)")
 
-    def _problem(self, where, path, message, value=False):
-        self.problems.append(Problem(where, path, message, value=value))
+    def _problem(self, where, path, message, value=False, near=()):
+        self.problems.append(Problem(where, path, message, value=value, near=near))
 
 
 def _keys(entries):
-    """The definition keys of a document's entries, ignoring malformed ones."""
     for entry in entries if isinstance(entries, list) else ():
         yield from (k for k in entry if k.startswith(PREFIXES)) if isinstance(entry, dict) else ()
 
@@ -342,27 +329,6 @@ def _keys(entries):
 def _holds(defined, name):
     """Whether the service's own documents hold every entry of a stock document already."""
     return set(_keys(stock(name))) <= defined
-
-
-def _near(given, known):
-    """"; did you mean X?" for the first of `given` a typing slip away from a name `known`, else "": a
-    letter or two wrong, missing or extra, in a name of two letters or more (after its prefix)."""
-    for prefix, _, part in (str(name).rpartition(".") for name in given):
-        for other in known:
-            other_prefix, _, other_part = other.rpartition(".")
-            if prefix == other_prefix and len(part) >= 2 and 0 < _slips(part, other_part) <= max(1, len(part) // 4):
-                return f"; did you mean {json.dumps(other)}?"
-    return ""
-
-
-def _slips(a, b):
-    """How many letters to change, add or remove to turn `a` into `b` (the edit distance)."""
-    row = list(range(len(b) + 1))
-    for i, x in enumerate(a, 1):
-        row, last = [i], row
-        for j, y in enumerate(b, 1):
-            row.append(min(last[j] + 1, row[j - 1] + 1, last[j - 1] + (x != y)))
-    return row[-1]
 
 
 def _a(kind):
