@@ -28,7 +28,7 @@ from importlib import resources
 import msgpack
 
 from . import engine, protocol
-from .namespaces import SHARED, UNAVAILABLE, Full, Memory
+from .namespaces import SHARED, UNAVAILABLE, Full, Memory, evaluations
 from .protocol import Refusal, allow_depth, load
 from .protocol.codec import deeper
 from .protocol.limits import MAX_DEPTH
@@ -42,6 +42,9 @@ log = logging.getLogger("reference")
 NO_NAMESPACE = ("fn.add", "fn.login")  # which ignore @auth_
 NUMBER = Type("number")
 TAPE_LEVELS = 5  # levels of a tape answer around an evaluation's expression: [{}, {"Ok_": {"tape": [{...
+# Each level of an expression takes two of a message's and at least 34 bytes of MessagePack (an
+# operation and its other operand): one too deep for a tape takes more than SHALLOW bytes.
+SHALLOW = 34 * (MAX_DEPTH - TAPE_LEVELS) // 2
 
 
 def entries():
@@ -152,9 +155,10 @@ class Calculator:
         ok = "Ok_" in result and representable(result["Ok_"]["result"])
         evaluation = {"expression": expression, "result": result["Ok_"]["result"] if ok else 0.0,
                       "timestamp": int(time.time()), "successful": ok}
-        if not sendable(evaluation):
+        entry = msgpack.packb(evaluation)
+        if len(entry) > SHALLOW and not sendable(evaluation):
             log.info("an evaluation too deep to be sent back on a tape is not kept")
-        elif not self.memory.record(namespace, evaluation):
+        elif not self.memory.record(namespace, entry):
             log.info("an evaluation too large for the tape of its namespace is not kept")
         return result
 
@@ -162,12 +166,12 @@ class Calculator:
         newest_first = self.memory.namespace(headers["namespace"]).tape[::-1]
         if "limit!" in arguments:  # a slice: a negative limit drops that many of the oldest
             newest_first = newest_first[:arguments["limit!"]]
-        return {"Ok_": {"tape": [msgpack.unpackb(entry) for entry in newest_first]}}
+        return {"Ok_": {"tape": evaluations(newest_first)}}
 
     def export(self, arguments, headers):
         namespace = self.memory.namespace(headers["namespace"])
-        evaluations = [msgpack.unpackb(entry) for entry in namespace.tape]
-        return {"Ok_": {"blob": msgpack.packb({"variables": namespace.variables, "evaluations": evaluations})}}
+        kept = evaluations(namespace.tape)
+        return {"Ok_": {"blob": msgpack.packb({"variables": namespace.variables, "evaluations": kept})}}
 
     def import_(self, arguments, headers):
         try:

@@ -41,6 +41,12 @@ LIMITS = {  # name -> (what it bounds, its default, as Memory's own)
 }
 
 
+def evaluations(entries):
+    """The evaluations kept as MessagePack, one after another, read back at once: behind an array's
+    header they are one MessagePack array."""
+    return msgpack.unpackb(b"\xdd" + len(entries).to_bytes(4, "big") + b"".join(entries))
+
+
 class Full(Exception):
     """There is no room for what a call would keep; `result` says which limit it met."""
 
@@ -102,9 +108,8 @@ class Memory:
             if namespace.variables.pop(name, None) is not None:
                 self._count(namespace, -(VARIABLE_BYTES + len(name.encode())))
 
-    def record(self, namespace, evaluation):
-        """Keep an evaluation on the namespace's tape, if it fits; whether it did."""
-        entry = msgpack.packb(evaluation)
+    def record(self, namespace, entry):
+        """Keep an evaluation (as MessagePack) on the namespace's tape, if it fits; whether it did."""
         try:
             self._grow(namespace, ENTRY_BYTES + len(entry))
         except Full:

@@ -11,8 +11,9 @@ from hypothesis import strategies as st
 
 from reference import calculator, engine, mocking, protocol, stubs, testbed
 from reference.engine.checks import Compiler
+from reference.engine.trims import Trims
 from reference.engine.scans import deeper, may_hold_surrogates
-from reference.protocol import blobs, codec
+from reference.protocol import blobs, codec, select
 from reference.protocol.generate import Context, Random, generate
 from reference.protocol.types import KINDS, Type, Union, reachable
 from reference.protocol.validate import check, check_fields, check_tags
@@ -40,7 +41,10 @@ def random_schema(rng):
 
     entries = [{name: fields()} if name.startswith("struct.")
                else {name: [{tag: fields()} for tag in rng.sample("ABCD", rng.randint(1, 3))]} for name in names]
-    entries += [{name: fields(), "->": [{"Ok_": fields()}, {"ErrorF": fields()}]} for name in functions]
+    entries += [{name: fields(), "->": [{"Ok_": fields()}, {"ErrorF": fields()}],
+                 **({"$authenticated": False} if rng.random() < 0.5 else {})} for name in functions]
+    if rng.random() < 0.3:
+        entries.append({"union.Auth_": [{"Token": {"t": "string"}}]})
     if rng.random() < 0.3:
         entries.append({"headers.H": {"@h": type_()}, "->": {"@r": type_()}})
     return entries
@@ -98,11 +102,12 @@ def test_compiled_checks_say_yes_exactly_when_the_walk_finds_nothing(seed):
                      for type_ in inner.fields.values()}
             type_ = Type("union", False, node) if isinstance(node, Union) else Type("struct", False, node)
             walk = check_tags if isinstance(node, Union) else check_fields
+            valid = compiler.type(type_)
             for value in values_of(type_, function, rng):
-                valid = not list(walk(value, node, (), function))
-                assert not compiler.node(node)(value) or valid, value  # yes is never wrong
+                walked = not list(walk(value, node, (), function))
+                assert not valid(value) or walked, value  # yes is never wrong
                 if "ext" not in kinds and not any(t.kind == "ext" for t in _inner(node)):
-                    assert compiler.node(node)(value) == valid, value  # and is said wherever it can be
+                    assert valid(value) == walked, value  # and is said wherever it can be
 
 
 def _inner(node):
@@ -145,8 +150,8 @@ def requests(schema, rng, plain):
             headers["@select_"] = schema.definition("_ext.Select_").generate(context) if rng.random() < 0.8 else []
         if rng.random() < 0.2:
             headers["@bin_"] = rng.choice([[], [plain.encoding.checksum], [1]])
-        if rng.random() < 0.1:
-            headers["@auth_"] = {"X": {}}
+        if rng.random() < 0.3:
+            headers["@auth_"] = rng.choice([{"X": {}}, {"Token": {"t": "a"}}])
         made.append(json.dumps([headers, {name: arguments}]).encode())
     return made
 
@@ -246,3 +251,19 @@ def test_the_mock_kinds_restore_and_generate_as_the_core_would():
     for seed in range(1, 20):
         generated = stub.generate(Context(Random(seed), function=schema.functions["fn.f"]))
         assert list(generated) == ["fn.f", "->"] and not list(check(generated, Type("ext", False, stub)))
+
+
+@PROPERTY
+@given(st.integers(0, 2**32))
+def test_compiled_trims_trim_as_the_core_does(seed):
+    """Generated selections of generated results (invalid ones too, as @unsafe_ lets them through)."""
+    schema, rng = loaded(seed)
+    trims = Trims()
+    for function in schema.functions.values():
+        result = Type("union", False, function.result)
+        for _ in range(4):
+            context = Context(Random(rng.randrange(1, 2**31)), function=function)
+            selection = schema.definition("_ext.Select_").generate(context)
+            for value in values_of(result, function, rng, 2):
+                if type(value) is dict and "Ok_" in value:
+                    assert trims.trim(selection, value, function) == select.apply(selection, value, function)

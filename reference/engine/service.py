@@ -4,27 +4,27 @@ How this works
 --------------
 `Service` wraps a core Service (protocol/service.py) and gives every answer
 it would give, faster. From the schema it works out `Facts` for each
-function: a compiled check of its arguments and of its results (checks.py),
-whether either can hold bytes, and how deep a result can nest. A request then
-takes a short path through the same steps:
+function: compiled checks of its arguments and results (checks.py), whether
+either can hold bytes, and whether its `Ok_` result can be written at once (no
+bytes to mark, no `any` that could hold what no wire carries, no nesting deep
+enough to count). A request then takes a short path through the same steps:
 
-- step 1 reads JSON with C's parser alone, and looks for half a surrogate
-  pair or too deep a nesting only in text that could hold one (scans.py);
+- step 1 reads JSON with C's scanner alone; only text that could hold half a
+  surrogate pair or too deep a nesting is looked at further (scans.py);
 - steps 2 to 5 take a request with no header but `@id_` straight through;
 - steps 6 and 8 ask the compiled checks, and walk (to say what is wrong) only
   when they say no; bytes are restored only where the schema allows some;
-- step 11 writes JSON at once when the result can hold no bytes and cannot
-  nest too deeply.
+- step 10 trims with the selection compiled (trims.py);
+- step 11 writes an `Ok_` JSON answer at once, with a C encoder made once.
 
-Anything else is handed to the core's step, which gives the answer: a
-MessagePack request, a header to check, an unknown function, a value a check
-refuses. With the debug log on, the core answers alone, telling each step.
-
-Costly requests take turns (turns.py): a large one before it is even read, a
-small one once its function is known to answer at length or at leisure.
+Anything else is the core's to answer, from the step where the short path
+ends: a MessagePack request, a header to check, an unknown function, a value
+a check refuses, an error result. With the debug log on, the core answers
+alone, telling each step. Costly requests take turns (turns.py).
 """
 
 import logging
+from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from typing import Callable, NamedTuple
 
 from ..protocol import blobs, codec, service
@@ -34,19 +34,25 @@ from ..protocol.service import JSON, Before, Exchange, Handler, OnError, Refusal
 from ..protocol.types import Struct, Type, innermost, reachable
 from .checks import Compiler
 from .scans import deeper, may_hold_surrogates
+from .trims import Trims
 from .turns import LARGE, Turns, clock
 
 log = logging.getLogger("reference")
+
+# The C encoder that json.dumps makes anew at each call, made once; None where there is none.
+WRITE = c_make_encoder and c_make_encoder(None, None, encode_basestring, None, ": ", ", ", False, False, False)
 
 
 class Facts(NamedTuple):
     """What the engine knows of one function, from the schema."""
 
-    arguments: Callable  # whether arguments are valid (else: walk them)
-    result: Callable  # whether a result is valid (else: walk it)
+    arguments: Callable  # whether arguments are valid (checks.py), so that no walk need say why not
+    result: Callable  # whether a result is
     restores_arguments: bool  # whether arguments can hold base64 text that stands for bytes
     restores_result: bool  # whether a result can
-    writes_at_once: bool  # whether a valid result holds no bytes to mark and nests well within MAX_DEPTH
+    marks: bool  # whether an Ok_ result can hold bytes to mark (in a bytes or an any field)
+    shallow: bool  # whether an Ok_ result always nests well within MAX_DEPTH (else: count its brackets)
+    protected: bool  # whether a call needs @auth_ (its headers are checked as the core does)
 
 
 class Service:
@@ -58,7 +64,7 @@ class Service:
         self.schema, self.handlers, self.encoding = schema, handlers, self.plain.encoding
         compiler = Compiler()
         self.facts = {name: facts(function, compiler) for name, function in schema.functions.items()}
-        self.turns = Turns()
+        self.turns, self.trims = Turns(), Trims()
 
     def handle(self, data: bytes) -> Reply:
         """Answer the request bytes `data`, as the core's Service would."""
@@ -68,98 +74,101 @@ class Service:
             with self.turns.turn():
                 return self.respond(data, self.read(data))
         request = self.read(data)
-        if request is not None and self.turns.costly(request[1], len(data)):
+        if request is not None and self.turns.costly(request[1]):
             with self.turns.turn():
                 return self.respond(data, request)
         return self.respond(data, request)
 
     def read(self, data):
         """Step 1: (headers, function name, arguments), or None if the bytes are no message."""
-        request = read_json(data) if data[:1] != b"\x92" else None
-        if request is None:
+        if data[:1] == b"[" and not may_hold_surrogates(data) and not deeper(data, MAX_DEPTH):
             try:
-                headers, body = codec.decode(data, self.encoding)
-            except codec.ParseFailure:
-                return None
-            request = (headers, *next(iter(body.items())))
-        return request
+                text = data.decode()
+                message, end = codec.DECODER.scan_once(text, 0)
+                if end == len(text) and type(message) is list and len(message) == 2:
+                    headers, body = message
+                    if type(headers) is dict and type(body) is dict and len(body) == 1:
+                        [(name, arguments)] = body.items()
+                        if type(arguments) is dict:
+                            return headers, name, arguments
+            except (ValueError, StopIteration, RecursionError):
+                pass
+        try:  # anything else, as the core reads it
+            headers, body = codec.decode(data, self.encoding)
+        except codec.ParseFailure:
+            return None
+        return (headers, *next(iter(body.items())))
 
     def respond(self, data, request):
         """Steps 2 to 11 for a request read; what it cost is learned, for its function's turns."""
         if request is None:
             return self.plain.handle(data)  # which says what is wrong with it
         started, exchange = clock(), Exchange(*request)
-        reply, result = self.encode(exchange, self.answer(exchange))
+        result, refused = self.answer(exchange)
+        reply = self.write(exchange, result, refused) if WRITE and "@bin_" not in exchange.headers else None
+        if reply is None:
+            reply, result = self.plain.encode(exchange, result)
         if reply.result != "Ok_":
             self.plain.observe(exchange.name, exchange.headers, result, exchange.raised)
         if exchange.function is not None:
-            self.turns.learn(exchange.name, max(len(data), len(reply.data)), clock() - started)
+            self.turns.learn(exchange.name, len(data) + len(reply.data), clock() - started)
         return reply
 
     def answer(self, exchange):
-        """Steps 2 to 10, each the core's unless a fact makes it shorter."""
-        plain, headers = self.plain, exchange.headers
-        function = exchange.function = self.schema.functions.get(exchange.name)
+        """Steps 2 to 10, each the core's unless a fact makes it shorter: the result, and whether it
+        is the core's refusal of the request (steps 2 to 6), which any wire can carry as it is."""
+        plain, headers, facts = self.plain, exchange.headers, self.facts.get(exchange.name)
         try:
-            if function is None or function.authenticated or not (
-                    not headers or (len(headers) == 1 and headers.get("@id_") is not None)):
+            if facts is None or facts.protected or (headers and (len(headers) > 1 or headers.get("@id_") is None)):
                 plain.echo_id(exchange)
                 plain.check_headers(exchange)
                 plain.check_auth(exchange)
                 plain.find_function(exchange)
-            elif headers:
-                exchange.response_headers["@id_"] = headers["@id_"]
-            facts = self.facts[exchange.name]
+            else:
+                exchange.function = self.schema.functions[exchange.name]
+                if headers:
+                    exchange.response_headers["@id_"] = headers["@id_"]
             if not facts.arguments(exchange.arguments):
                 plain.check_arguments(exchange)
             elif facts.restores_arguments:
-                exchange.arguments = blobs.restore_fields(exchange.arguments, function.arguments)
+                exchange.arguments = blobs.restore_fields(exchange.arguments, exchange.function.arguments)
+        except Refusal as refusal:
+            return refusal.result, True
+        try:
             result = plain.run_handler(exchange)
-            if headers.get("@unsafe_") is True or not facts.result(result):
+            if exchange.added or headers.get("@unsafe_") is True or not facts.result(result):
                 result = plain.check_result(exchange, result)
+                plain.check_added_headers(exchange)
             elif facts.restores_result:
                 result = blobs.restore(result, plain.results[exchange.name])
-            if exchange.added:
-                plain.check_added_headers(exchange)
-            return plain.select(exchange, result) if "@select_" in headers else result
+            selection = headers.get("@select_")
+            if selection and "Ok_" in result:
+                result = self.trims.trim(selection, result, exchange.function)
+            return result, False
         except Refusal as refusal:
-            return refusal.result
+            return refusal.result, False
 
-    def encode(self, exchange, result):
-        """Step 11: JSON at once where the facts allow, else the core's."""
+    def write(self, exchange, result, refused):
+        """Step 11 in JSON, at once, for a refusal or an Ok_ result the facts allow; else None."""
         facts = self.facts.get(exchange.name)
-        if facts is None or not facts.writes_at_once or exchange.added or "@bin_" in exchange.headers:
-            return self.plain.encode(exchange, result)
+        if not refused and not ("Ok_" in result and facts and not facts.marks and not exchange.added):
+            return None
         try:
-            data = codec.ENCODER.encode([exchange.response_headers, result]).encode()
-        except (ValueError, TypeError, RecursionError):
-            return self.plain.encode(exchange, result)  # which says what no wire can carry
-        return Reply(data, JSON, exchange.name, next(iter(result))), result
-
-
-def read_json(data):
-    """Step 1 for JSON, at C speed: (headers, function name, arguments), or None for the core to read."""
-    if may_hold_surrogates(data) or deeper(data, MAX_DEPTH):
-        return None
-    try:
-        message = codec.DECODER.decode(data.decode())
-    except (ValueError, RecursionError):
-        return None
-    if type(message) is not list or len(message) != 2:
-        return None
-    headers, body = message
-    if type(headers) is not dict or type(body) is not dict or len(body) != 1:
-        return None
-    [(name, arguments)] = body.items()
-    return (headers, name, arguments) if type(arguments) is dict else None
+            data = "".join(WRITE([exchange.response_headers, result], 0)).encode()
+        except (ValueError, TypeError, RecursionError):  # half a surrogate pair, say: the core says where
+            return None
+        if not refused and not facts.shallow and deeper(data, MAX_DEPTH):
+            return None
+        return Reply(data, JSON, exchange.name, next(iter(result)))
 
 
 def facts(function, compiler):
     """The Facts of `function`."""
-    result = Type("union", False, function.result)
+    ok = function.result.tags["Ok_"]
     return Facts(compiler.fields(function.arguments), compiler.tags(function.result),
                  holds(function.arguments, {"bytes", "ext"}), holds(function.result, {"bytes", "ext"}),
-                 not holds(function.result, {"bytes", "any", "ext"}) and 1 + depth(result) <= MAX_DEPTH)
+                 holds(ok, {"bytes", "any", "ext"}), 2 + depth(Type("struct", False, ok)) <= MAX_DEPTH,
+                 function.authenticated)
 
 
 def holds(node, kinds):

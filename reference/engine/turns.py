@@ -28,9 +28,9 @@ class Turns:
         self.lock = threading.Lock()
         self.costs: dict[str, float] = {}  # function -> its last answer's cost, as a share of costly
 
-    def costly(self, name, size):
-        """Whether a request of `size` bytes for the function `name` is costly."""
-        return size > LARGE or self.costs.get(name, 0) >= 1
+    def costly(self, name):
+        """Whether a request for the function `name` is costly, as its last answers were."""
+        return self.costs.get(name, 0) >= 1
 
     @contextmanager
     def turn(self):
