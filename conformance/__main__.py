@@ -22,6 +22,7 @@ class Parser(argparse.ArgumentParser):
 
 
 def main(argv=None):
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), runner.FRAMES))  # this program reads deep answers
     parser = Parser(prog="python -m conformance", description=(
         "A language-neutral conformance suite for the Schema-Driven Message Service protocol."))
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
@@ -40,6 +41,8 @@ def main(argv=None):
     run.add_argument("--workers", type=_positive, default=4, metavar="N", help="cases run at once (default 4)")
     run.add_argument("--wait", type=_seconds, default=10, metavar="SECONDS",
                      help="how long to wait for the target to answer (default 10)")
+    run.add_argument("--timeout", type=_seconds, default=10, metavar="SECONDS", help="how long one exchange with "
+                     "the target may take, however slowly it answers (default 10)")
     _outcomes(run)
 
     client = commands.add_parser("client", help="check a client library through a driver", description=(
@@ -125,7 +128,7 @@ def _seconds(text):
 
 def _run(options, parser):
     try:
-        target = runner.Target(options.target, cafile=options.cafile)
+        target = runner.Target(options.target, options.timeout or 0.001, options.cafile)
     except ValueError as error:
         parser.error(str(error))
     chosen, aside, known, unselected = _chosen(options, parser, "server")

@@ -20,7 +20,6 @@ import base64
 import http.client
 import json
 import ssl
-import sys
 import time
 import urllib.parse
 import uuid
@@ -29,7 +28,7 @@ from typing import NamedTuple
 
 import msgpack
 
-from . import report
+from . import deadlines, report
 from .cases import LEVELS
 from .match import compare, explain, from_msgpack, substitute, to_msgpack, unpacked
 
@@ -84,16 +83,16 @@ class Target:
                 self.tls = ssl.create_default_context(cafile=cafile)
             except (OSError, ssl.SSLError) as error:
                 raise ValueError(f"--cafile {cafile}: {getattr(error, 'strerror', None) or error}") from None
-        sys.setrecursionlimit(max(sys.getrecursionlimit(), FRAMES))
 
     def connect(self):
+        """A connection whose every exchange ends within the timeout (deadlines.py)."""
         if self.tls:
-            return http.client.HTTPSConnection(self.host, self.port, timeout=self.timeout, context=self.tls)
-        return http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
+            return deadlines.SecureConnection(self.host, self.port, context=self.tls)
+        return deadlines.Connection(self.host, self.port)
 
     def post(self, message):
         """POST a JSON message; return (HTTP status, the answer's bytes)."""
-        connection = self.connect()
+        connection = self.connect().exchange(self.timeout)
         try:
             connection.request("POST", self.path, json.dumps(message).encode(), {"Content-Type": "application/json"})
             response = connection.getresponse()
@@ -113,6 +112,8 @@ class Target:
             except ssl.SSLCertVerificationError as error:
                 raise Trouble(f"cannot reach {self.url}: its certificate is not trusted ({error.verify_message}); "
                               f"to trust a private CA, give its certificate with --cafile") from None
+            except TimeoutError:
+                reason = f"no answer within {self.timeout:g} s (see --timeout)"
             except OSError as error:
                 reason = error.strerror or str(error)
             if time.monotonic() >= deadline:
@@ -225,7 +226,7 @@ def _step(step, connection, target, user, captured, state, transcript, whole=Tru
     method, path = request.get("method", "POST"), request.get("path", target.path)
     for attempt in range(RETRIES):
         headers = {"Content-Type": media_type} if method == "POST" else {}
-        connection.request(method, path, data if method == "POST" else None, headers)
+        connection.exchange(target.timeout).request(method, path, data if method == "POST" else None, headers)
         response = connection.getresponse()
         answer = read(response)
         if response.getheader("Connection", "").lower() == "close":

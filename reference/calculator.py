@@ -221,14 +221,15 @@ class Calculator:
 
 
 def unknown_variables(expression, variables):
-    """Yield the names of the variables an expression uses that are not stored, left to right."""
-    [(tag, fields)] = expression.items()
-    if tag == "Variable":
-        if fields["name"] not in variables:
-            yield fields["name"]
-    elif tag != "Constant":
-        yield from unknown_variables(fields["left"], variables)
-        yield from unknown_variables(fields["right"], variables)
+    """The names of the variables an expression uses that are not stored, left to right."""
+    unknown, waiting = [], [expression]
+    while waiting:
+        [(tag, fields)] = waiting.pop().items()
+        if tag == "Variable" and fields["name"] not in variables:
+            unknown.append(fields["name"])
+        elif tag not in ("Constant", "Variable"):
+            waiting += fields["right"], fields["left"]  # the left one next
+    return unknown
 
 
 OPERATIONS = {"Add": operator.add, "Sub": operator.sub, "Mul": operator.mul,

@@ -21,7 +21,9 @@ over `max_response` bytes is refused (`TooLarge`) without being read.
 """
 
 import http.client
+import io
 import json
+import math
 import socket
 import ssl
 import time
@@ -119,24 +121,28 @@ class Client:
         return self._message(self._post(data))
 
     def _message(self, data):
-        """The response message in `data`, with ids turned back into names and base64 into bytes."""
+        """The response message in `data`, with ids turned back into names and base64 into bytes:
+        as strict as a server is with requests, it takes only one result tag holding an object."""
         try:
             if data[:1] != b"\x92":
                 headers, body = codec.read_json(data)
-                return headers, unmark(body, headers.get("@base64_"))
-            headers, body = codec.read_binary(data)
-            [checksum] = headers["@bin_"]
-            if "@enc_" in headers:
-                ids = headers["@enc_"]
-                self.encodings[checksum] = codec.Encoding(ids, sorted(ids, key=ids.get), checksum)
-            if checksum not in self.encodings:
-                raise NotAMessage(f"{self.url} answered in an encoding never sent (checksum {checksum})")
-            self.checksum = checksum
-            return headers, codec.from_binary(body, self.encodings[checksum].names,
-                                              headers.get("@pac_") is True)
+                body = unmark(body, headers.get("@base64_"))
+            else:
+                headers, body = codec.read_binary(data)
+                [checksum] = headers["@bin_"]
+                if "@enc_" in headers:
+                    ids = headers["@enc_"]
+                    self.encodings[checksum] = codec.Encoding(ids, sorted(ids, key=ids.get), checksum)
+                if checksum not in self.encodings:
+                    raise NotAMessage(f"{self.url} answered in an encoding never sent (checksum {checksum})")
+                self.checksum = checksum
+                body = codec.from_binary(body, self.encodings[checksum].names, headers.get("@pac_") is True)
+            if len(body) != 1 or type(next(iter(body.values()))) is not dict:
+                raise ValueError("the body is not one result tag holding an object")
+            return headers, body
         except (codec.ParseFailure, KeyError, TypeError, ValueError) as error:
             raise NotAMessage(f"{self.url} answered with something that is not a message "
-                              f"({error!r}): {data[:100]!r}") from None
+                              f"({error}): {data[:100]!r}") from None
 
     def _post(self, data):
         """POST `data` and return the response bytes, reconnecting once if a kept-alive
@@ -147,14 +153,13 @@ class Client:
         for attempt in range(2):
             reused = self.connection is not None
             if not reused:
-                self.connection = (http.client.HTTPSConnection(self.host, self.port, timeout=self.timeout,
-                                                               context=self.tls) if self.tls else
-                                   http.client.HTTPConnection(self.host, self.port, timeout=self.timeout))
+                self.connection = (Secure(self.host, self.port, context=self.tls) if self.tls
+                                   else Plain(self.host, self.port))
+            self.connection.deadline = deadline
             try:
                 self.connection.request("POST", self.path, data, {"Content-Type": media_type})
-                sock = self.connection.sock  # the connection forgets it once an answer says Connection: close
                 response = self.connection.getresponse()
-                payload = self._read(response, sock, deadline, self.max_response)
+                payload = self._read(response, self.max_response)
             except Exception as error:
                 self.close()
                 if reused and attempt == 0 and isinstance(error, CLOSED):
@@ -191,17 +196,13 @@ class Client:
         return None
 
     @staticmethod
-    def _read(response, sock, deadline, limit):
-        """The body of `response`, each read given only the time left, at most `limit` bytes (else TooLarge)."""
+    def _read(response, limit):
+        """The body of `response`, at most `limit` bytes (else TooLarge)."""
         length = response.getheader("Content-Length", "")
         if length.isdigit() and int(length) > limit:
             raise TooLarge()
         pieces, size = [], 0
         while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise socket.timeout()
-            sock.settimeout(left)
             piece = response.read1(65536)
             if not piece:
                 return b"".join(pieces) + response.read()  # which marks the response done, for the next one
@@ -221,6 +222,79 @@ class Client:
 
     def __exit__(self, *exc_info):
         self.close()
+
+
+class Deadline:
+    """A connection's socket whose every read and write must end by the connection's deadline,
+    however the other side dribbles or repeats itself: http.client, given a timeout, waits that
+    long for each read, so it would read an endless stream of `100 Continue` answers, or headers
+    sent a byte a second, for as long as they come."""
+
+    def __init__(self, sock, connection):
+        self.sock, self.connection = sock, connection
+        self.readers, self.closed = 0, False  # as a socket, it closes once its last reader has
+
+    def left(self):
+        """Give the next read or write the time left, or raise timeout if there is none."""
+        left = self.connection.deadline - time.monotonic()
+        if left <= 0:
+            raise socket.timeout("the exchange took longer than its timeout")
+        self.sock.settimeout(left)
+
+    def sendall(self, data):
+        self.left()
+        self.sock.sendall(data)
+
+    def recv_into(self, buffer):
+        self.left()
+        return self.sock.recv_into(buffer)
+
+    def makefile(self, mode="rb"):
+        self.readers += 1
+        return io.BufferedReader(Reader(self))
+
+    def close(self, reader=False):
+        self.readers -= reader
+        self.closed = self.closed or not reader
+        if self.closed and not self.readers:
+            self.sock.close()
+
+
+class Reader(io.RawIOBase):
+    """What http.client reads a response from: the Deadline's socket, a read at a time."""
+
+    def __init__(self, deadline):
+        self.deadline = deadline
+
+    def readable(self):
+        return True
+
+    def readinto(self, buffer):
+        return self.deadline.recv_into(buffer)
+
+    def close(self):
+        if not self.closed:
+            self.deadline.close(reader=True)
+        super().close()
+
+
+class Deadlined:
+    """An HTTP connection whose exchanges each end by its `deadline` (set before each), connecting included."""
+
+    deadline = math.inf
+
+    def connect(self):
+        self.timeout = max(self.deadline - time.monotonic(), 0.001)
+        super().connect()  # type: ignore[misc]
+        self.sock = Deadline(self.sock, self)
+
+
+class Plain(Deadlined, http.client.HTTPConnection):
+    pass
+
+
+class Secure(Deadlined, http.client.HTTPSConnection):
+    pass
 
 
 def unmark(value, marks):

@@ -1,24 +1,31 @@
-"""Benchmark: the core's cost per message, and HTTP throughput, as ratios measured in one run.
+"""Benchmark: the core's cost per message and HTTP throughput, as ratios to the bare JSON work.
 
-    python tests/benchmark.py [--peer-venv DIR] [--seconds N] [--json FILE]
+    python tests/benchmark.py instructions [--peer-venv DIR]     # load-free: valgrind's callgrind
+    python tests/benchmark.py timing [--rounds N] [--peer-venv DIR]
+    python tests/benchmark.py http [--rounds N] [--seconds S] [--peer-venv DIR]
 
-In-process, each message goes through the whole core (bytes in, bytes out, no
-sockets) with trivial handlers, and its cost is divided by the bare JSON work
-of the same exchange in the same process: `json.loads` of the request and
-`json.dumps` of the answer (in JSON, even for the binary one). Over
-HTTP, several client processes send `fn.add` on kept-alive connections; the
-requests per second are divided by those of a bare `http.server` that answers
-a fixed response. With --peer-venv (a virtual environment holding
-telepact-cli==1.0.0a339) the independent implementation is measured the same
-way, beside ours. Absolute times on a shared machine are noise; the ratios
-are what to compare.
+Every message is answered by the shipped calculator (`calculator.service()`,
+its tape holding 100 evaluations), bytes in and bytes out, and compared with
+the bare JSON work of the same exchange: `json.loads` of the request and
+`json.dumps` of the answer (in JSON, even for the binary one).
+
+`instructions` counts what one message costs in CPU instructions, which no
+other load on the machine changes: each measurement runs N and then 2N
+messages under callgrind (Debian's `valgrind`), so that start-up cancels out,
+with Python's hash seed fixed. `timing` and `http` measure time, which a busy
+machine changes, so they only report ratios, bare and ours (and the peer's)
+measured in turn within each round, with the median and spread of the rounds.
+With --peer-venv (a virtual environment holding telepact-cli==1.0.0a339) the
+independent implementation is measured the same way, beside ours.
 """
 
 import argparse
 import json
-import multiprocessing
 import os
+import re
+import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import time
@@ -26,14 +33,6 @@ import timeit
 from pathlib import Path
 
 ROOT = Path(__file__).parent.parent
-sys.path.insert(0, str(ROOT))
-
-from reference import Service, calculator, load  # noqa: E402
-
-
-def evaluation(i):
-    expression = {"Add": {"left": {"Variable": {"name": f"v{i}"}}, "right": {"Constant": {"value": i}}}}
-    return {"expression": expression, "result": i * 1.5, "timestamp": 1795312637 + i, "successful": i % 7 != 0}
 
 
 def deep(levels):
@@ -43,105 +42,174 @@ def deep(levels):
     return expression
 
 
-TAPE = [evaluation(i) for i in range(100)]
 MESSAGES = {
     "fn.add": [{}, {"fn.add": {"x": 1, "y": 2}}],
     "fn.add, two invalid fields": [{}, {"fn.add": {"x": "1", "y": True}}],
-    "fn.evaluate, small": [{}, {"fn.evaluate": {"expression": deep(3)}}],
-    "fn.evaluate, 100 levels": [{}, {"fn.evaluate": {"expression": deep(100)}}],
     "fn.getPaperTape, 100 entries": [{}, {"fn.getPaperTape": {}}],
     "the same with @select_": [{"@select_": {"struct.Evaluation": ["result", "successful"]}}, {"fn.getPaperTape": {}}],
-    "the same in steady binary": [{"@bin_": [900069279]}, {"fn.getPaperTape": {}}],
+    "fn.evaluate, 100 levels": [{}, {"fn.evaluate": {"expression": deep(100)}}],
+    "fn.add, steady binary": [{"@bin_": ["CHECKSUM"]}, {"fn.add": {"x": 1, "y": 2}}],
 }
+TARGETS = {"fn.add": 1.5, "fn.add, two invalid fields": 1.8, "fn.getPaperTape, 100 entries": 2.3,
+           "the same with @select_": 3, "fn.evaluate, 100 levels": 3, "fn.add, steady binary": 2}
 
-
-def compute(expression):
-    [(tag, fields)] = expression.items()
-    if tag == "Constant":
-        return fields["value"]
-    left, right = compute(fields["left"]), compute(fields["right"])
-    return {"Add": left + right, "Sub": left - right, "Mul": left * right, "Div": left / right}[tag]
-
-
-def results(function, arguments):
-    """What the trivial handlers of both implementations answer."""
-    if function == "fn.add":
-        return {"Ok_": {"result": arguments["x"] + arguments["y"]}}
-    if function == "fn.evaluate":
-        value = compute(arguments["expression"])
-        return {"Ok_": {"result": value, "saveResult": {"fn.saveVariable": {"name": "result", "value": value}}}}
-    return {"Ok_": {"tape": TAPE}}
-
-
-def per_message(function, repeat=5, seconds=0.2):
-    """Seconds per call of `function`, the best of several timed runs."""
-    number = max(1, int(seconds / max(timeit.timeit(function, number=1), 1e-7)))
-    return min(timeit.repeat(function, number=number, repeat=repeat)) / number
-
-
-def measure_ours():
-    schema = load(calculator.entries())
-    handlers = {name: (lambda name: lambda arguments, headers: results(name, arguments))(name)
-                for name, function in schema.functions.items() if not function.internal}
-    service = Service(schema, handlers)
-    figures = {}
-    for name, message in MESSAGES.items():
-        data = json.dumps(message).encode()
-        figures[name] = {"bare": bare(message, lambda data: service.handle(data).data),
-                         "ours": per_message(lambda: service.handle(data))}
-    return figures
-
-
-def bare(message, handle):
-    """Seconds for the JSON work of an exchange: loads of the request, dumps of the JSON answer."""
-    data = json.dumps(message).encode()
-    plain = json.dumps([{k: v for k, v in message[0].items() if k != "@bin_"}, message[1]]).encode()
-    answer = json.loads(handle(plain))
-    return per_message(lambda: (json.loads(data), json.dumps(answer).encode()))
-
-
-PEER_DRIVER = """
-import asyncio, json, sys, timeit
-sys.path.insert(0, sys.argv[1])
-from benchmark import MESSAGES, bare, per_message, results
-from telepact_cli.telepact import FunctionRouter, Message, Server, TelepactSchema
-schema = TelepactSchema.from_json(open(sys.argv[2]).read())
-def route(name):
-    async def handler(function_name, request):
-        return Message({}, results(function_name, request.body[function_name]))
-    return handler
-names = [e for entry in json.load(open(sys.argv[2])) for e in entry if e.startswith("fn.")]
-options = Server.Options()
-server = Server(schema, FunctionRouter({name: route(name) for name in names}), options)
-loop = asyncio.new_event_loop()
-figures = {}
-for name, message in MESSAGES.items():
-    data = json.dumps(message).encode()
-    assert loop.run_until_complete(server.process(data)).bytes
-    figures[name] = {"bare": bare(message, lambda data: loop.run_until_complete(server.process(data)).bytes),
-                     "peer": per_message(lambda: loop.run_until_complete(server.process(data)))}
-print(json.dumps(figures))
+# What runs a message N times (given as arguments: implementation, message, N, bare or not), for
+# the instruction counts; the peer's in its own environment, from the calculator's schema.
+DRIVER = r"""
+import gc, json, sys
+sys.path.insert(0, sys.argv[5]); sys.path.insert(0, sys.argv[6])
+from benchmark import MESSAGES, prepare
+handle, requests = prepare(sys.argv[1])
+data, answer = requests[sys.argv[2]]
+n, bare = int(sys.argv[3]), sys.argv[4] == "bare"
+gc.freeze()  # what was made so far is never collected: the counts of N and 2N messages collect alike
+for _ in range(n):
+    if bare:
+        json.loads(data), json.dumps(answer).encode()
+    else:
+        handle(data)
 """
 
 
-def measure_peer(venv):
-    schema = ROOT / "reference" / "schemas" / "calculator.json"
-    run = subprocess.run([str(Path(venv) / "bin" / "python"), "-c", PEER_DRIVER, str(Path(__file__).parent),
-                          str(schema)], capture_output=True, text=True, timeout=600)
-    if run.returncode != 0:
-        raise SystemExit(f"error: the peer could not be measured:\n{run.stderr[-2000:]}")
-    return json.loads(run.stdout)
+def prepare(implementation):
+    """A handle(bytes) of a calculator of `implementation` whose tape holds 100 evaluations, and
+    each message's request bytes with the answer it gets (in JSON) from a second one like it."""
+    handle, respond = calculator_of(implementation)
+    _, answer = calculator_of(implementation)
+    for i in range(100):
+        for each in (respond, answer):
+            each(json.dumps([{}, {"fn.evaluate": {"expression": {"Add": {"left": {"Constant": {"value": i}},
+                                                                              "right": {"Constant": {"value": 1.5}}}}}}]).encode())
+    first = answer(json.dumps([{"@bin_": []}, {"fn.add": {"x": 1, "y": 2}}]).encode())
+    import msgpack
+    checksum = msgpack.unpackb(first, strict_map_key=False)[0]["@bin_"][0]
+    requests = {}
+    for name, message in sorted(MESSAGES.items(), key=lambda item: "fn.evaluate" in item[0]):  # (it adds to the tape)
+        message = json.loads(json.dumps(message).replace('"CHECKSUM"', str(checksum)))
+        plain = [{k: v for k, v in message[0].items() if k != "@bin_"}, message[1]]
+        requests[name] = json.dumps(message).encode(), json.loads(answer(json.dumps(plain).encode()))
+    return handle, requests
 
 
-# HTTP
+def calculator_of(implementation):
+    """A new calculator of `implementation`: handle(bytes), and a function answering bytes with bytes."""
+    if implementation == "ours":
+        from reference import allow_depth, calculator
+        allow_depth()
+        handle = calculator.service().handle
+        respond = lambda data: handle(data).data
+    else:  # the peer's demo calculator, as `telepact demo-server` makes it, without its web server
+        import asyncio
+        import contextlib
+        import io
+        from telepact_cli import cli
+        made = []
 
-BARE_SERVER = """
-import sys
+        class Kept(cli.Server):
+            def __init__(self, *args):
+                super().__init__(*args)
+                made.append(self)
+        cli.Server, cli._demo_unavailable_response = Kept, lambda: None  # (no random ErrorUnavailable)
+        cli.uvicorn.run = lambda *args, **options: None
+        with contextlib.redirect_stdout(io.StringIO()):
+            cli.demo_server.callback(port=0)
+        loop, server = asyncio.new_event_loop(), made[-1]
+        respond = handle = lambda data: loop.run_until_complete(server.process(data))[0]
+    return handle, respond
+
+
+def instructions(implementation, python, name, bare):
+    """Instructions per message, from callgrind's counts of N and 2N messages."""
+    n = 400 if name.startswith("fn.add") else 40  # a tape or an evaluation costs a hundred times more
+    counts = []
+    for runs in (n, 2 * n):
+        run = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", python, "-c", DRIVER,
+                              implementation, name, str(runs), "bare" if bare else "ours", str(ROOT / "tests"),
+                              str(ROOT)], capture_output=True, text=True, env={**os.environ, "PYTHONHASHSEED": "0"})
+        found = re.search(r"Collected : (\d+)", run.stderr)
+        if run.returncode or not found:
+            raise SystemExit(f"error: callgrind could not count {name}: {run.stderr[-800:]}")
+        counts.append(int(found.group(1)))
+    return (counts[1] - counts[0]) / n
+
+
+def report_instructions(peer_venv):
+    if not shutil.which("valgrind"):
+        raise SystemExit("error: instructions are counted with valgrind: apt-get install valgrind")
+    print(f"{'message':<32}{'bare':>10}{'ours':>10}{'ratio':>8}{'target':>8}" + (f"{'peer':>16}" if peer_venv else ""))
+    table = {}
+    for name in MESSAGES:
+        bare, ours = (instructions("ours", sys.executable, name, flag) for flag in (True, False))
+        row = {"bare": round(bare), "ours": round(ours), "ratio": round(ours / bare, 2)}
+        line = f"{name:<32}{bare / 1000:>9.1f}k{ours / 1000:>9.1f}k{ours / bare:>7.2f}x{TARGETS[name]:>7}x"
+        if peer_venv:
+            peer = instructions("peer", str(Path(peer_venv) / "bin" / "python"), name, False)
+            row["peer"], line = round(peer), line + f"{peer / ours:>7.1f}x slower"
+        table[name] = row
+        print(line, flush=True)
+    return table
+
+
+def report_timing(rounds, peer_venv):
+    """Seconds per message of bare, ours (and the peer's), measured in turn within each round."""
+    handle, requests = prepare("ours")
+    peer = _peer_timer(peer_venv) if peer_venv else None
+    table = {}
+    for name, (data, answer) in requests.items():
+        ratios, peers = [], []
+        for _ in range(rounds):
+            bare = _best(lambda: (json.loads(data), json.dumps(answer).encode()))
+            ours = _best(lambda: handle(data))
+            ratios.append(ours / bare)
+            if peer:
+                peers.append(peer(name) / ours)
+        table[name] = {"median": round(statistics.median(ratios), 2), "spread": _spread(ratios)}
+        line = f"{name:<32}{statistics.median(ratios):>7.2f}x  ({_spread(ratios)})"
+        if peers:
+            table[name]["peer slower"] = round(statistics.median(peers), 1)
+            line += f"   the peer {statistics.median(peers):.1f}x slower"
+        print(line, flush=True)
+    return table
+
+
+def _best(function, seconds=0.05):
+    number = max(1, int(seconds / max(timeit.timeit(function, number=1), 1e-7)))
+    return min(timeit.repeat(function, number=number, repeat=3)) / number
+
+
+def _spread(values):
+    return f"{min(values):.2f} to {max(values):.2f}"
+
+
+PEER_TIMER = r"""
+import json, sys, timeit
+sys.path.insert(0, sys.argv[1])
+from benchmark import prepare, _best
+handle, requests = prepare("peer")
+for line in sys.stdin:
+    data, _ = requests[line.strip()]
+    print(_best(lambda: handle(data)), flush=True)
+"""
+
+
+def _peer_timer(venv):
+    process = subprocess.Popen([str(Path(venv) / "bin" / "python"), "-c", PEER_TIMER, str(ROOT / "tests")],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+    def seconds(name):
+        process.stdin.write(name + "\n")
+        process.stdin.flush()
+        return float(process.stdout.readline())
+    return seconds
+
+
+# HTTP: kept-alive fn.add from several client processes, as a share of a bare http.server.
+
+BARE_SERVER = r"""
+import socket, sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-import socket
 class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    wbufsize = -1
+    protocol_version, wbufsize = "HTTP/1.1", -1
     def setup(self):
         super().setup()
         self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -157,105 +225,87 @@ class Handler(BaseHTTPRequestHandler):
         pass
 server = ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Handler)
 server.daemon_threads = True
-print("ready", flush=True)
 server.serve_forever()
 """
 
+LOAD = r"""
+import http.client, sys, time
+port, seconds = int(sys.argv[1]), float(sys.argv[2])
+connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+body, done, deadline = b'[{}, {"fn.add": {"x": 1, "y": 2}}]', 0, time.monotonic() + seconds
+while time.monotonic() < deadline:
+    connection.request("POST", "/api", body, {"Content-Type": "application/json"})
+    response = connection.getresponse()
+    response.read()
+    done += response.status == 200
+print(done)
+"""
 
-def free_port():
+
+def report_http(rounds, seconds, clients, peer_venv):
+    """Requests per second of each server, as a share of the bare one's, each round in turn."""
+    servers = {"bare http.server": lambda port: [sys.executable, "-c", BARE_SERVER, str(port)],
+               "reference server": lambda port: [sys.executable, "-m", "reference.server", "--port", str(port),
+                                                 "--log-level", "warning"],
+               "reference --plain": lambda port: [sys.executable, "-m", "reference.server", "--port", str(port),
+                                                  "--log-level", "warning", "--plain"]}
+    if peer_venv:
+        servers["peer demo server"] = lambda port: [str(Path(peer_venv) / "bin" / "telepact"), "demo-server",
+                                                    "--port", str(port)]
+    shares = {name: [] for name in servers if name != "bare http.server"}
+    for _ in range(rounds):
+        rates = {name: _rate(command, seconds, clients) for name, command in servers.items()}
+        for name in shares:
+            shares[name].append(rates[name] / rates["bare http.server"])
+    table = {}
+    for name, values in shares.items():
+        table[name] = {"median": round(statistics.median(values), 2), "spread": _spread(values)}
+        print(f"{name:<24}{statistics.median(values):>6.2f} of bare  ({_spread(values)})", flush=True)
+    return table
+
+
+def _rate(command, seconds, clients):
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def client(port, seconds, counts):
-    """One load-generating process: fn.add on one kept-alive connection, for `seconds`."""
-    import http.client
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-    body = b'[{}, {"fn.add": {"x": 1, "y": 2}}]'
-    done, deadline = 0, time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        connection.request("POST", "/api", body, {"Content-Type": "application/json"})
-        response = connection.getresponse()
-        response.read()
-        done += response.status == 200  # the peer's demo answers ErrorUnavailable to 1%: served all the same
-    counts.put(done)
-
-
-def throughput(command, port, seconds, clients):
-    """Requests per second that `clients` processes get from the server `command` starts."""
-    server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        port = probe.getsockname()[1]
+    server = subprocess.Popen(command(port), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
     try:
-        wait_for(port)
-        counts = multiprocessing.Queue()
-        workers = [multiprocessing.Process(target=client, args=(port, seconds, counts)) for _ in range(clients)]
-        for worker in workers:
-            worker.start()
-        total = sum(counts.get(timeout=seconds + 60) for _ in workers)
-        for worker in workers:
-            worker.join()
-        return total / seconds
+        _wait_for(port)
+        loads = [subprocess.Popen([sys.executable, "-c", LOAD, str(port), str(seconds)], stdout=subprocess.PIPE,
+                                  text=True) for _ in range(clients)]
+        return sum(int(load.communicate(timeout=seconds + 60)[0]) for load in loads) / seconds
     finally:
         server.terminate()
-        server.wait(timeout=10)
+        server.wait(timeout=15)
 
 
-def wait_for(port, seconds=30):
-    import http.client
+def _wait_for(port, seconds=30):
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         try:
-            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-            connection.request("POST", "/api", b'[{}, {"fn.ping_": {}}]')
-            connection.getresponse().read()
-            return
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return
         except OSError:
             time.sleep(0.1)
-    raise SystemExit(f"error: nothing answered on port {port}")
-
-
-def measure_http(seconds, clients, peer_venv):
-    port = free_port()
-    rates = {"bare http.server": throughput([sys.executable, "-c", BARE_SERVER, str(port)], port, seconds, clients)}
-    port = free_port()
-    rates["reference server"] = throughput([sys.executable, "-m", "reference.server", "--port", str(port),
-                                            "--log-level", "warning"], port, seconds, clients)
-    if peer_venv:
-        port = free_port()
-        rates["peer demo server"] = throughput([str(Path(peer_venv) / "bin" / "telepact"), "demo-server", "--port",
-                                                str(port)], port, seconds, clients)
-    return rates
+    raise SystemExit(f"error: nothing listened on port {port}")
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python tests/benchmark.py", description=__doc__.split("\n\n")[0])
+    parser.add_argument("mode", choices=["instructions", "timing", "http"])
     parser.add_argument("--peer-venv", metavar="DIR", help="a venv with telepact-cli==1.0.0a339, to compare with")
-    parser.add_argument("--seconds", type=float, default=5, help="how long each HTTP load lasts (default 5)")
+    parser.add_argument("--rounds", type=int, default=12, help="rounds of timing or http (default 12)")
+    parser.add_argument("--seconds", type=float, default=2, help="seconds of load per server per round (default 2)")
     parser.add_argument("--clients", type=int, default=4, help="load-generating processes (default 4)")
     parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     options = parser.parse_args(argv)
-    os.chdir(ROOT)
-    ours = measure_ours()
-    peer = measure_peer(options.peer_venv) if options.peer_venv else {}
-    print("In-process: the core's cost per message, divided by the bare JSON work of the exchange")
-    print(f"{'message':<32}{'ours':>8}" + (f"{'peer':>8}{'ours faster by':>16}" if peer else ""))
-    table = {"in-process": {}, "http": {}}
-    for name in MESSAGES:
-        ratio = ours[name]["ours"] / ours[name]["bare"]
-        row = {"ours": round(ratio, 2)}
-        line = f"{name:<32}{ratio:>7.2f}x"
-        if peer:
-            peer_ratio = peer[name]["peer"] / peer[name]["bare"]
-            row.update(peer=round(peer_ratio, 2), speedup=round(peer[name]["peer"] / ours[name]["ours"], 1))
-            line += f"{peer_ratio:>7.2f}x{row['speedup']:>15.1f}x"
-        table["in-process"][name] = row
-        print(line)
-    rates = measure_http(options.seconds, options.clients, options.peer_venv)
-    print(f"\nHTTP: fn.add requests per second from {options.clients} client processes, as a share of a bare http.server")
-    for name, rate in rates.items():
-        share = rate / rates["bare http.server"]
-        table["http"][name] = {"share": round(share, 2)}
-        print(f"{name:<32}{share:>7.0%}")
+    sys.path.insert(0, str(ROOT))
+    if options.mode == "instructions":
+        table = report_instructions(options.peer_venv)
+    elif options.mode == "timing":
+        table = report_timing(options.rounds, options.peer_venv)
+    else:
+        table = report_http(options.rounds, options.seconds, options.clients, options.peer_venv)
     if options.json:
         Path(options.json).write_text(json.dumps(table, indent=2) + "\n")
     return 0

@@ -8,6 +8,7 @@ import ssl
 import subprocess
 import sys
 import threading
+import time
 import tracemalloc
 import urllib.parse
 import uuid
@@ -73,6 +74,41 @@ def endless(framing):
     threading.Thread(target=answer, daemon=True).start()
     return f"http://127.0.0.1:{listener.getsockname()[1]}/api"
 
+
+
+DRIPS = {  # how a hostile server makes an answer last: what it sends first, then again and again
+    "body": (b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n", b" "),
+    "endless 100 Continue": (b"", b"HTTP/1.1 100 Continue\r\n\r\n"),
+    "status line": (b"", b"H"),
+    "headers": (b"HTTP/1.1 200 OK\r\n", b"X"),
+}
+
+
+def dripping(shape, every=0.2, seconds=8):
+    """A server that answers every connection with one of DRIPS, a piece every `every` seconds, for
+    `seconds`; its URL. No client timeout on a read is ever reached: only a deadline ends it."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    first, again = DRIPS[shape]
+
+    def drip(connection):
+        with connection:
+            connection.recv(65536)
+            connection.sendall(first)
+            for _ in range(int(seconds / every)):
+                time.sleep(every)
+                try:
+                    connection.sendall(again)
+                except OSError:
+                    return
+
+    def serve():
+        with listener:
+            while True:
+                connection, _ = listener.accept()
+                threading.Thread(target=drip, args=(connection,), daemon=True).start()
+
+    threading.Thread(target=serve, daemon=True).start()
+    return f"http://127.0.0.1:{listener.getsockname()[1]}/api"
 
 
 @pytest.fixture(scope="session")

@@ -8,12 +8,13 @@ import shlex
 import socket
 import sys
 import threading
+import time
 import xml.etree.ElementTree as ElementTree
 
 import msgpack
 import pytest
 
-from conftest import Mutated, endless, serving
+from conftest import DRIPS, Mutated, dripping, endless, serving
 from conformance import cases, lint, match, runner
 from conformance.__main__ import main
 from reference import Service, calculator, load, mocking, testbed
@@ -706,3 +707,13 @@ def test_generate_refuses_to_write_into_an_installed_copy(monkeypatch, tmp_path,
     assert capsys.readouterr().err == (f"python -m conformance generate: error: generate rewrites the suite's own "
                                        f"files, in a clone of its repository; this copy is installed at "
                                        f"{tmp_path / 'site-packages' / 'conformance'}\n")
+
+
+@pytest.mark.parametrize("shape", DRIPS)
+def test_each_exchange_ends_within_its_timeout_however_the_server_drips(shape, capsys):
+    """A server that never finishes an answer (a byte at a time, or 100 Continue without end) costs
+    each case its timeout, and the run says so; it does not hold the runner for as long as it goes on."""
+    started = time.monotonic()
+    status = main(["run", "--target", dripping(shape), "--timeout", "1", "--wait", "0"])
+    assert status == 2 and time.monotonic() - started < 2
+    assert capsys.readouterr().err.endswith("no answer within 1 s (see --timeout)\n")

@@ -14,7 +14,7 @@ import urllib.parse
 import pytest
 
 from conftest import Connection, serving, started
-from reference import calculator, engine, http_server, load
+from reference import calculator, engine, load
 from reference.engine import guard, turns
 
 PING = b'[{}, {"fn.ping_": {}}]'

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Connection, handled_with_peak, serving, started
+from conftest import Connection, dripping, handled_with_peak, serving, started
 from reference import calculator, load, mocking
 from reference.http_client import Client
 
@@ -457,3 +457,11 @@ def test_a_result_too_large_to_make_up_is_no_matching_stub_and_a_stub_answers_it
     assert answer([{}, {"fn.wider": {}}]) == {"ErrorNoMatchingStub_": {}}
     assert answer([{}, {"fn.createStub_": {"stub": {"fn.wider": {}, "->": {"Ok_": {"w": {}}}}}}]) == OK
     assert answer([{}, {"fn.wider": {}}]) == {"ErrorNoMatchingStub_": {}}  # its 60 missing fields cannot either
+
+
+@pytest.mark.parametrize("shape", ["endless 100 Continue", "headers"])
+def test_fetching_the_schema_ends_within_the_wait_however_the_server_drips(shape):
+    started = time.monotonic()
+    result = run("--schema-url", dripping(shape), "--wait", "1")
+    assert result.returncode == 2 and time.monotonic() - started < 4  # a second's wait, and Python's start
+    assert result.stderr.startswith("python -m reference.mock: error: ") and "did not answer within 1" in result.stderr

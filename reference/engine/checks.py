@@ -5,10 +5,10 @@ every way it fails; most values do not fail, and for them describing nothing
 costs a generator and a call or two for every value. A `Compiler` turns each
 type of a schema, once, into a predicate that only says yes or no: yes means
 the core's walk would find no case; no means "walk it", and the walk says what
-is wrong. A struct's or union's predicate loops over its fields itself, so a call is
-paid for each value but no generator. Each entry of `SCALARS` and `COMPILERS`
-mirrors that of `validate.CHECKS` for its kind; an `_ext.` type is always
-walked. tests/test_engine.py holds the
+is wrong. One loop, `_fields`, checks an object's fields and goes into the fields of a
+struct or union value it holds itself: a call for each object, and none of
+the generators of the walk. Each entry of `SCALARS` and `COMPILERS` mirrors
+that of `validate.CHECKS` for its kind; an `_ext.` type is always walked. tests/test_engine.py holds the
 answers to the walk's.
 """
 
@@ -52,35 +52,34 @@ class Compiler:
 
     def fields(self, struct):
         """The predicate of an object of `struct` fields."""
-        if id(struct) not in self.done:
-            checks = {}
-            self.done[id(struct)] = lambda value: type(value) is dict and _fields(value, checks)
-            checks.update(self.checks(struct))  # after, as its fields may lead back to it
-        return self.done[id(struct)]
+        checks = self.checks(struct)
+        return lambda value: type(value) is dict and _fields(value, checks)
 
     def tags(self, union):
         """The predicate of a value of `union`: one tag, holding that tag's fields."""
-        if id(union) not in self.done:
-            tags = {}
-
-            def valid(value):
-                if type(value) is not dict or len(value) != 1:
-                    return False
-                [(tag, fields)] = value.items()
-                checks = tags.get(tag)
-                return checks is not None and type(fields) is dict and _fields(fields, checks)
-
-            self.done[id(union)] = valid
-            tags.update((tag, self.checks(struct)) for tag, struct in union.tags.items())
-        return self.done[id(union)]
+        tags = self.tags_checks(union)
+        return lambda value: _tag(value, tags)
 
     def checks(self, struct):
-        """For each field of `struct`: whether it is required, whether it may be null, and the
-        predicate of its type as if it may not. The key "" holds how many fields are required
-        (no field has an empty name)."""
-        found = {name: (not name.endswith("!"), type_.nullable, COMPILERS[type_.kind](self, type_))
-                 for name, type_ in struct.fields.items()}
-        return {**found, "": len(struct.required)}
+        """For each field of `struct`: whether it is required, whether it may be null, and its
+        predicate, or (for a struct or union value, which `_fields` goes into itself) the checks of
+        its fields or tags. The key "" holds how many are required (no field has an empty name)."""
+        if id(struct) not in self.done:
+            self.done[id(struct)] = checks = {"": len(struct.required)}  # before its fields, which may lead back
+            for name, type_ in struct.fields.items():
+                inner = type_.kind in ("struct", "union", "fn")
+                checks[name] = (not name.endswith("!"), type_.nullable,
+                                None if inner else COMPILERS[type_.kind](self, type_),
+                                self.checks(type_.of) if type_.kind == "struct" else None,
+                                self.tags_checks(type_.of) if type_.kind in ("union", "fn") else None)
+        return self.done[id(struct)]
+
+    def tags_checks(self, union):
+        """The checks of each tag's fields, by tag."""
+        if id(union) not in self.done:
+            self.done[id(union)] = tags = {}
+            tags.update((tag, self.checks(struct)) for tag, struct in union.tags.items())
+        return self.done[id(union)]
 
 
 def _fields(value, checks):
@@ -90,11 +89,35 @@ def _fields(value, checks):
         check = checks.get(name)
         if check is None or not name:
             return False
-        is_required, nullable, valid = check
+        is_required, nullable, valid, fields, tags = check
         required -= is_required
-        if not (nullable if field is None else valid(field)):
+        if field is None:
+            if not nullable:
+                return False
+        elif valid is not None:
+            if not valid(field):
+                return False
+        elif type(field) is not dict:
+            return False
+        elif tags is not None:  # a union's value: one tag, holding its fields (gone into here, a call saved)
+            if len(field) != 1:
+                return False
+            [(tag, field)] = field.items()
+            fields = tags.get(tag)
+            if fields is None or type(field) is not dict or not _fields(field, fields):
+                return False
+        elif not _fields(field, fields):
             return False
     return not required
+
+
+def _tag(value, tags):
+    """Whether a union's value is one of its tags, holding that tag's fields."""
+    if type(value) is not dict or len(value) != 1:
+        return False
+    [(tag, fields)] = value.items()
+    checks = tags.get(tag)
+    return checks is not None and type(fields) is dict and _fields(fields, checks)
 
 
 def _array(compiler, type_):

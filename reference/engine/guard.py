@@ -77,6 +77,10 @@ class Handler(http_server.Handler):
     def parse_request(self):
         visit = self.visit
         visit.state, visit.since, visit.received = "receiving", time.monotonic(), len(self.raw_requestline)
+        buffered = self.rfile.peek(MAX_HEADERS)  # what has come already (or, if nothing yet, what comes next)
+        if b"\r\n\r\n" in buffered:  # the whole header block, shorter than a buffer: nothing to count
+            visit.received += len(buffered)
+            return super().parse_request()
         stream, self.rfile = self.rfile, HeaderBlock(self.rfile, visit)
         try:
             parsed = super().parse_request()  # which answers 431 when HeaderBlock says the block is too long

@@ -64,6 +64,7 @@ class Service:
         self.schema, self.handlers, self.encoding = schema, handlers, self.plain.encoding
         compiler = Compiler()
         self.facts = {name: facts(function, compiler) for name, function in schema.functions.items()}
+        self.headers = {name: compiler.type(type_) for name, type_ in schema.request_headers.items()}
         self.turns, self.trims = Turns(), Trims()
 
     def handle(self, data: bytes) -> Reply:
@@ -74,18 +75,19 @@ class Service:
             with self.turns.turn():
                 return self.respond(data, self.read(data))
         request = self.read(data)
-        if request is not None and self.turns.costly(request[1]):
+        if request is not None and self.turns.costs.get(request[1], 0) >= 1:  # costly, as its last answers were
             with self.turns.turn():
                 return self.respond(data, request)
         return self.respond(data, request)
 
     def read(self, data):
         """Step 1: (headers, function name, arguments), or None if the bytes are no message."""
-        if data[:1] == b"[" and not may_hold_surrogates(data) and not deeper(data, MAX_DEPTH):
+        if data[:1] == b"[" and (b"\\u" not in data or not may_hold_surrogates(data)):
             try:
                 text = data.decode()
-                message, end = codec.DECODER.scan_once(text, 0)
-                if end == len(text) and type(message) is list and len(message) == 2:
+                message, end = codec.DECODER.scan_once(text, 0)  # JSON, so the scan below takes linear time
+                if end == len(text) and type(message) is list and len(message) == 2 \
+                        and (len(data) <= MAX_DEPTH or not deeper(data, MAX_DEPTH)):
                     headers, body = message
                     if type(headers) is dict and type(body) is dict and len(body) == 1:
                         [(name, arguments)] = body.items()
@@ -119,15 +121,18 @@ class Service:
         is the core's refusal of the request (steps 2 to 6), which any wire can carry as it is."""
         plain, headers, facts = self.plain, exchange.headers, self.facts.get(exchange.name)
         try:
-            if facts is None or facts.protected or (headers and (len(headers) > 1 or headers.get("@id_") is None)):
+            if facts is None or (facts.protected and "@auth_" not in headers) \
+                    or (headers and not self.valid_headers(headers)):
                 plain.echo_id(exchange)
                 plain.check_headers(exchange)
                 plain.check_auth(exchange)
                 plain.find_function(exchange)
-            else:
+            else:  # steps 2 and 5, which refuse nothing here
                 exchange.function = self.schema.functions[exchange.name]
-                if headers:
+                if headers and headers.get("@id_") is not None:
                     exchange.response_headers["@id_"] = headers["@id_"]
+                if headers and "@bin_" in headers and "@pac_" in headers:
+                    exchange.response_headers["@pac_"] = headers["@pac_"]
             if not facts.arguments(exchange.arguments):
                 plain.check_arguments(exchange)
             elif facts.restores_arguments:
@@ -147,6 +152,14 @@ class Service:
             return result, False
         except Refusal as refusal:
             return refusal.result, False
+
+    def valid_headers(self, headers):
+        """Step 3, as the compiled checks see it: each header named with @, a declared one valid."""
+        for name, value in headers.items():
+            valid = self.headers.get(name)
+            if name[:1] != "@" or (valid is not None and not valid(value)):
+                return False
+        return True
 
     def write(self, exchange, result, refused):
         """Step 11 in JSON, at once, for a refusal or an Ok_ result the facts allow; else None."""

@@ -127,6 +127,7 @@ class Service:
             self.find_function(exchange)
             self.check_arguments(exchange)
             result = self.run_handler(exchange)
+            log.debug("7 handler: %s returned %.200s", exchange.name, result)
             result = self.check_result(exchange, result)
             self.check_added_headers(exchange)
             return self.select(exchange, result)
@@ -190,7 +191,6 @@ class Service:
             exchange.raised, case_id = error, str(uuid.uuid4())
             log.exception("handler for %s raised (caseId %s)", name, case_id)
             raise Refusal({"ErrorUnknown_": {"caseId": case_id}}) from None
-        log.debug("7 handler: %s returned %.200s", name, result)
         if type(result) is tuple and len(result) == 2 and type(result[0]) is dict:
             exchange.added, result = result
         return result
