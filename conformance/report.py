@@ -2,15 +2,18 @@
 
 A reproduction is a curl command per step that sends the same bytes again (a
 MessagePack answer saved to `step-N.bin`, with a way to read it). Failures are
-grouped by the rule each one breaks, so that 24 failures with one cause read
-as one line. The HTML report is one self-contained page: the failures by rule,
-each with its first difference and its cases to expand, then a summary by
-area and by requirement.
+grouped by their cause: what their first difference is about, with the
+values that vary from case to case left out, so that 67 cases missing the
+same header read as one group, which names the rule whose check failed (that
+header's) rather than the rules the cases cite. The HTML report is one
+self-contained page: the failures by cause, each with its first difference
+and its cases to expand, then a summary by area and by requirement.
 """
 
 import base64
 import html
 import json
+import re
 import shlex
 import sys
 import time
@@ -72,33 +75,84 @@ def summary(results, scope=Scope()):
     return line
 
 
+# What a difference is about, from its first words, with what varies from case to case left out.
+GISTS = [(re.compile(pattern), gist) for pattern, gist in (
+    (r"^missing$", "missing"),
+    (r"^unexpected key", "an unexpected key"),
+    (r"^expected (an object|an array|no value|any \w+)", r"expected \1"),
+    (r"^expected \d+ elements", "another number of elements"),
+    (r"^expected the bytes", "other bytes"),
+    (r"^(matches none|no element matches|each expected element)", "no element or alternative matches"),
+    (r"^expected anything but", "a value it must not be"),
+    (r"^expected", "another value"),
+)]
+INDEX = re.compile(r"(?<=.)\[\d+\]")  # an array index below the message's own two places
+HEADER_RULES = {"@id_": "header.id", "@enc_": "header.enc", "@bin_": "header.bin", "@base64_": "header.base64",
+                "@pac_": "conv.packing", "@time_": "header.time", "@select_": "header.select"}
+BODY_RULES = [(re.compile(pattern), rule) for pattern, rule in (  # a difference inside a validation case
+    (r"\.cases\[\*\]\.path", "conv.path-format"), (r"\.cases\[\*\]\.reason", "conv.reasons"))]
+CHECK_RULES = [(re.compile(pattern), rule) for pattern, rule in (  # checks of the answer as a whole
+    (r"^expected HTTP|^expected the HTTP header", "conv.http"), (r"^the answer is not a message", "message.two-objects"),
+    (r"^expected a (json|msgpack) answer", "binary.negotiate"), (r"^expected (fewer|more) than", "binary.sizes"),
+    (r"^no answer from", "conv.no-crash"))]
+
+
+def cause(result):
+    """What a failure's first difference is about, the same for every case it shows in: where, and
+    what kind of difference, without the values (`[0].@enc_: missing`)."""
+    text = re.sub(r"^step \d+ of \d+: ", "", first_difference(result))
+    if not text.startswith(("[", "(top)")):  # a check of the whole answer, or a case of another kind
+        return re.split(r": |, got |\d", text)[0].strip()
+    where, _, why = text.partition(": ")
+    if "; the closest differs at " in why:  # no element matched: how the nearest one differs
+        where, _, why = why.split("; the closest differs at ")[1].partition(" ")
+    where = re.sub(r"^\[1\]\.\w+\.cases", "[1].*.cases", INDEX.sub("[*]", where))  # any error's cases
+    return f"{where}: " + next((pattern.sub(gist, why[:match.end()])
+                               for pattern, gist in GISTS if (match := pattern.match(why))), why)
+
+
 def rule(result):
-    """The rule a failure breaks: of the rules its case checks, the first of the level it failed at."""
+    """The rule whose check failed: a header's own rule, a validation case's path or reason rule,
+    the whole answer's; else, of the rules the case cites, the first of the level it failed at."""
+    found = cause(result)
+    header = re.match(r"\[0\]\.(@\w+)", found)
+    if header:
+        return HEADER_RULES.get(header[1], "conv.response-headers")
+    checked = next((r for pattern, r in BODY_RULES + CHECK_RULES if pattern.search(found)), None)
+    if checked and result.status != "stale":
+        return checked
     levels = cases.rule_levels()
     wanted = "MUST" if result.level == "MUST" else "SHOULD"
     return next((r for r in result.case["requirements"] if levels.get(r) == wanted), result.case["requirements"][0])
 
 
-def by_rule(results):
-    """The failures (stale ones too) as (rule, level, results), by the rule they break, the largest first."""
+def by_cause(results):
+    """The failures (stale ones too) as (cause, level, rule, results), one group per cause, the
+    largest first: its strongest level, and the rule most of its cases break."""
     groups = {}
     for result in results:
         if result.failed:
-            level = "stale" if result.status == "stale" else result.level
-            groups.setdefault((rule(result), level), []).append(result)
-    return [(key[0], key[1], group) for key, group in sorted(groups.items(), key=lambda item: -len(item[1]))]
+            groups.setdefault("it passes, but is listed as a known failure" if result.status == "stale"
+                              else cause(result), []).append(result)
+    found = []
+    for name, group in sorted(groups.items(), key=lambda item: -len(item[1])):
+        levels = {"stale" if r.status == "stale" else r.level for r in group}
+        level = next(level for level in ("MUST", "SHOULD", "MAY", "stale") if level in levels)
+        found.append((name, level, Counter(map(rule, group)).most_common(1)[0][0], group))
+    return found
 
 
 def causes(results, texts):
-    """The failures by rule, as lines: how many, level, rule, what it says, and the first difference."""
-    groups = by_rule(results)
+    """The failures by cause, as lines: how many, level, the cause, the rule broken, the first case."""
+    groups = by_cause(results)
     if not groups:
         return []
-    failures = sum(len(group) for _, _, group in groups)
+    failures = sum(len(group) for *_, group in groups)
     lines = [f"{failures} failure{'s' * (failures != 1)}, "
-             + ("one rule:" if len(groups) == 1 else f"{len(groups)} rules:")]
-    for name, level, group in groups:
-        lines.append(f"  {len(group):>4} {level:<6} {name}: {texts.get(name, '')}")
+             + ("one cause:" if len(groups) == 1 else f"{len(groups)} causes:")]
+    for name, level, broken, group in groups:
+        lines.append(f"  {len(group):>4} {level:<6} {name}")
+        lines.append(f"       breaks {broken}: {texts.get(broken, '')}")
         lines.append(f"       first: {group[0].case['id']}: {first_difference(group[0])}")
     return lines
 
@@ -185,14 +239,15 @@ def as_html(results, subject, service, scope, requirements):
              + (f"; --level {e(scope.level)}" if scope.level != "MAY" else "") + "</p><p class=tally>",
              *(f"<span class={s}>{tally[s]} {LABELS[s]}</span>" for s in STATUSES if tally[s]), "</p>"]
     texts = {r["id"]: r["text"] for r in requirements}
-    groups = by_rule(results)
-    failures = sum(len(group) for _, _, group in groups)
-    parts.append(f"<h2>Failures: {failures}, by the rule they break ({len(groups)})</h2>{EXPAND}" if groups
+    groups = by_cause(results)
+    failures = sum(len(group) for *_, group in groups)
+    parts.append(f"<h2>Failures: {failures}, by their cause ({len(groups)})</h2>{EXPAND}" if groups
                  else "<h2>No failures</h2>")
-    for name, level, group in groups:
+    for name, level, broken, group in groups:
         parts.append(f"<details class=rule><summary><span class='level {e(level)}'>{e(level)}</span>"
-                     f"<b>{e(name)}</b>: {e(texts.get(name, ''))} <b>({len(group)} case{'s' * (len(group) != 1)})"
-                     f"</b><p class=first>first difference, in {e(group[0].case['id'])}: "
+                     f"<b>{e(name)}</b> <b>({len(group)} case{'s' * (len(group) != 1)})</b>"
+                     f"<p class=first>breaks <b>{e(broken)}</b>: {e(texts.get(broken, ''))}</p>"
+                     f"<p class=first>first difference, in {e(group[0].case['id'])}: "
                      f"{e(first_difference(group[0]))}</p></summary>")
         parts += [_failure(result) for result in group]
         parts.append("</details>")

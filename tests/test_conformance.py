@@ -255,7 +255,7 @@ def test_reports_and_known_failures(calculator_url, tmp_path, capsys):
     assert {c["status"] for c in data["cases"] if c["id"].startswith("calculator/")} == {"stale"}
     html = page.read_text()
     assert html.startswith("<!doctype html>") and "http://" not in html.replace(calculator_url, "")
-    assert f"<span class=stale>{adds} stale</span>" in html and f"<h2>Failures: {adds}, by the rule they break" in html
+    assert f"<span class=stale>{adds} stale</span>" in html and f"<h2>Failures: {adds}, by their cause" in html
     assert "calculator/add/overflow" in html and "calc.add" in html
 
 
@@ -678,26 +678,50 @@ def test_a_driver_that_dies_before_answering_anything_stops_the_run_in_one_line(
                           "ModuleNotFoundError: No module named 'no_such_module_anywhere'\n")
 
 
-def test_failures_are_grouped_by_the_rule_they_break_in_every_report(tmp_path, capsys):
-    """A server that loses @bin_ fails dozens of cases for one cause: the text ends with the rules broken,
-    largest first, with level and first difference; the HTML groups them the same way; JUnit names both."""
+def dropping(header):
+    """An answer that lacks one header the server should have sent."""
+    def answer(request, message):
+        message[0].pop(header, None)
+        return message
+    return answer
+
+
+@pytest.mark.parametrize("header, rule", [("@enc_", "header.enc"), ("@id_", "header.id")])
+def test_failures_are_grouped_by_their_cause_in_every_report(header, rule, tmp_path, capsys):
+    """A server that leaves out one header fails cases citing a dozen rules, for one cause: every
+    report shows one group, the difference it is about, and the rule of the check that failed."""
     page, junit = tmp_path / "report.html", tmp_path / "junit.xml"
-    with serving(Mutated(testbed.service(), request=without("@bin_"))) as server:
-        status, lines = run(capsys, "run", "--target", server.url, "--id", "testbed/binary/**",
-                            "--html", str(page), "--junit", str(junit))
+    with serving(Mutated(testbed.service(), dropping(header))) as server:
+        status, lines = run(capsys, "run", "--target", server.url, "--html", str(page), "--junit", str(junit))
     failed = [line for line in lines if line.startswith("FAIL ")]
-    header = next(line for line in lines if line.endswith("rules:") or line.endswith("one rule:"))
-    assert status == 1 and header.startswith(f"{len(failed)} failures, ")
-    groups = lines[lines.index(header) + 1:-1]
-    counts = [int(line.split()[0]) for line in groups[::2]]
-    assert sum(counts) == len(failed) and counts == sorted(counts, reverse=True)
-    assert all(line.split()[1] in ("MUST", "SHOULD") for line in groups[::2])
-    assert all(line.lstrip().startswith("first: testbed/binary/") for line in groups[1::2])
+    cited = {rule for line in failed for rule in line.split("checks ")[1].rstrip(")").split(", ")}
+    assert status == 1 and len(failed) >= 10 and len(cited) > 3
+    group = lines[lines.index(f"{len(failed)} failures, one cause:") + 1:-1]
+    assert group[0].split() == [str(len(failed)), "MUST", f"[0].{header}:", "missing"]
+    assert group[1].strip().startswith(f"breaks {rule}: ") and group[2].strip().startswith("first: ")
     html = page.read_text()
-    assert html.count("<details class=rule>") == len(groups) // 2 and "Expand all" in html
-    assert html.count("<details class=failure>") == len(failed)
+    assert html.count("<details class=rule>") == 1 and f"<b>[0].{header}: missing</b> <b>({len(failed)} cases)" in html
+    assert html.count("<details class=failure>") == len(failed) and f"breaks <b>{rule}</b>" in html
     messages = [f.get("message") for f in ElementTree.parse(junit).getroot().iter("failure")]
-    assert len(messages) == len(failed) and all(m.split()[0] in ("MUST", "SHOULD") for m in messages)
+    assert len(messages) == len(failed)
+    assert all(m.split()[1] == f"{rule}:" and m.endswith(f"[0].{header}: missing") for m in messages)
+
+
+def test_a_cause_leaves_out_what_varies_from_case_to_case(tmp_path, capsys):
+    """Paths written as text fail in many cases, under every error's cases, at every depth, first
+    found directly or as the nearest of no matching element: one cause, which names the path rule."""
+    def paths_as_text(request, message):
+        for fields in message[1].values():
+            for found in fields.get("cases", []) if type(fields) is dict else []:
+                found["path"] = [str(key) for key in found["path"]]
+        return message
+    with serving(Mutated(testbed.service(), paths_as_text)) as server:
+        status, lines = run(capsys, "run", "--target", server.url, "--id", "testbed/**", "--id", "headers/**")
+    header = next(line for line in lines if line.endswith("one cause:"))
+    assert status == 1 and int(header.split()[0]) > 50
+    group = lines[lines.index(header) + 1:-1]
+    assert group[0].split()[1:] == ["SHOULD", "[1].*.cases[*].path[*]:", "another", "value"]
+    assert group[1].strip().startswith("breaks conv.path-format: ")
 
 
 def test_generate_refuses_to_write_into_an_installed_copy(monkeypatch, tmp_path, capsys):
