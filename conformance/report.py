@@ -166,7 +166,7 @@ def first_difference(result):
 def reproduce(target, exchanges):
     """Shell commands that send a server case's requests again, one per step (runner.Exchange)."""
     commands, scheme = [], "https" if target.tls else "http"
-    for number, (data, method, path, media_type, answer) in enumerate(exchanges, 1):
+    for number, (data, method, path, media_type, answer, framing) in enumerate(exchanges, 1):
         url = shlex.quote(f"{scheme}://{target.host}:{target.port}{path}")
         if method != "POST":
             commands.append(f"curl -s -i -X {method} {url}")
@@ -178,7 +178,8 @@ def reproduce(target, exchanges):
         send = (f"--data-binary {shlex.quote(text)}" if text is not None
                 else "--data-binary @-")
         pipe = "" if text is not None else f"echo {base64.b64encode(data).decode()} | base64 -d | "
-        command = f"{pipe}curl -s -i -X POST {url} -H 'Content-Type: {media_type}' {send}"
+        framed = {"chunked": " -H 'Transfer-Encoding: chunked'", "none": " -H 'Content-Length:'"}.get(framing, "")
+        command = f"{pipe}curl -s -i -X POST {url} -H 'Content-Type: {media_type}'{framed} {send}"
         if answer[:1] == b"\x92":  # MessagePack: headers on the terminal, the answer to a file
             file = f"step-{number}.bin"
             command = command.replace("curl -s -i", "curl -s -D -") + f" -o {file}; {READ_BINARY.format(file=file)}"

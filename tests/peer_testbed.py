@@ -29,14 +29,26 @@ options = Server.Options()
 options.auth_required = "union.Auth_" in schema.parsed  # it refuses to serve a schema without auth otherwise
 server = Server(schema, FunctionRouter({name: handle for name in functions}), options)
 loop, lock = asyncio.new_event_loop(), threading.Lock()
+MAX_BODY = 1024 * 1024
 
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     wbufsize = -1  # one write per response, or each waits for the client's delayed ACK
 
-    def do_POST(self):
-        data = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+    def do_POST(self):  # HTTP as conformance/PROTOCOL.md section 1 has it: this transport is ours, not the peer's
+        length = self.headers.get("Content-Length")
+        if length is None or int(length) > MAX_BODY:
+            self.close_connection = True  # the body, unread, would be taken for the next request
+            self.connection.settimeout(0.2)
+            try:  # what the client sends meanwhile, read and dropped, so that closing resets nothing
+                while self.rfile.read1(65536):
+                    pass
+            except OSError:
+                pass
+            return self.answer(411, b"no Content-Length", "text/plain") if length is None else \
+                self.answer(413, b"over 1 MiB", "text/plain")
+        data = self.rfile.read(int(length))
         if self.path != "/api":
             return self.answer(404, b"the API is at /api", "text/plain")
         with lock:  # one event loop, one request at a time

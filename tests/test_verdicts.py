@@ -11,17 +11,21 @@ encoding, errors in MessagePack, and HTTP 400 for every error.
 
 import json
 import math
+import struct
 import threading
+from pathlib import Path
 
 import msgpack
 import pytest
 
 from conformance.__main__ import main
 from conftest import Mutated, serving
-from reference import calculator, testbed
-from reference.protocol import blobs, codec, select, service, validate
+from reference import calculator, http_server, mocking, stubs, testbed
+from reference.protocol import blobs, codec, generate, select, service, validate
 from reference.engine.guard import Handler
 from reference.protocol.service import Reply
+
+TESTBED = Path(__file__).parent.parent / "conformance" / "testbed.json"
 
 
 def run(capsys, *args):
@@ -225,6 +229,54 @@ def unknown_function_first(request):
     return request
 
 
+def id_on_parse_failures(request, message):
+    """A parse failure of a message whose headers could be read answers with its @id_."""
+    if request and "ErrorParseFailure_" in message[1] and "@id_" in request[0]:
+        message[0]["@id_"] = request[0]["@id_"]
+    return message
+
+
+def pac_from_the_start(request, message):
+    """@pac_ is echoed on every answer to a request with @bin_, before step 5 too."""
+    if request and "@bin_" in request[0] and "@pac_" in request[0]:
+        message[0]["@pac_"] = request[0]["@pac_"]
+    return message
+
+
+def single_floats(request, message):
+    """Numbers go through 32-bit floats, as a MessagePack library set to save bytes would send them."""
+    def through(value):
+        if type(value) is float:
+            return struct.unpack("f", struct.pack("f", value))[0]
+        if type(value) is dict:
+            return {k: through(v) for k, v in value.items()}
+        return [through(v) for v in value] if type(value) is list else value
+    return [message[0], through(message[1])] if request and "@bin_" in request[0] else message
+
+
+def names_in_header_rows(request, message):
+    """A packed array's header row holds the keys' names, not their ids."""
+    names = {i: n for n, i in testbed.service().encoding.ids.items()}
+
+    def named(value):
+        if type(value) is list and value and value[0] == codec.PACKED and type(value[1]) is list:
+            header = [[names.get(k, k) for k in c] if type(c) is list else names.get(c, c) for c in value[1]]
+            return [value[0], header, *map(named, value[2:])]
+        if type(value) is dict:
+            return {k: named(v) for k, v in value.items()}
+        return [named(v) for v in value] if type(value) is list else value
+    return [message[0], named(message[1])]
+
+
+def url_safe_base64(text):
+    return lenient_base64(text.replace("-", "+").replace("_", "/"))
+
+
+def unsafe_arguments(original):
+    """@unsafe_ skips checking the arguments too."""
+    return lambda self, exchange: None if exchange.headers.get("@unsafe_") is True else original(self, exchange)
+
+
 def too_large(text):  # a number too large for a double gets a reason of its own
     if math.isinf(float(text)):
         raise codec.ParseFailure("JsonInvalid")
@@ -244,8 +296,20 @@ def too_large(text):  # a number too large for a double gets a reason of its own
     ({}, null_id_echoed, None, ["testbed/headers/id-null"]),
     ({}, None, first_checksum_only, ["testbed/binary/checksums/json-anywhere"]),
     ({}, None, unknown_function_first, ["testbed/select/unknown-function"]),
+    ({}, id_on_parse_failures, None, ["headers/id/parse-failure-readable", "headers/id/parse-failure-one-object"]),
+    ({}, pac_from_the_start, None, ["headers/pac/not-before-the-function"]),
+    ({"check_arguments": (service.Service, unsafe_arguments(service.Service.check_arguments))}, None, None,
+     ["headers/unsafe/arguments-still-checked"]),
+    ({"from_base64": (blobs, url_safe_base64)}, None, None, ["bytes/alphabet/url-safe"]),
+    ({"MAX_CASES": (validate, 50)}, None, None, ["validation/cap/first-hundred"]),
+    ({"MAX_CASES": (validate, 10**6), "MAX_CASE_BYTES": (validate, 10**9)}, None, None, ["validation/cap/first-hundred"]),
+    ({}, single_floats, None, ["binary/numbers/doubles"]),
+    ({}, names_in_header_rows, None, ["binary/packed/header-row-ids"]),
+    ({"MAX_GENERATED_DEPTH": (generate, 20)}, None, None, ["testbed/api/examples"]),
 ], ids=["parse-reason", "nesting-1023", "nesting-1025", "past-64-bits", "exponent-as-integer", "map-keys",
-        "packing", "doubles", "null-id", "checksums", "select-unknown-function"])
+        "packing", "doubles", "null-id", "checksums", "select-unknown-function", "id-on-parse-failures",
+        "pac-from-the-start", "unsafe-arguments", "url-safe-base64", "cap-50", "no-cap", "single-floats",
+        "names-in-header-rows", "generated-depth-20"])
 def test_a_server_with_one_convention_wrong_fails_a_case(patch, answer, request_, failing, monkeypatch, tmp_path, capsys):
     for name, (owner, value) in patch.items():
         (monkeypatch.setitem if type(owner) is dict else monkeypatch.setattr)(owner, name, value)
@@ -253,3 +317,114 @@ def test_a_server_with_one_convention_wrong_fails_a_case(patch, answer, request_
         status, results = report(tmp_path, capsys, server.url, *(f"--id={id_}" for id_ in failing))
     failed = {id_ for id_, r in results.items() if r["status"] == "fail"}
     assert status == 1 and set(failing) <= failed, sorted(failed)[:20]
+
+
+# The mock's bookkeeping, each rule turned another way.
+
+def count_one_more(original):
+    return lambda self, arguments, headers: original(
+        self, {**arguments, "count!": arguments["count!"] + 1} if "count!" in arguments else arguments, headers)
+
+
+def oldest_stub_first(original):
+    def answer(self, name, arguments, headers):
+        self.stubs.reverse()
+        try:
+            return original(self, name, arguments, headers)
+        finally:
+            self.stubs.reverse()
+    return answer
+
+
+def at_most_exclusive(original):
+    def verify(self, arguments, headers):
+        wanted = arguments.get("count!", {})
+        if "AtMost" in wanted:
+            arguments = {**arguments, "count!": {"AtMost": {"times": wanted["AtMost"]["times"] - 1}}}
+        return original(self, arguments, headers)
+    return verify
+
+
+def failures_unverified(original):
+    def verify(self, arguments, headers):
+        before = [call.verified for call in self.calls]
+        result = original(self, arguments, headers)
+        if "Ok_" not in result:
+            for call, verified in zip(self.calls, before):
+                call.verified = verified
+        return result
+    return verify
+
+
+def zero_unlimited(original):
+    return lambda self, arguments, headers: original(
+        self, {k: v for k, v in arguments.items() if k != "count!" or v > 0}, headers)
+
+
+def clearing_both(original):
+    return lambda self, arguments, headers: (self.clear_stubs(arguments, headers), original(self, arguments, headers))[1]
+
+
+def calls_of_every_function(functions, context):
+    names = sorted(functions)
+    return functions[names[context.random.below(len(names))]]
+
+
+def empty_lists_dropped(option, context):
+    if type(option) is list:
+        return sorted(name for name in option if context.random.boolean())
+    drawn = {}
+    for key in sorted(option):
+        if context.random.boolean() and (inner := empty_lists_dropped(option[key], context)) not in ({}, []):
+            drawn[key] = inner
+    return drawn
+
+
+BOOKKEEPING = "testbed/mock/bookkeeping/"
+
+
+@pytest.mark.parametrize("owner, name, wrong, failing", [
+    (mocking.Mock, "create_stub", count_one_more, ["count/uses-up", "count/negative", "stub/newest-first"]),
+    (mocking.Mock, "answer", oldest_stub_first, ["stub/newest-first"]),
+    (mocking.Mock, "verify", at_most_exclusive, ["verify/at-most-is-inclusive"]),
+    (mocking, "listed", lambda original: lambda records: original(records[-1:]), ["verify/all-calls"]),
+    (mocking.Mock, "verify", failures_unverified, ["verify/failed-still-verifies"]),
+    (mocking.Mock, "create_stub", zero_unlimited, ["count/zero"]),
+    (mocking.Mock, "clear_calls", clearing_both, ["clearing"]),
+    (stubs, "_drawn", lambda original: calls_of_every_function, ["testbed/mock/examples"]),
+    (select, "_drawn", lambda original: empty_lists_dropped, ["testbed/mock/seeded/echo-47"]),
+], ids=["count-one-more", "oldest-stub-first", "at-most-exclusive", "all-calls-matching", "failures-unverified",
+        "zero-unlimited", "clearing-both", "calls-of-every-function", "empty-lists-dropped"])
+def test_a_mock_with_one_rule_wrong_fails_a_case(owner, name, wrong, failing, monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(owner, name, wrong(getattr(owner, name)))
+    failing = [id_ if id_.startswith("testbed/") else BOOKKEEPING + id_ for id_ in failing]
+    with serving(mocking.service(TESTBED, plain=True)) as server:
+        status, results = report(tmp_path, capsys, server.url, "--id", "testbed/mock/**")
+    failed = {id_ for id_, r in results.items() if r["status"] == "fail"}
+    assert status == 1 and set(failing) <= failed, sorted(failed)
+
+
+# HTTP: how a body's end is told, and how large it may be.
+
+def no_length_is_bad_request(original):
+    return lambda method, path, length, api_path, max_body: (
+        (400, "No length", []) if not length and method == "POST" else original(method, path, length, api_path, max_body))
+
+
+def chunks_unread(original):  # a request without a Content-Length goes on, and its handler breaks
+    return lambda method, path, length, api_path, max_body: (
+        None if not length and method == "POST" else original(method, path, length, api_path, max_body))
+
+
+@pytest.mark.parametrize("wrong, options, failing", [
+    (no_length_is_bad_request, {}, ["http/length/required", "http/length/chunked"]),
+    (chunks_unread, {}, ["http/length/required", "http/length/chunked"]),
+    (None, {"max_body": 8 * 1024 * 1024}, ["http/length/too-large"]),
+], ids=["no-length-400", "chunks-unread", "no-limit"])
+def test_a_transport_with_one_rule_wrong_fails_a_case(wrong, options, failing, monkeypatch, tmp_path, capsys):
+    if wrong:
+        monkeypatch.setattr(http_server, "refusal", wrong(http_server.refusal))
+    with serving(testbed.service(), **options) as server:
+        status, results = report(tmp_path, capsys, server.url, "--id", "http/**")
+    failed = {id_ for id_, r in results.items() if r["status"] == "fail"}
+    assert status == 1 and set(failing) <= failed and results["http/length/one-mebibyte"]["status"] == "pass"

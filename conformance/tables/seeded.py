@@ -2,10 +2,15 @@
 entries of fn.api_, and a mock of the testbed (seeded values, stubs, verification).
 """
 
+import json
+from pathlib import Path
+
 from .testbed import (AUTH, DISALLOWED, REQUIREMENTS, STRICT, TYPES, UNAUTHENTICATED, VALUES, case, cases_of,
                       echo, error, missing, name_of, plain, public_api, schema, step, unwrap)
 
 
+# A tree 21 levels deep: the walk goes past where a generator that stops early would.
+TREE = json.loads((Path(__file__).parent / "tree.json").read_text(encoding="utf-8"))
 # Examples both implementations draw for the testbed (from the same seeded generator as the mock).
 EXAMPLES = {
     "info.Testbed": ("example", {}),
@@ -15,6 +20,7 @@ EXAMPLES = {
                                           "value": 415302837}, "value": 326552725}),
     "union.Shape": ("example", {"Square": {"label!": "sigma", "side": 0.016654991086877412}}),
     "union.Auth_": ("example", {"Token": {"token": "sigma"}}),
+    "union.Tree": ("example", TREE),
     "headers.Auth_": ("inputExample", {"@auth_": {"Token": {"token": "sigma"}}}),
     "fn.greet": ("inputExample", {"fn.greet": {"name": "sigma"}}),
     "fn.secret": ("inputExample", {"fn.secret": {"hint!": "sigma"}}),
@@ -51,10 +57,14 @@ SEEDED = {  # seed -> what fn.echo answers right after it, with the @select_ of 
          "shape!": {"Dot": {}}},
     35: {"call!": {"fn.greet": {"name": "mu"}}, "point!": {"x": 1497457073, "y": 669550621},
          "shape!": {"Circle": {"radius": 0.36066639579863585}}, "str!": "psi"},
+    47: {"int!": 1995108469, "sel!": {"struct.Point": ["label!", "y"], "union.Shape": {"Circle": []}}},
     57: {"bool!": True, "num!": 0.43419181761992715, "shape!": {"Circle": {"radius": 0.2813677588856629}}},
     69: {"any!": False, "bool!": False, "call!": {"fn.greet": {"name": "tau"}}, "num!": 0.3206568860079427,
          "point!": {"label!": "delta", "x": 403763224, "y": 1766576582}, "sel!": {"struct.Point": ["label!"]}},
 }
+MOCK_EXAMPLES = {  # calls and stubs drawn well into the sequence, where a different draw shows
+    "fn.createStub_": {"count!": 3178529, "strictMatch!": False, "stub": {"fn.greet": {}, "->": {"Ok_": {}}}},
+    "fn.verify_": {"call": {"fn.greet": {}}, "count!": {"Exact": {"times": 1598503090}}, "strictMatch!": True}}
 SELECTED = {"->": {"Ok_": ["bool!", "int!", "num!", "str!", "any!", "point!", "shape!", "call!", "sel!", "bytes!"]}}
 OK = [{}, {"Ok_": {}}]
 
@@ -202,7 +212,9 @@ def mock_cases():
                 [step([{}, {"fn.api_": {"includeInternal!": True, "includeExamples!": True}}],
                       [{}, {"Ok_": {"api": {"$includes": [
                           {"$partial": {"_ext.Call_": {}, "example": {"fn.greet": {"name": "kappa"}}}},
-                          {"$partial": {"_ext.Stub_": {}, "example": {"fn.greet": {"name": "kappa"}, "->": {"Ok_": {}}}}}]}}}])],
+                          {"$partial": {"_ext.Stub_": {}, "example": {"fn.greet": {"name": "kappa"}, "->": {"Ok_": {}}}}},
+                          *({"$partial": {name: {"$type": "object"}, "inputExample": {name: example}}}
+                            for name, example in MOCK_EXAMPLES.items())]}}}])],
                 spec=False)
     yield _mock("auth", "The mock protects the functions the schema protects.", ["mock.validates", "conv.auth-presence"],
                 [step([{}, {"fn.secret": {}}], [{}, UNAUTHENTICATED]),

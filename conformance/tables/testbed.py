@@ -182,7 +182,7 @@ def features(steps):
             used.add("select")
         if {"@id_", "@time_", "@unsafe_"} & headers.keys():
             used.add("headers")
-        if {"method", "path"} & request.keys() or {"status", "headers"} & response.keys():
+        if {"method", "path", "framing"} & request.keys() or {"status", "headers", "either"} & response.keys():
             used.add("http")
     return sorted(used)
 
