@@ -583,7 +583,7 @@ def test_the_peer_passes_the_suite_but_for_its_known_failures(target, known, ser
     assert lines[0].startswith(f"Checking {url}: {service}. ")
     passed, known_failures = re.fullmatch(r"(\d+) passed, 0 failed, (\d+) known failures, 0 stale; \d+ for other services",
                                           lines[-1]).groups()
-    assert int(passed) >= at_least and int(known_failures) <= 18
+    assert int(passed) >= at_least and int(known_failures) <= 21
 
 
 @pytest.mark.parametrize("kind, driver, known_failures, at_least, known_between", [

@@ -130,6 +130,8 @@ def mock_cases():
         ("unknown-result", {**greet, "->": {"Nope": {}}}, (["->", "Nope"], DISALLOWED), "A stub's result is one of the function's."),
         ("other-functions-error", {**greet, "->": {"ErrorEcho": {"reason": "r"}}}, (["->", "ErrorEcho"], DISALLOWED),
          "Another function's error is not a result of this one."),
+        ("stock-function", {"fn.ping_": {}, "->": {"Ok_": {}}}, (["fn.ping_"], DISALLOWED),
+         "A stub of a function whose calls never reach the stubs (a stock one, or the mock's own) is refused."),
     ]
     for name, stub, (path, reason), description in refused:
         yield _mock(f"stub/refused/{name}", description, ["mock.createStub", "case.path", "conv.mock"],

@@ -223,8 +223,8 @@ class Service:
     def add_headers(self, exchange):
         """Add the handler's headers to the answer if all pass step 9's check; else their cases."""
         cases = validate.first(self.header_cases(exchange.added, self.schema.response_headers, exchange.function))
-        if not cases:
-            exchange.response_headers.update(exchange.added)
+        for name, value in () if cases else exchange.added.items():
+            exchange.response_headers.setdefault(name, value)  # what a request's @id_ says is echoed as it is
         return cases
 
     def select(self, exchange, result):
