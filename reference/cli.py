@@ -1,5 +1,5 @@
-"""The command lines: `python -m reference.server`, `.mock` and `.schema` (and, in
-calls.py, `.client`).
+"""The command lines: `python -m reference.server` and `.schema`, and what every command
+shares (`.client`'s own part is calls.py, `.mock`'s mock.py).
 
 Each command is a function of its arguments that returns an exit status: 0
 when all went well, 2 for a usage error or a start-up problem: one line on
@@ -13,16 +13,12 @@ import argparse
 import json
 import logging
 import math
-import os
 import signal
 import ssl
 import sys
-import time
-import urllib.parse
 from pathlib import Path
 
-from . import __version__, calculator, drivers, mocking, namespaces, sources, testbed
-from .http_client import Client, TransportError, Unreachable
+from . import __version__, calculator, drivers, namespaces, sources, testbed
 from . import http_server
 from .engine import guard
 from .http_server import MAX_BODY, TIMEOUT
@@ -94,8 +90,11 @@ def serve(service, options, what, parser):
             tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
             tls.load_cert_chain(options.certfile, options.keyfile)
         except (OSError, ssl.SSLError) as error:
-            return parser.fail(f"cannot serve HTTPS with --certfile {options.certfile}: "
-                               f"{getattr(error, 'strerror', None) or error}")
+            problem = error.reason or error if isinstance(error, ssl.SSLError) else error.strerror
+            if "PEM lib" in str(problem):  # what OpenSSL says of a file without the certificate or key it wants
+                problem = ("it holds no private key, or is not PEM: give the key with --keyfile" if not options.keyfile
+                           else f"it, or --keyfile {options.keyfile}, is not PEM")
+            return parser.fail(f"cannot serve HTTPS with --certfile {options.certfile}: {problem}")
     try:
         server = (http_server.Server(service, options.host, options.port, options.path, options.max_body,
                                      options.timeout, tls) if options.plain else
@@ -129,6 +128,14 @@ def _number(text, most, what):
 
 def seconds(text):
     return _number(text, math.inf, "a number of seconds (0 or more)")
+
+
+def timeout(text):
+    """How long something may take: seconds, more than 0."""
+    value = _number(text, math.inf, "a number of seconds above 0")
+    if value == 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds above 0")
+    return value
 
 
 def rate(text):
@@ -174,114 +181,6 @@ def server(argv=None):
     except ValueError as error:  # limits that contradict each other
         parser.error(str(error).replace("max_state", "--max-state").replace("namespace_bytes", "--namespace-bytes"))
     return serve(service, options, "the calculator", parser)
-
-
-# python -m reference.mock
-
-def mock(argv=None):
-    """Serve a mock of a live server's schema until interrupted."""
-    parser = Parser(
-        prog="python -m reference.mock",
-        description="Serve a mock built from a live server's schema (or a saved copy): it "
-                    "validates like the server and answers with stubs or generated values.")
-    source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--schema-url", metavar="URL", type=_http_url, help="fetch the schema from this "
-                        "live server (fn.api_, over http:// or https://) and save a copy in the cache file")
-    source.add_argument("--schema-file", metavar="FILE", help="read the schema from a saved JSON file")
-    source.add_argument("--schema-dir", metavar="DIR", help="read the schema from a directory of JSON files")
-    parser.add_argument("--wait", type=seconds, default=10, metavar="SECONDS",
-                        help="how long --schema-url waits for the server to answer (default %(default)s)")
-    parser.add_argument("--cafile", metavar="FILE", help="trust the certificate authority in this PEM file "
-                        "for an https:// --schema-url (by default, the system's authorities)")
-    parser.add_argument("--cache", metavar="FILE", help="where --schema-url saves the schema (default "
-                        "$XDG_CACHE_HOME/sdms-reference/HOST-PORT_PATH.json, where $XDG_CACHE_HOME is "
-                        "~/.cache unless set)")
-    add_server_options(parser, port=8080)
-    parser.add_argument("--seed", type=int, default=0, help="seed of the generated values (default 0)")
-    parser.add_argument("--collection-length", type=int, nargs=2, default=(0, 3), metavar=("MIN", "MAX"),
-                        help="generated arrays and maps have at least MIN and fewer than MAX elements, "
-                             "or exactly MIN if MAX is MIN (default 0 3: 0, 1 or 2)")
-    optional = parser.add_mutually_exclusive_group()
-    optional.add_argument("--no-optional-fields", dest="optional", action="store_const", const="none",
-                          default="random", help="never generate optional fields")
-    optional.add_argument("--all-optional-fields", dest="optional", action="store_const", const="all",
-                          help="always generate optional fields (default: a coin decides each)")
-    parser.add_argument("--no-generation", action="store_true",
-                        help="answer unstubbed calls with ErrorNoMatchingStub_ instead of generated values")
-    parser.add_argument("--max-stubs", type=positive, default=1000, metavar="N",
-                        help="stubs kept; the oldest is dropped (default %(default)s)")
-    parser.add_argument("--max-calls", type=positive, default=10_000, metavar="N",
-                        help="calls recorded; the oldest is forgotten (default %(default)s)")
-    parser.add_argument("--max-state", type=positive, default=64 * 1024 * 1024, metavar="BYTES",
-                        help="bytes of state kept in all: stubs and recorded calls, half each; beyond, the "
-                             "oldest give way (default %(default)s)")
-    options = parser.parse_args(argv)
-    low, high = options.collection_length
-    if not 0 <= low <= high:
-        parser.error("--collection-length needs 0 <= MIN <= MAX")
-    check_server_options(parser, options)
-    try:
-        if options.cafile and not options.schema_url:
-            parser.error("--cafile is for an https:// --schema-url")
-        source = _schema_source(options)
-        service = mocking.service(source, options.plain, seed=options.seed, optional=options.optional,
-                                  length=(low, max(high, low)), generation=not options.no_generation,
-                                  max_stubs=options.max_stubs, max_calls=options.max_calls,
-                                  max_state=options.max_state)
-    except (TransportError, OSError, SchemaError, ValueError) as error:
-        return parser.fail(str(error))
-    return serve(service, options, f"a mock of {options.schema_url or source}", parser)
-
-
-def _http_url(text):
-    try:
-        Client(text)  # which knows what URL it can call
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
-    return text
-
-
-def _schema_source(options):
-    """The schema to mock: fetched (and saved), or the path of a saved copy."""
-    if options.schema_file or options.schema_dir:
-        path = Path(options.schema_file or options.schema_dir)
-        if not path.exists():
-            raise OSError(f"cannot read the schema: {path} does not exist")
-        return path
-    api = fetch(options.schema_url, options.wait, options.cafile)
-    cache = Path(options.cache) if options.cache else default_cache(options.schema_url)
-    try:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        cache.write_text(json.dumps(api, indent=2) + "\n", encoding="utf-8")
-    except OSError as error:
-        raise OSError(f"cannot save the schema to {cache}: {error.strerror}") from None
-    print(f"Saved the schema of {options.schema_url} to {cache}; without the server, "
-          f"start with --schema-file {cache}", flush=True)
-    return api
-
-
-def fetch(url, wait, cafile=None, pause=0.2):
-    """The public schema of the live server at `url`, retried for `wait` seconds while it starts."""
-    deadline, tries = time.monotonic() + wait, 0
-    with Client(url, timeout=max(wait, 1), cafile=cafile) as client:
-        while True:
-            try:
-                return client.schema()
-            except Unreachable as error:
-                if time.monotonic() + pause > deadline:
-                    raise Unreachable(f"{error} (waited {wait:g} s)") from None
-                tries += 1
-                if tries == 1:
-                    print(f"Waiting up to {wait:g} s for {url} to answer (see --wait)...", flush=True)
-                time.sleep(pause)
-
-
-def default_cache(url):
-    """Where the schema fetched from `url` is saved unless --cache says otherwise."""
-    parts = urllib.parse.urlsplit(url)
-    name = f"{parts.hostname}-{parts.port or 80}{parts.path}".replace("/", "_")
-    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return root / "sdms-reference" / f"{name}.json"
 
 
 # python -m reference.schema

@@ -85,6 +85,7 @@ class Client:
         self.encodings: dict[int | None, codec.Encoding] = {}  # checksum -> Encoding, learnt from @enc_
         self.checksum: int | None = None  # the server's checksum, once known
         self.connection = None
+        self.last = (b"", b"")  # the bytes of the last request and its answer, for a look at the wire
 
     def call(self, function: str, arguments: dict | None = None, headers: dict | None = None) -> tuple[dict, dict]:
         """Call `function` with `arguments`; return the response message (headers, body)."""
@@ -118,7 +119,8 @@ class Client:
             data = codec.encode(message, encoding, self.packed)
         else:
             data = codec.encode(message)
-        return self._message(self._post(data))
+        self.last = (data, self._post(data))
+        return self._message(self.last[1])
 
     def _message(self, data):
         """The response message in `data`, with ids turned back into names and base64 into bytes:
@@ -171,19 +173,21 @@ class Client:
             if response.status != 200:
                 hint = (" (is the API at /api?)" if response.status == 404 and not self.path.endswith("/api")
                         else "")
-                raise NotAMessage(f"{self.url} answered HTTP {response.status}{hint}: "
-                                  f"{payload[:200].decode('utf-8', 'replace').strip()}")
+                text = " ".join(payload[:400].decode("utf-8", "replace").split())  # an HTML page on one line
+                raise NotAMessage(f"{self.url} answered HTTP {response.status}{hint}: {text[:200]}")
             return payload
 
     def _failure(self, error):
         """The TransportError that says why an exchange failed, or None for a bug of ours."""
         if isinstance(error, CLOSED):
-            return Unreachable(f"{self.url} closed the connection: {error}")
+            hint = "" if self.tls else " (an HTTPS server does that to plain HTTP: is it an https:// URL?)"
+            return Unreachable(f"{self.url} closed the connection without answering{hint}")
         if isinstance(error, socket.timeout):
             return TimedOut(f"{self.url} did not answer within {self.timeout} s")
         if isinstance(error, ssl.SSLCertVerificationError):
-            return Untrusted(f"cannot reach {self.url}: its certificate is not trusted ({error.verify_message}); "
-                             f"to trust a private CA, give its certificate with --cafile (cafile= in Python)")
+            return Untrusted(f"cannot reach {self.url}: its certificate is not trusted ({error.verify_message})")
+        if isinstance(error, ssl.SSLError) and error.reason == "WRONG_VERSION_NUMBER":
+            return Unreachable(f"cannot reach {self.url}: it does not speak TLS (is it an http:// URL?)")
         if isinstance(error, ssl.SSLError):
             return Unreachable(f"cannot reach {self.url}: TLS failed ({error.reason or error})")
         if isinstance(error, TooLarge):

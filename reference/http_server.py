@@ -215,14 +215,17 @@ class Server(ThreadingHTTPServer):
 
     def handle_error(self, request, client_address):
         """A connection's thread failed: a client that went away is routine, anything else a bug."""
-        if isinstance(sys.exc_info()[1], OSError):
-            log.debug("%s went away: %s", client_address[0], sys.exc_info()[1])
+        error = sys.exc_info()[1]
+        if isinstance(error, ssl.SSLError):  # a client that does not speak TLS to us, or distrusts us
+            log.info("%s: the TLS handshake failed (%s)", client_address[0], error.reason or error)
+        elif isinstance(error, OSError):
+            log.debug("%s went away: %s", client_address[0], error)
         else:
             log.exception("the connection of %s failed", client_address[0])
 
     def serve_forever(self, poll_interval=0.5):
         """Serve until `shutdown()` or `stop()`, saying where (in the log, or on standard error)."""
-        log.info("serving at %s", self.url)
+        log.debug("serving at %s", self.url)  # (the command lines say it on standard output)
         if not (logging.getLogger().handlers or log.handlers):
             print(f"Serving at {self.url}; set up logging (logging.basicConfig) to see each request",
                   file=sys.stderr)

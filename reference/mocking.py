@@ -94,6 +94,7 @@ class Mock:
         return {**own, "fn.createStub_": self.create_stub, "fn.verify_": self.verify,
                 "fn.verifyNoMoreInteractions_": self.verify_no_more_interactions,
                 "fn.clearStubs_": self.clear_stubs, "fn.clearCalls_": self.clear_calls,
+                "fn.listStubs_": self.list_stubs, "fn.listCalls_": self.list_calls,
                 "fn.setRandomSeed_": self.set_random_seed}
 
     def answer(self, name, arguments, headers):
@@ -160,7 +161,7 @@ class Mock:
         if not (too_many or too_few):
             return {"Ok_": {}}
         reason = "TooManyMatchingCalls" if too_many else "TooFewMatchingCalls"
-        calls, omitted = listed(records)
+        calls, omitted = listed([record.data for record in records], "omittedCalls!")
         return {"ErrorVerificationFailure": {"reason": {reason: {
             "wanted": criteria, "found": found, "allCalls": calls, **omitted}}}}
 
@@ -168,7 +169,7 @@ class Mock:
         with self.lock:
             unverified = [record for record in self.calls if not record.verified]
         if unverified:
-            calls, omitted = listed(unverified)
+            calls, omitted = listed([record.data for record in unverified], "omittedCalls!")
             return {"ErrorVerificationFailure": {"additionalUnverifiedCalls": calls, **omitted}}
         return {"Ok_": {}}
 
@@ -184,22 +185,38 @@ class Mock:
             self.call_bytes = 0
         return {"Ok_": {}}
 
+    def list_stubs(self, arguments, headers):
+        with self.lock:
+            kept = list(self.stubs)
+        shown = [msgpack.packb({"stub": {stub.function: stub.arguments, "->": msgpack.unpackb(stub.result)},
+                                "strictMatch!": stub.strict, **({"count!": stub.uses} if stub.uses >= 0 else {})})
+                 for stub in kept]
+        stubbed, omitted = listed(shown, "omittedStubs!")
+        return {"Ok_": {"stubs": stubbed, **omitted}}
+
+    def list_calls(self, arguments, headers):
+        with self.lock:
+            records = list(self.calls)
+        calls, omitted = listed([record.data for record in records], "omittedCalls!")
+        return {"Ok_": {"calls": calls, **omitted}}
+
     def set_random_seed(self, arguments, headers):
         with self.lock:
             self.random.seed(arguments["seed"])
         return {"Ok_": {}}
 
 
-def listed(records):
-    """The calls an answer lists: the newest within MAX_LISTED bytes, and how many older were omitted."""
+def listed(packed, omission):
+    """What an answer lists of calls or stubs kept as MessagePack, oldest first: the newest within
+    MAX_LISTED bytes, and under `omission` how many older ones were left out, if any."""
     kept, size = [], 0
-    for record in reversed(records):
-        size += len(record.data)
+    for data in reversed(packed):
+        size += len(data)
         if size > MAX_LISTED:
             break
-        kept.append(msgpack.unpackb(record.data))
-    omitted = len(records) - len(kept)
-    return kept[::-1], {"omittedCalls!": omitted} if omitted else {}
+        kept.append(msgpack.unpackb(data))
+    omitted = len(packed) - len(kept)
+    return kept[::-1], {omission: omitted} if omitted else {}
 
 
 def footprint(value):

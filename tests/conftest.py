@@ -42,11 +42,8 @@ def started(module, *args, **options):
 @contextlib.contextmanager
 def serving(service, tls=None, plain=False, **options):
     """Run `service` on a free port in a background thread; yield the Server (the guarded one,
-    or with `plain` the plain transport). With `tls`, an ssl.SSLContext, the server speaks HTTPS
-    (its `url` still says http://)."""
-    server = (http_server.Server if plain else Server)(service, port=0, **options)
-    if tls is not None:
-        server.socket = tls.wrap_socket(server.socket, server_side=True)
+    or with `plain` the plain transport). With `tls`, an ssl.SSLContext, the server speaks HTTPS."""
+    server = (http_server.Server if plain else Server)(service, port=0, tls=tls, **options)
     thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     try:

@@ -1,8 +1,12 @@
 """The command-line client, run as a user would: one call, its answer as JSON, its exit status."""
 
+import http.server
 import json
+import re
+import shlex
 import subprocess
 import sys
+import threading
 
 import pytest
 
@@ -36,12 +40,75 @@ ANN = '@auth_={"Ephemeral": {"username": "ann"}}'
     (["fn.getVariables", "-H", ANN], 0, {"Ok_": {"variables": [{"name": "v", "value": 7}]}}),
     (["fn.getVariables", "-H", ANN, "--select", '{"struct.Variable": ["name"]}'], 0,
      {"Ok_": {"variables": [{"name": "v"}]}}),
-    (["fn.ping_", "-H", "@id_=abc", "-v"], 0, [{"@id_": "abc"}, {"Ok_": {}}]),
+    (["fn.add", "x=1", "y=2"], 0, {"Ok_": {"result": 3}}),
+    (["fn.add", '{"x": 1, "y": 9}', "y=2"], 0, {"Ok_": {"result": 3}}),
+    (["fn.saveVariable", "name=w", "value=0.5", "-H", ANN], 0, {"Ok_": {}}),
 ])
 def test_a_call_prints_its_answer_and_exits_by_its_result(url, args, status, answer):
     client(url, "fn.saveVariable", '{"name": "v", "value": 7}', "-H", ANN)
     run = client(url, *args)
     assert (run.returncode, json.loads(run.stdout), run.stderr) == (status, answer, "")
+
+
+def test_arguments_come_from_a_file_or_standard_input(url, tmp_path):
+    (tmp_path / "add.json").write_text('{"x": 1, "y": 2}')
+    from_file = client(url, "fn.add", f"@{tmp_path / 'add.json'}")
+    from_stdin = subprocess.run([sys.executable, "-m", "reference.client", url, "fn.add", "-", "y=5"],
+                                input='{"x": 1, "y": 2}', capture_output=True, text=True, timeout=30)
+    assert (from_file.returncode, from_file.stdout) == (0, '{"Ok_": {"result": 3}}\n')
+    assert (from_stdin.returncode, from_stdin.stdout) == (0, '{"Ok_": {"result": 6}}\n')
+    missing = client(url, "fn.add", f"@{tmp_path / 'none.json'}")
+    assert missing.returncode == 2 and f"cannot read {tmp_path / 'none.json'}: No such file" in missing.stderr
+
+
+def test_the_answer_is_one_line_in_a_pipe_and_indented_when_asked(url):
+    """On a terminal it is indented; a pipe or a file gets one line, as the README shows it."""
+    assert client(url, "fn.add", "x=1", "y=2").stdout == '{"Ok_": {"result": 3}}\n'
+    assert client(url, "fn.add", "x=1", "y=2", "--pretty").stdout == '{\n  "Ok_": {\n    "result": 3\n  }\n}\n'
+
+
+def test_verbose_shows_the_request_the_whole_answer_and_the_time(url):
+    run = client(url, "fn.ping_", "-H", "@id_=abc", "-v")
+    lines = run.stderr.splitlines()
+    assert (run.returncode, json.loads(run.stdout)) == (0, [{"@id_": "abc"}, {"Ok_": {}}])
+    assert lines[0] == f"> POST {url}" and json.loads(lines[1][2:]) == [{"@time_": 5000, "@id_": "abc"}, {"fn.ping_": {}}]
+    assert re.fullmatch(r"< 30 bytes in \d+\.\d ms", lines[2]) and len(lines) == 3
+
+
+def test_the_functions_are_listed_and_a_near_name_suggested(url):
+    listed = client(url, "--list")
+    lines = listed.stdout.splitlines()
+    assert listed.returncode == 0 and lines[:3] == ['fn.add {"x": "number", "y": "number"}', "    Add two numbers.",
+                                                   '    -> Ok_ {"result": "number"}']
+    assert '    -> Ok_ {"token": "string"}; errors: ErrorUsernameAlreadyInUse' in lines
+    assert not any(line.startswith("fn.ping_") for line in lines)
+    assert any(line.startswith("fn.ping_") for line in client(url, "--list", "--internal").stdout.splitlines())
+    unknown = client(url, "add", "x=1", "y=2")
+    assert unknown.returncode == 1 and "FunctionUnknown" in unknown.stdout
+    assert unknown.stderr == "note: the server has no add; did you mean fn.add?\n"
+    assert client(url, "fn.ad").stderr == "note: the server has no fn.ad; did you mean fn.add?\n"
+
+
+def test_a_reader_that_stops_early_is_no_error():
+    with serving(calculator.service()) as server:
+        run = subprocess.run(f"{shlex.quote(sys.executable)} -m reference.client {server.url} --schema --internal "
+                             f"--pretty | head -1", shell=True, capture_output=True, text=True, timeout=30)
+    assert (run.stdout, run.stderr) == ("[\n", "")
+
+
+def test_an_html_error_page_is_one_line(tmp_path):
+    """A proxy's HTML error page is squeezed into the one line of the error."""
+    class Page(http.server.BaseHTTPRequestHandler):  # no do_POST: it answers 501 with an HTML page
+        def log_message(self, *args):
+            pass
+    page = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Page)
+    threading.Thread(target=page.serve_forever, daemon=True).start()
+    try:
+        run = client(f"http://127.0.0.1:{page.server_port}/api", "fn.ping_")
+    finally:
+        page.shutdown()
+    assert run.returncode == 2 and run.stderr.count("\n") == 1
+    assert "answered HTTP 501: <!DOCTYPE HTML> <html lang=\"en\"> <head>" in run.stderr
 
 
 def test_bytes_are_shown_as_base64_with_a_note_saying_where(url):
@@ -59,13 +126,18 @@ def test_a_schema_is_fetched_to_a_file(url, tmp_path):
 
 
 @pytest.mark.parametrize("args, message", [
-    ([], "name a FUNCTION to call, or ask for --schema"),
-    (["fn.add", "[1]"], "argument ARGUMENTS: '[1]' is not a JSON object"),
-    (["fn.add", "-H", "id=1"], "'id=1' is not NAME=VALUE with a NAME that starts with @"),
-    (["fn.add", "--internal"], "--internal goes with --schema"),
-    (["fn.add", "--schema"], "--schema prints the schema; it calls no FUNCTION"),
+    ([], "name a FUNCTION to call (--list shows them), or ask for --schema"),
+    (["fn.add", "[1]"], "argument '[1]' is not a JSON object, @FILE, - or NAME=VALUE"),
+    (["fn.add", "-H", "id=1"], "'id=1': a header's NAME starts with @, as in @id_=1"),
+    (["fn.add", "-H", "@id_"], "'@id_' has no =: a header is NAME=VALUE, as in @id_=1"),
+    (["fn.add", "--internal"], "--internal goes with --schema or --list"),
+    (["fn.add", "--schema"], "--schema calls no FUNCTION"),
+    (["--schema", "--list"], "--schema or --list, not both"),
     (["fn.add", "--driver"], "--driver takes its calls from standard input"),
-    (["fn.add", "--timeout", "x"], "argument --timeout: 'x' is not a number of seconds"),
+    (["fn.add", "--timeout", "x"], "argument --timeout: 'x' is not a number of seconds above 0"),
+    (["fn.add", "--timeout", "0"], "argument --timeout: '0' is not a number of seconds above 0"),
+    (["fn.add", "--cafile", "/nope.pem"], "--cafile is for an https:// URL; this one is plain HTTP"),
+    (["fn.add", "--pretty", "--compact"], "argument --compact: not allowed with argument --pretty"),
 ])
 def test_usage_errors_are_one_line_and_exit_2(url, args, message):
     run = client(url, *args)

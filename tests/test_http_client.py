@@ -1,6 +1,7 @@
 """The client and the binary wire, over real sockets: negotiation, packing, bytes, failures."""
 
 import json
+import logging
 import socket
 import threading
 import time
@@ -309,9 +310,26 @@ def test_https_with_a_private_certificate_authority(tls):
             assert client.call("fn.add", {"x": 1, "y": 2})[1] == {"Ok_": {"result": 3}}
             assert client.call("fn.add", {"x": 1, "y": 2})[1] == {"Ok_": {"result": 3}}
         with pytest.raises(Untrusted, match=r"its certificate is not trusted \(unable to get local issuer "
-                                            r"certificate\); to trust a private CA, give its certificate with --cafile"):
+                                            r"certificate\)$"):
             Client(url).call("fn.ping_")
         with pytest.raises(Untrusted, match=r"Hostname mismatch"):
             Client(url.replace("127.0.0.1", "localhost"), cafile=cafile).call("fn.ping_")
     with pytest.raises(ValueError, match="cannot use /nowhere/ca.pem as certificate authorities"):
         Client("https://127.0.0.1/api", cafile="/nowhere/ca.pem")
+
+
+def test_a_scheme_that_does_not_match_the_server_gets_a_hint_and_the_server_says_why(tls, caplog):
+    """http:// to an HTTPS server, https:// to a plain one: one line each, saying what to try; the
+    HTTPS server logs the failed handshake (at info), and goes on serving."""
+    context, cafile, _ = tls
+    caplog.set_level(logging.INFO, logger="reference")
+    with serving(calculator.service(), tls=context) as secure, serving(calculator.service()) as plain:
+        with pytest.raises(Unreachable, match=r"closed the connection without answering \(an HTTPS server does "
+                                              r"that to plain HTTP: is it an https:// URL\?\)$"):
+            Client(secure.url.replace("https://", "http://")).call("fn.ping_")
+        with pytest.raises(Unreachable, match=r"it does not speak TLS \(is it an http:// URL\?\)$"):
+            Client(plain.url.replace("http://", "https://"), cafile=cafile).call("fn.ping_")
+        with Client(secure.url, cafile=cafile) as client:
+            assert client.call("fn.ping_")[1] == {"Ok_": {}}
+    assert any("the TLS handshake failed" in record.getMessage() and record.levelno == logging.INFO
+               for record in caplog.records)

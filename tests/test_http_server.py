@@ -480,3 +480,8 @@ def test_the_server_serves_https_with_a_certificate_and_refuses_a_bad_one(tls, t
     assert bad.returncode == 2 and bad.stderr.startswith(f"python -m reference.server: error: cannot serve HTTPS "
                                                          f"with --certfile {tmp_path / 'bad.pem'}: ")
     assert run_cli("--keyfile", "key.pem").stderr.startswith("python -m reference.server: error: --keyfile goes with")
+    (tmp_path / "cert.pem").write_text(open(certfile).read().split("PRIVATE KEY-----\n")[-1])
+    keyless = run_cli("--certfile", str(tmp_path / "cert.pem"))
+    assert keyless.returncode == 2 and keyless.stderr == (
+        f"python -m reference.server: error: cannot serve HTTPS with --certfile {tmp_path / 'cert.pem'}: it holds no "
+        f"private key, or is not PEM: give the key with --keyfile\n")

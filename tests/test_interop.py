@@ -17,6 +17,7 @@ from pathlib import Path
 import msgpack
 import pytest
 
+from conformance import runner
 from conformance.__main__ import main
 from conftest import Connection, decode, serving
 from reference import mocking
@@ -364,6 +365,8 @@ def test_mocks_of_the_testbed_generate_the_same_values(testbed_url, peer_testbed
         for internal in (False, True):
             request = json.dumps([{}, {"fn.api_": {"includeExamples!": True, "includeInternal!": internal}}])
             ours_api, peer_api = [_strip(decode(c.post(request.encode())[2]))[1]["Ok_"]["api"] for c in connections]
+            listings = ("fn.listStubs_", "fn.listCalls_", "struct.Stubbed_")  # ours only (PROTOCOL.md, section 12)
+            ours_api = [entry for entry in ours_api if not any(key in entry for key in listings)]
             assert len(ours_api) == len(peer_api)
             for entry, peer_entry in zip(ours_api, peer_api):  # our extra parse failure reason, and the
                 different = ("ParseFailure", "omittedCalls!")  # count of calls an answer leaves out, draw apart
@@ -376,9 +379,18 @@ def test_mocks_of_the_testbed_generate_the_same_values(testbed_url, peer_testbed
                 if b"ErrorUnknown_" in answers[1]:
                     skipped += 1
                     break  # the rest of this seed's draws are out of step
-                assert decode(answers[0]) == decode(answers[1]), (seed, body)
+                assert _named(answers[0]) == _named(answers[1]), (seed, body)
                 compared += 1
     assert compared >= 1000 and skipped < 30
+
+
+def _named(answer):
+    """A message, its MessagePack ids named, without the encoding's own headers: ours has the six names
+    of fn.listStubs_ and fn.listCalls_ more (conformance/PROTOCOL.md, section 12)."""
+    message = runner.decode(answer)
+    if answer[:1] == b"\x92":
+        message[0] = {key: value for key, value in message[0].items() if key not in ("@enc_", "@bin_")}
+    return message
 
 
 def random_request(rng):

@@ -6,6 +6,7 @@ import subprocess
 import sys
 import threading
 import time
+import zlib
 from pathlib import Path
 
 import pytest
@@ -39,17 +40,24 @@ def test_a_mock_fetched_from_a_live_server_serves_the_same_public_schema(calcula
         assert connection.call([{}, {"fn.api_": {}}]) == live
         everything = connection.call([{}, {"fn.api_": {"includeInternal!": True}}])[1]["Ok_"]["api"]
         keys = {next(k for k in e if k[0] not in "/-$") for e in everything}
-        assert len(everything) == 46 and {"fn.createStub_", "fn.verify_", "fn.verifyNoMoreInteractions_",
+        assert len(everything) == 49 and {"fn.createStub_", "fn.verify_", "fn.verifyNoMoreInteractions_",
                                           "fn.clearStubs_", "fn.clearCalls_", "fn.setRandomSeed_",
+                                          "fn.listStubs_", "fn.listCalls_", "struct.Stubbed_",
                                           "_ext.Stub_", "_ext.Call_", "union.CallCountCriteria_",
                                           "union.VerificationFailure_", "errors.Mock_"} <= keys
         for bad in ([{}, {"fn.add": {"x": "1", "y": 2}}], [{}, {"fn.logout": {"username": "a"}}], [{}, {}]):
             assert connection.call(bad) == Connection(calculator_url).call(bad)
 
 
-def test_the_mock_checksum_is_the_one_of_the_other_implementation():
+def test_the_mock_encoding_is_the_other_implementation_s_and_its_listings():
+    """The other implementation's mock of the calculator has 59 names; ours six more, those of
+    fn.listStubs_ and fn.listCalls_ (conformance/PROTOCOL.md, section 12)."""
     service = mocking.service(calculator.entries())
-    assert service.encoding.checksum == -959690647 and len(service.encoding.ids) == 59
+    listings = {"fn.listStubs_", "fn.listCalls_", "stubs", "calls", "omittedStubs!", "omittedCalls!"}
+    peers = [name for name in service.encoding.names if name not in listings]
+    assert len(peers) == 59
+    assert zlib.crc32("\n".join(peers).encode()) - 2**32 == -959690647
+    assert service.encoding.checksum == 762507610 and len(service.encoding.ids) == 65
 
 
 @pytest.mark.parametrize("steps", [
@@ -259,9 +267,10 @@ def test_start_up_problems_are_one_line_errors_and_exit_2(tmp_path, calculator_u
     assert bad.returncode == 2 and bad.stderr.startswith(f"python -m reference.mock: error: invalid schema, 1 problem:\n  {tmp_path / 'bad.json'}:1:2: fn.f: ")
     with serving(calculator.service()) as server:
         url = server.url
-    unreachable = run("--schema-url", url, "--wait", "0.5")
+    unreachable = run("--schema-url", url, "--wait", "0.5", "--cache", str(tmp_path / "never.json"))
     assert unreachable.returncode == 2 and unreachable.stderr.startswith(f"python -m reference.mock: error: cannot reach {url}: ")
-    assert "(waited 0.5 s)" in unreachable.stderr and unreachable.stderr.count("\n") == 1
+    assert unreachable.stderr.endswith(f"(waited 0.5 s); and no schema of it was saved before in {tmp_path / 'never.json'}\n")
+    assert unreachable.stderr.count("\n") == 1
     elsewhere = run("--schema-url", calculator_url.replace("/api", "/other"))
     assert elsewhere.returncode == 2 and elsewhere.stderr == (
         f"python -m reference.mock: error: {calculator_url.replace('/api', '/other')} answered HTTP 404 (is the API at /api?): "
@@ -465,3 +474,47 @@ def test_fetching_the_schema_ends_within_the_wait_however_the_server_drips(shape
     result = run("--schema-url", dripping(shape), "--wait", "1")
     assert result.returncode == 2 and time.monotonic() - started < 4  # a second's wait, and Python's start
     assert result.stderr.startswith("python -m reference.mock: error: ") and "did not answer within 1" in result.stderr
+
+
+def test_a_server_that_is_down_is_mocked_from_the_schema_it_gave_before(tmp_path):
+    """--schema-url with the server gone: the cached copy is used, and a line says so."""
+    cache = tmp_path / "calculator.json"
+    with serving(calculator.service()) as live:
+        url = live.url
+        start_mock("--schema-url", url, "--cache", str(cache)).stop()
+    mocked = start_mock("--schema-url", url, "--cache", str(cache), "--wait", "0.2")
+    try:
+        assert mocked.banner[-2].startswith(f"cannot reach {url}: ")
+        assert f"(waited 0.2 s): using the schema saved in {cache} on {time.strftime('%Y-%m-%d')} " in mocked.banner[-2]
+        assert mocked.connection.call([{}, {"fn.add": {"x": "1", "y": 2}}])[1]["ErrorInvalidRequestBody_"]
+    finally:
+        mocked.stop()
+
+
+CALCULATOR = Path(__file__).parent.parent / "conformance" / "calculator.json"
+
+
+def test_stubs_are_loaded_from_a_folder_at_start_and_listed(tmp_path):
+    """--stubs DIR: each file a stub, fn.createStub_'s arguments, or an array of them, checked like
+    fn.createStub_; fn.listStubs_ and fn.listCalls_ show what the mock holds."""
+    folder = tmp_path / "stubs"
+    folder.mkdir()
+    (folder / "a.json").write_text(json.dumps({"fn.add": {"x": 1}, "->": {"Ok_": {"result": 100}}}))
+    (folder / "b.json").write_text(json.dumps([{"stub": {"fn.add": {"x": 2}, "->": {"Ok_": {"result": 200}}},
+                                                "count!": 1}]))
+    mocked = start_mock("--schema-file", str(CALCULATOR), "--stubs", str(folder))
+    try:
+        assert mocked.banner[-2] == f"Loaded 2 stubs from {folder}\n"
+        assert mocked.connection.call([{}, {"fn.add": {"x": 1, "y": 5}}])[1] == {"Ok_": {"result": 100}}
+        assert mocked.connection.call([{}, {"fn.listStubs_": {}}])[1] == {"Ok_": {"stubs": [
+            {"stub": {"fn.add": {"x": 1}, "->": {"Ok_": {"result": 100}}}, "strictMatch!": False},
+            {"stub": {"fn.add": {"x": 2}, "->": {"Ok_": {"result": 200}}}, "strictMatch!": False, "count!": 1}]}}
+        assert mocked.connection.call([{}, {"fn.listCalls_": {}}])[1] == {"Ok_": {"calls": [{"fn.add": {"x": 1, "y": 5}}]}}
+    finally:
+        mocked.stop()
+    (folder / "c.json").write_text(json.dumps({"fn.add": {"x": "one"}, "->": {"Ok_": {}}}))
+    refused = run("--schema-file", str(CALCULATOR), "--stubs", str(folder))
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1
+    assert refused.stderr.startswith(f"python -m reference.mock: error: {folder / 'c.json'}: "
+                                     '{"ErrorInvalidRequestBody_": {"cases": [{"path": ["fn.createStub_", "stub", '
+                                     '"fn.add", "x"]')
