@@ -82,6 +82,12 @@ def type_cases():
                 yield _valid(f"{base}/nullable-value", f"A {TYPES[kind]} value is one of {TYPES[kind]}? too, "
                              f"as {where}.", [*needs_valid, "type.nullable"],
                              *build(kind + "Null", unwrap(valid[0])[0], kind == "bytes")[:2])
+            for value, problem in invalid[-1:]:  # a nullable type lets null through, and nothing else
+                value, judged = unwrap(value)
+                yield _invalid(f"{base}/nullable-invalid", f"A value that is not {TYPES[kind]} is refused "
+                               f"as {TYPES[kind]}? too, as {where}.", [*needs, "type.nullable", *judged],
+                               build(kind + "Null", value, False), cases_of(kind, value, problem),
+                               spec=not judged and kind != "sel")
 
 
 def _valid(id_, description, requirements, request, answer, spec=True):
