@@ -284,7 +284,7 @@ def _check(options, parser):
     for problem in problems:
         print(problem)
     if problems:
-        print(f"{len(problems)} problems")
+        print(f"{len(problems)} problem{'s' * (len(problems) != 1)}")
     else:
         servers, clients, loaders = len(cases.load()), len(cases.load(cases.CLIENTS)), len(cases.load(cases.SCHEMAS))
         print(f"The suite is sound: {servers} server cases, {clients} client cases and {loaders} schema cases.")

@@ -204,13 +204,16 @@ def schema(argv=None):
         return 0
     if not options.paths:
         parser.error("name at least one schema file or directory")
+    for path in options.paths:
+        if not Path(path).exists():
+            parser.error(f"{path} does not exist")
     documents, problems = [], []
     for path in options.paths:
         found, trouble = sources.read(Path(path))
         documents, problems = documents + found, problems + trouble
     if options.verbose and not options.json:
         for document in documents:
-            print(f"{document.name}: {len(document.entries)} entries")
+            print(f"{document.name}: {len(document.entries)} entr{'ies' if len(document.entries) != 1 else 'y'}")
     try:
         Schema(documents, problems=problems)
     except SchemaError as error:
@@ -229,6 +232,6 @@ def schema(argv=None):
     if not options.json:
         kinds = [key.split(".")[0] for document in documents for entry in document.entries
                  for key in entry if key.split(".")[0] in ("info", "struct", "union", "fn", "headers", "errors")]
-        print(f"ok: {len(documents)} document{'s' * (len(documents) != 1)}, {len(kinds)} entries "
+        print(f"ok: {len(documents)} document{'s' * (len(documents) != 1)}, {len(kinds)} entr{'ies' if len(kinds) != 1 else 'y'} "
               f"({', '.join(f'{kinds.count(k)} {k}' for k in sorted(set(kinds)))})")
     return 0

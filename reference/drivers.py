@@ -42,7 +42,7 @@ def drive_client(url, instructions, out):
             reply = {"headers": to_wire(headers), "body": to_wire(body)}
         except TransportError as error:
             reply = {"error": str(error)}
-        out.write(json.dumps({"id": instruction["id"], **reply}) + "\n")
+        out.write(json.dumps({"id": id_, **reply}) + "\n")
         out.flush()
 
 
@@ -66,11 +66,20 @@ def from_wire(value):
 
 def drive_schema(instructions, out):
     """Load the documents each JSON line of `instructions` holds; write the verdict as a JSON line."""
-    for line in instructions:
-        instruction = json.loads(line)
+    for number, line in enumerate(instructions, 1):
+        try:
+            instruction = json.loads(line)
+            id_, pairs = instruction["id"], [(document["name"], document["text"]) for document in instruction["documents"]]
+            if not all(type(name) is type(text) is str for name, text in pairs):
+                raise TypeError("a document's name and text are strings")
+        except (ValueError, TypeError, KeyError) as error:  # a person typing, not the runner: say what is wrong
+            out.write(json.dumps({"id": None, "error": f"line {number} is not an instruction: {_why(error)}, such as "
+                                  '{"id": 1, "documents": [{"name": "a.json", "text": "[...]"}]}'}) + "\n")
+            out.flush()
+            continue
         documents, problems = [], []
-        for document in instruction["documents"]:
-            found, trouble = parse(document["name"], document["text"])
+        for name, text in pairs:
+            found, trouble = parse(name, text)
             documents, problems = documents + found, problems + trouble
         try:
             Schema(documents, problems=problems)
@@ -78,5 +87,10 @@ def drive_schema(instructions, out):
         except SchemaError as error:
             located = sources.locate(error.problems, error.documents)
             reply = {"accepted": False, "problems": [sources.as_data(problem) for problem in located]}
-        out.write(json.dumps({"id": instruction["id"], **reply}) + "\n")
+        out.write(json.dumps({"id": id_, **reply}) + "\n")
         out.flush()
+
+
+def _why(error):
+    return (str(error) if isinstance(error, json.JSONDecodeError) else
+            "an instruction is an object with an id and documents, each a name and a text")

@@ -149,7 +149,8 @@ class Schema:
         allowed = ALLOWED[kind] | {key, "///"}
         for name in entry:
             if name not in allowed and not (name.startswith("$") and "$" in allowed):
-                self._problem(where, [name], f"{_a(kind)}. entry holds no {name} key", near=([name], list(allowed)))
+                self._problem(where, [name], f"{json.dumps(name)} is not a key of {_a(kind)}. entry",
+                              near=([name], list(allowed)))
         self._check_comment(where, [], entry)
         for name in ("$authenticated", "$internal"):
             if name in entry and not isinstance(entry[name], bool):
