@@ -11,7 +11,7 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
-from . import cases, clients, lint, report, runner, schemas, tables
+from . import cache, cases, clients, lint, report, runner, schemas, tables
 
 
 class Parser(argparse.ArgumentParser):
@@ -61,7 +61,10 @@ def main(argv=None):
     _selectors(schema)
     _outcomes(schema)
 
-    listing = commands.add_parser("list", help="list the cases", description="List the cases, one per line.")
+    listing = commands.add_parser("list", help="list the cases", description=(
+        "List the cases, one per line: id, level, what it needs, the features it uses, and what it checks. "
+        "A level such as SHOULD+MUST is a convention's case with a part the spec demands; --level MUST "
+        "lists it, and a run at that level checks only that part."))
     _selectors(listing)
     commands.add_parser("check", help="lint the suite itself", description=(
         "Check the fixtures: their format, unique ids, known requirements, the features they use, that the "
@@ -94,6 +97,11 @@ def _selectors(parser):
 
 
 def _outcomes(parser):
+    parser.add_argument("--last-failed", "--lf", action="store_true", help="run only the cases that failed last "
+                        "time (kept in .conformance_cache/ in the current directory); every case when none did")
+    parser.add_argument("--maxfail", type=_positive, metavar="N", help="stop starting cases after N failures")
+    parser.add_argument("-x", "--exitfirst", dest="maxfail", action="store_const", const=1,
+                        help="stop at the first failure (--maxfail 1)")
     parser.add_argument("--known-failures", metavar="FILE", help="ids (or globs) expected to fail, one per line, "
                         "'#' comments allowed; they still run, and one that passes is reported as stale")
     for kind, what in (("junit", "a JUnit XML report"), ("json", "a JSON report"),
@@ -152,7 +160,7 @@ def _run(options, parser):
     results += [runner.Result(c, "other-service", [f"needs {', '.join(c['requires'])}"], 0) for c in other]
     results += [runner.Result(c, "not-checked", [f"uses {', '.join(sorted(options.without & set(c['features'])))}"],
                               0) for c in unchecked]
-    return _finish(options, results + aside, target.url, service, unselected)
+    return _finish(options, results + aside, target.url, service, unselected, "server")
 
 
 DRIVEN = {"client": (clients.run, "client"), "schema": (schemas.run, "schema loader")}  # command -> what it checks
@@ -170,7 +178,7 @@ def _driven(options, parser):
                                                                  _matching(known, chosen), progress))
     except runner.Trouble as trouble:
         return _trouble(parser, trouble)
-    return _finish(options, results + aside, subject, f"a {what}", unselected)
+    return _finish(options, results + aside, subject, f"a {what}", unselected, kind)
 
 
 def _chosen(options, parser, kind):
@@ -185,6 +193,12 @@ def _chosen(options, parser, kind):
     everything = cases.everything()
     known = _known(options.known_failures, everything, parser) if options.known_failures else set()
     matched = cases.matching([c for c in everything if cases.kind(c) == kind], options.id)
+    failed = cache.last_failed(kind) if options.last_failed else None
+    if options.last_failed and not failed:
+        print("No failures recorded by the last run; running every case selected (--last-failed).")
+    elif failed:
+        matched = [c for c in matched if c["id"] in failed]
+        print(f"Running only what failed last time (--last-failed): {len(matched)} of the cases selected.")
     chosen = [c for c in matched if cases.levels(c) & cases.LEVELS[options.level]]
     if not chosen:
         parser.error("no case matches the --id and --level given")
@@ -198,7 +212,8 @@ def _matching(globs, chosen):
 
 
 def _running(options, selected, run):
-    """Run with a progress line (or a line per case with -v); print each failure; return the results."""
+    """Run with a progress line (or a line per case with -v); print each failure; return the results,
+    those of the cases --maxfail kept from starting among them."""
     done, terminal = [], sys.stdout.isatty()
 
     def progress(result):
@@ -207,8 +222,12 @@ def _running(options, selected, run):
             print(f"{result.status.upper():>13} {result.case['id']}", flush=True)
         elif terminal:
             print(f"\r[{len(done)}/{len(selected)}] {result.case['id'][:60]:<60}", end="", flush=True)
+        return options.maxfail is not None and sum(r.status in ("fail", "stale") for r in done) >= options.maxfail
 
     results = run(progress)
+    ran = {r.case["id"] for r in results}
+    results += [runner.Result(c, "not-run", [f"--maxfail {options.maxfail} stopped the run first"], 0)
+                for c in selected if c["id"] not in ran]
     if terminal and not options.verbose:
         print("\r" + " " * 80 + "\r", end="")
     for result in results:
@@ -217,20 +236,25 @@ def _running(options, selected, run):
     return results
 
 
-def _finish(options, results, subject, service, unselected):
-    """Write the reports asked for, print the summary, and return the exit status."""
-    scope = report.Scope(getattr(options, "without", set()), options.level, options.id, unselected)
+def _finish(options, results, subject, service, unselected, kind):
+    """Write the reports asked for, keep the failures for --last-failed, print the summary, and return
+    the exit status."""
+    scope = report.Scope(getattr(options, "without", set()), options.level, options.id, unselected,
+                         options.last_failed)
     requirements = cases.load_json("requirements.json")
     reports = {"junit": lambda: report.junit(results),
                "json": lambda: report.as_json(results, subject, service, scope),
                "html": lambda: report.as_html(results, subject, service, scope, requirements)}
-    for kind, make in reports.items():
-        if getattr(options, kind):
-            Path(getattr(options, kind)).write_text(make(), encoding="utf-8")
+    for form, make in reports.items():
+        if getattr(options, form):
+            Path(getattr(options, form)).write_text(make(), encoding="utf-8")
     causes = report.causes(results, {r["id"]: r["text"] for r in requirements})
     if causes:
         print("\n" + "\n".join(causes))
     print(report.summary(results, scope))
+    trouble = cache.remember(kind, results)
+    if trouble:
+        print(f"python -m conformance: warning: {trouble}", file=sys.stderr)
     return 1 if any(r.failed for r in results) else 0
 
 
@@ -274,7 +298,8 @@ def _list(options, parser):
     for case in cases.select(cases.everything(), options.id, options.level):
         needs = {"client": lambda: f"client:{case['client']['mode']}", "schema": lambda: "schema loader",
                  "server": lambda: ",".join(case["requires"]) or "any"}[cases.kind(case)]()
-        print(f"{case['id']:<55} {case['level']:<6} {needs:<22} {','.join(case.get('features', [])) or '-':<14} "
+        level = "+".join(sorted(cases.levels(case), key=["MAY", "SHOULD", "MUST"].index))
+        print(f"{case['id']:<55} {level:<11} {needs:<22} {','.join(case.get('features', [])) or '-':<14} "
               f"{case['description']}")
     return 0
 

@@ -22,12 +22,13 @@ from .runner import Trouble
 
 
 def each(cases, run_case, progress=None):
-    """Run `run_case` on the cases one at a time (as a driver answers), telling `progress` of each Result."""
+    """Run `run_case` on the cases one at a time (as a driver answers), telling `progress` of each Result;
+    stop when it answers True."""
     results = []
     for case in cases:
         results.append(run_case(case))
-        if progress:
-            progress(results[-1])
+        if progress and progress(results[-1]):
+            break
     return results
 
 
@@ -79,6 +80,10 @@ class Driver:
         try:
             reply = json.loads(line)
         except ValueError:
+            if not self.answered:  # it may not be a driver at all, or it logs to the wrong stream
+                raise Trouble(f"the driver {self.command!r} wrote {line[:200]!r} where its reply to the first "
+                              "instruction was due; a driver writes only its replies on standard output, one "
+                              "JSON line each (logs go to standard error)")
             return f"the driver wrote a line that is not JSON: {line[:200]!r}"
         if type(reply) is not dict or reply.get("id") != self.number:
             return f"the driver's reply does not answer instruction {self.number}: {line[:200]}"

@@ -24,7 +24,7 @@ from xml.sax.saxutils import escape, quoteattr
 from . import cases
 from .cases import LEVELS
 
-STATUSES = ("pass", "fail", "known-failure", "stale", "other-service", "not-checked", "set-aside")
+STATUSES = ("pass", "fail", "known-failure", "stale", "other-service", "not-checked", "set-aside", "not-run")
 # Read with the interpreter that runs the suite, which has msgpack wherever the suite was installed.
 READ_BINARY = (shlex.quote(sys.executable) + " -c \"import msgpack, sys; print(msgpack.unpackb(open(sys.argv[1], "
                "'rb').read(), strict_map_key=False))\" {file}")
@@ -42,6 +42,7 @@ class Scope(NamedTuple):
     level: str = "MAY"
     ids: list = []
     unselected: int = 0
+    last_failed: bool = False
 
 
 def failed_at(result):
@@ -66,8 +67,10 @@ def summary(results, scope=Scope()):
         line += f"; {tally['not-checked']} not checked (without {', '.join(sorted(scope.without))})"
     if tally["set-aside"]:
         line += f"; {tally['set-aside']} set aside by --level {scope.level}"
+    if tally["not-run"]:
+        line += f"; {tally['not-run']} not run (--maxfail stopped the run)"
     if scope.unselected:
-        line += f"; {scope.unselected} not selected by --id"
+        line += f"; {scope.unselected} not selected by --id" + (" or --last-failed" if scope.last_failed else "")
     partly = sum(r.status in ("pass", "fail", "known-failure", "stale") and r.case["level"] not in LEVELS[scope.level]
                  for r in results)
     if partly:
@@ -190,7 +193,7 @@ def reproduce(target, exchanges):
 def junit(results):
     """A JUnit XML report."""
     tally = counts(results)
-    skipped = tally["known-failure"] + tally["other-service"] + tally["not-checked"]
+    skipped = len(results) - tally["pass"] - tally["fail"] - tally["stale"]
     lines = [f'<testsuite name="conformance" tests="{len(results)}" failures="{tally["fail"] + tally["stale"]}" '
              f'skipped="{skipped}" timestamp="{time.strftime("%Y-%m-%dT%H:%M:%S")}">']
     for result in results:
@@ -269,7 +272,8 @@ def _failure(result):
 
 
 LABELS = {"pass": "passed", "fail": "failed", "known-failure": "known failures", "stale": "stale",
-          "other-service": "for other services", "not-checked": "not checked", "set-aside": "set aside by --level"}
+          "other-service": "for other services", "not-checked": "not checked", "set-aside": "set aside by --level",
+          "not-run": "not run (--maxfail)"}
 
 
 def _grouped(results, keys):

@@ -162,22 +162,25 @@ def _is_message(value):
 
 
 def run(cases, target, workers=4, known=frozenset(), progress=None, level="MAY"):
-    """Run `cases` (exclusive ones alone, at the end) at `level`; return their Results in case order."""
+    """Run `cases` (exclusive ones alone, at the end) at `level`; return their Results in case order.
+    Once `progress` answers a Result with True, no further case starts."""
     shared = [c for c in cases if not c.get("exclusive")]
     alone = [c for c in cases if c.get("exclusive")]
-    results = {}
+    results, stopped = {}, []
 
     def one(case):
+        if stopped:
+            return
         result = run_case(case, target, known, level)
         results[case["id"]] = result
-        if progress:
-            progress(result)
+        if progress and progress(result):
+            stopped.append(case)
 
     with ThreadPoolExecutor(workers) as pool:
         list(pool.map(one, shared))
     for case in alone:
         one(case)
-    return [results[c["id"]] for c in cases]
+    return [results[c["id"]] for c in cases if c["id"] in results]
 
 
 def run_case(case, target, known=frozenset(), level="MAY"):

@@ -24,6 +24,12 @@ OTHER_SCHEMA = [{"info.Todo": {}}, {"struct.Item": {"title": "string", "done": "
                 {"fn.add": {"item": "struct.Item"}, "->": [{"Ok_": {"id": "integer"}}, {"ErrorDuplicate": {}}]}]
 
 
+@pytest.fixture(autouse=True)
+def _elsewhere(tmp_path, monkeypatch):
+    """Runs keep their failures in the current directory (--last-failed): each test in a folder of its own."""
+    monkeypatch.chdir(tmp_path)
+
+
 def run(capsys, *args):
     """Run `python -m conformance ARGS` in-process; return (exit status, output lines)."""
     status = main(list(args))
@@ -378,6 +384,8 @@ def test_a_target_that_does_not_speak_http_exits_2_with_one_line(reply, message,
 def test_list_selects_by_id_and_level(capsys):
     status, lines = run(capsys, "list", "--id", "binary/negotiate/*", "--level", "MUST")
     assert status == 0 and lines and all(line.startswith("binary/negotiate/") and " MUST " in line for line in lines)
+    status, lines = run(capsys, "list", "--id", "api/public/calculator-schema", "--level", "MUST")
+    assert lines[0].split()[1] == "SHOULD+MUST"
     status, lines = run(capsys, "list", "--level", "MAY")
     assert len(lines) == len(cases.everything()) and any(" MAY " in line for line in lines)
     status, lines = run(capsys, "list", "--id", "testbed/mock/**")
@@ -705,6 +713,35 @@ def test_failures_are_grouped_by_their_cause_in_every_report(header, rule, tmp_p
     messages = [f.get("message") for f in ElementTree.parse(junit).getroot().iter("failure")]
     assert len(messages) == len(failed)
     assert all(m.split()[1] == f"{rule}:" and m.endswith(f"[0].{header}: missing") for m in messages)
+
+
+def test_a_run_stops_starting_cases_at_maxfail_and_the_next_runs_only_what_failed(capsys):
+    """-x, --maxfail N and --last-failed, as pytest has them: the failures are kept between runs."""
+    with serving(Mutated(testbed.service(), dropping("@id_"))) as server:
+        status, lines = run(capsys, "run", "--target", server.url, "--workers", "1", "-x")
+        assert status == 1 and sum(line.startswith("FAIL ") for line in lines) == 1
+        assert re.search(r"^\d+ passed, 1 failed \(1 \w+\); \d+ for other services; \d+ not run "
+                         r"\(--maxfail stopped the run\)$", lines[-1]), lines[-1]
+        run(capsys, "run", "--target", server.url, "--maxfail", "3", "--workers", "1")
+        status, lines = run(capsys, "run", "--target", server.url, "--last-failed")
+        assert lines[0] == "Running only what failed last time (--last-failed): 3 of the cases selected."
+        assert status == 1 and lines[-1].startswith("0 passed, 3 failed") and "or --last-failed" in lines[-1]
+    with serving(testbed.service()) as server:
+        status, lines = run(capsys, "run", "--target", server.url, "--lf")
+        assert status == 0 and lines[-1].startswith("3 passed, 0 failed")
+        status, lines = run(capsys, "run", "--target", server.url, "--lf", "--id", "envelope/**")
+    assert lines[0] == "No failures recorded by the last run; running every case selected (--last-failed)."
+    assert status == 0 and not json.load(open(".conformance_cache/last-failed.json"))["server"]
+
+
+def test_a_driver_that_writes_something_else_than_a_reply_stops_the_run_in_one_line(capsys):
+    command = driver("print('hello')")
+    status = main(["client", "--command", command])
+    error = capsys.readouterr().err
+    assert status == 2 and error == (f"python -m conformance client: error: the driver {command!r} "
+                                     "wrote 'hello' where its reply to the first instruction was due; a driver writes "
+                                     "only its replies on standard output, one JSON line each (logs go to standard "
+                                     "error)\n")
 
 
 def test_a_cause_leaves_out_what_varies_from_case_to_case(tmp_path, capsys):
