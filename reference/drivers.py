@@ -42,7 +42,7 @@ def drive_client(url, instructions, out):
             reply = {"headers": to_wire(headers), "body": to_wire(body)}
         except TransportError as error:
             reply = {"error": str(error)}
-        out.write(json.dumps({"id": id_, **reply}) + "\n")
+        out.write(json.dumps({"id": instruction["id"], **reply}) + "\n")
         out.flush()
 
 
