@@ -9,7 +9,7 @@ Serve any schema with plain Python functions:
 
     schema = load([{"fn.add": {"x": "number", "y": "number"},
                     "->": [{"Ok_": {"result": "number"}}]}])
-    Server(Service(schema, {"fn.add": add}), port=8000).serve_forever()
+    Server(Service(schema, {"fn.add": add}), port=8000).run()  # until Ctrl-C or SIGTERM
 
 and call any server with `Client(url).call("fn.add", {"x": 1, "y": 2})`.
 """

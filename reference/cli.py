@@ -13,7 +13,6 @@ import argparse
 import json
 import logging
 import math
-import signal
 import ssl
 import sys
 from pathlib import Path
@@ -103,15 +102,7 @@ def serve(service, options, what, parser):
     except OSError as error:
         return parser.fail(f"cannot listen on {options.host}:{options.port}: {error.strerror}")
     print(f"Serving {what} at {server.url} (Ctrl-C to stop)", flush=True)
-    # Both stop the same way, even when started with SIGINT ignored (as in a background job).
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.signal(signal.SIGTERM, signal.default_int_handler)
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        print(f"Stopping: requests in flight get up to {guard.GRACE} s to be answered.", flush=True)
-    cut = server.stop()
-    print(f"Stopped; cut off {cut} request{'s' * (cut != 1)} in flight." if cut else "Stopped.", flush=True)
+    server.run()
     return 0
 
 

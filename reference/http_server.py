@@ -23,9 +23,11 @@ adds what keeps it fair under load and abuse.
 """
 
 import logging
+import signal
 import socket
 import ssl
 import sys
+import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Protocol
@@ -202,6 +204,7 @@ class Server(ThreadingHTTPServer):
     block_on_close = False
     request_queue_size = 128  # connections the kernel may hold before accept (socketserver says 5)
     handler = Handler
+    grace = 0  # seconds that requests in flight get to finish when the server stops
 
     def __init__(self, service: Answering, host: str = "127.0.0.1", port: int = 8000, path: str = "/api",
                  max_body: int = MAX_BODY, timeout: float = TIMEOUT, tls: ssl.SSLContext | None = None):
@@ -234,6 +237,21 @@ class Server(ThreadingHTTPServer):
             super().serve_forever(poll_interval)
         finally:
             self.serving = False
+
+    def run(self) -> int:
+        """Serve until Ctrl-C or SIGTERM, then stop gracefully, saying so; return how many requests were cut off."""
+        if threading.current_thread() is threading.main_thread():
+            # Both stop the same way, even when started with SIGINT ignored (as in a background job).
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+            signal.signal(signal.SIGTERM, signal.default_int_handler)
+        try:
+            self.serve_forever()
+        except KeyboardInterrupt:
+            print("Stopping" + (f": requests in flight get up to {self.grace:g} s to be answered." if self.grace
+                                else "."), flush=True)
+        cut = self.stop(self.grace)
+        print(f"Stopped; cut off {cut} request{'s' * (cut != 1)} in flight." if cut else "Stopped.", flush=True)
+        return cut
 
     def stop(self, grace: float = 0) -> int:
         """Stop serving (from another thread); return how many requests in flight were cut off."""

@@ -1,6 +1,13 @@
 """The README's quick start is what CI runs."""
 
+import signal
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
+
+from reference import Client
 
 ROOT = Path(__file__).parent.parent
 
@@ -16,6 +23,26 @@ def test_the_quick_start_starts_the_calculator_server():
     quick_start = readme.split("## Quick start")[1].split("\n## ")[0]
     assert quick_start.count("```sh\n") == 2 + 1  # the two commands, and the curl example
     assert "-m reference.server\n```" in quick_start
+
+
+@pytest.mark.parametrize("signal_", [signal.SIGINT, signal.SIGTERM])
+def test_the_serving_example_answers_then_stops_cleanly_on_a_signal(signal_):
+    """README's own server, run as written but on a free port: it answers, and a signal stops it
+    as the bundled servers stop, with status 0 and no traceback."""
+    code = _python_after("README.md", "## Serving your own schema").replace("port=8000", "port=0")
+    code = code.replace("Server(Service", "server = Server(Service").replace(".run()", "\nprint(server.url, flush=True)"
+                                                                          "\nserver.run()")
+    process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        url = process.stdout.readline().strip()
+        with Client(url) as client:
+            assert client.call("fn.greet", {"name": "Ada"}) == ({}, {"Ok_": {"greeting": "Hello, Ada!"}})
+        process.send_signal(signal_)
+        out, err = process.communicate(timeout=20)
+    finally:
+        process.kill()
+    assert process.returncode == 0 and out == "Stopping: requests in flight get up to 10 s to be answered.\nStopped.\n"
+    assert "Traceback" not in err
 
 
 def _python_after(readme, heading):

@@ -144,6 +144,7 @@ class Server(http_server.Server):
     """The plain Server, admitting connections and large requests as the module's story tells."""
 
     handler = Handler
+    grace = GRACE
 
     def __init__(self, service: http_server.Answering, host: str = "127.0.0.1", port: int = 8000, path: str = "/api",
                  max_body: int = http_server.MAX_BODY, timeout: float = http_server.TIMEOUT,
