@@ -35,7 +35,7 @@ from .protocol.limits import MAX_DEPTH
 from .protocol.service import UNAUTHENTICATED
 from .protocol.types import Type
 from .protocol.validate import at, check
-from .wsgi import make_application
+from . import asgi as asgi_, wsgi as wsgi_
 
 log = logging.getLogger("reference")
 
@@ -64,7 +64,13 @@ def service(plain=False, unavailable_rate=0.0, **limits):
 def wsgi():
     """A new calculator as a WSGI application: gunicorn --threads 8 'reference.calculator:wsgi()'."""
     allow_depth()
-    return make_application(service())
+    return wsgi_.make_application(service())
+
+
+def asgi():
+    """A new calculator as an ASGI application: uvicorn --factory reference.calculator:asgi."""
+    allow_depth()
+    return asgi_.make_application(service())
 
 
 class Calculator:

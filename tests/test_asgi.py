@@ -1,0 +1,71 @@
+"""The ASGI application, served by uvicorn over real sockets: the suite passes there as on our own server."""
+
+import contextlib
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+import uvicorn
+
+from conformance.__main__ import main
+from reference import calculator, testbed
+from reference.asgi import make_application
+from reference.http_client import Client
+
+
+@contextlib.contextmanager
+def uvicorn_serving(application):
+    """`application` served by uvicorn on a free port, in a thread; yield its API URL."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(application, log_level="warning", lifespan="on"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)
+    thread.start()
+    while not server.started:
+        time.sleep(0.01)
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}/api"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        listener.close()
+
+
+@pytest.mark.parametrize("make, service", [(calculator.asgi, "the calculator"),
+                                           (lambda: make_application(testbed.service()), "the testbed")])
+def test_the_suite_passes_under_uvicorn(make, service, capsys):
+    with uvicorn_serving(make()) as url:
+        status = main(["run", "--target", url])
+    out = capsys.readouterr().out
+    assert status == 0 and out.startswith(f"Checking {url}: {service}. Running "), out
+    assert " 0 failed" in out.splitlines()[-1]
+
+
+def test_the_client_works_through_asgi_in_every_mode():
+    with uvicorn_serving(calculator.asgi()) as url:
+        for options in ({}, {"binary": True}, {"binary": True, "binary_requests": True, "packed": True}):
+            with Client(url, **options) as client:
+                assert client.call("fn.add", {"x": 1, "y": 2})[1] == {"Ok_": {"result": 3}}
+                assert client.call("fn.add", {"x": 2, "y": 2})[1] == {"Ok_": {"result": 4}}
+
+
+@pytest.mark.parametrize("request_, status", [
+    (b"GET /api HTTP/1.1\r\nHost: x\r\n\r\n", b"405"),
+    (b"POST /elsewhere HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n[]", b"404"),
+    (b"POST /api HTTP/1.1\r\nHost: x\r\nContent-Length: 2000000\r\n\r\n", b"413"),
+    (b"POST /api HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n[]\r\n0\r\n\r\n", b"411"),
+])
+def test_http_problems_get_the_statuses_of_the_builtin_server(request_, status):
+    with uvicorn_serving(calculator.asgi()) as url, \
+            socket.create_connection(("127.0.0.1", int(url.split(":")[2].split("/")[0])), timeout=5) as sock:
+        sock.sendall(request_)
+        assert sock.recv(100).split(b" ")[1] == status
+
+
+def test_running_the_module_says_what_to_do_instead():
+    """`python -m reference.asgi` is no command: one line says how to serve, and the status is 2."""
+    run = subprocess.run([sys.executable, "-m", "reference.asgi"], capture_output=True, text=True, timeout=30)
+    assert run.returncode == 2 and run.stderr.count("\n") == 1
+    assert run.stderr.startswith("python -m reference.asgi: error: ") and "reference.calculator:asgi" in run.stderr
