@@ -15,6 +15,7 @@ import msgpack
 import pytest
 
 from conftest import DRIPS, Mutated, dripping, endless, serving
+from test_readme import ROOT
 from conformance import cases, lint, match, runner
 from conformance.__main__ import main
 from reference import Service, calculator, load, mocking, testbed
@@ -713,6 +714,9 @@ def test_failures_are_grouped_by_their_cause_in_every_report(header, rule, tmp_p
     messages = [f.get("message") for f in ElementTree.parse(junit).getroot().iter("failure")]
     assert len(messages) == len(failed)
     assert all(m.split()[1] == f"{rule}:" and m.endswith(f"[0].{header}: missing") for m in messages)
+    if header == "@id_":  # conformance/README.md shows this run's end, as it is
+        shown = "\n".join(lines[lines.index(f"{len(failed)} failures, one cause:"):])
+        assert f"```text\n{shown}\n```" in (ROOT / "conformance" / "README.md").read_text(), shown
 
 
 def test_a_run_stops_starting_cases_at_maxfail_and_the_next_runs_only_what_failed(capsys):

@@ -105,3 +105,45 @@ def test_the_hook_examples_in_the_reference_guide_work_as_written(capsys):
         (token, {"fn.buy": {"sku": "x"}})]]
     assert scope["errors"] == {"ErrorInvalidRequestBody_": 2, "ErrorUnauthenticated_": 1}
     assert answers[-1] == {"Ok_": {"order": "A-1"}}
+
+
+def _facts():
+    """The numbers the docs quote, worked out from the suite as it is."""
+    from conformance import cases
+    everything, server = cases.everything(), cases.load()
+    testbed = [c for c in server if cases.applies(c, {"testbed", "live"})]
+    known = {}
+    for path in (ROOT / "conformance" / "known-failures").glob("telepact-*.txt"):
+        globs = {line.split("#")[0].strip() for line in path.read_text().splitlines() if line.split("#")[0].strip()}
+        known["peer_" + path.name.split("-")[1]] = sum(any(cases.pattern(g).match(c["id"]) for g in globs) for c in everything)
+    return {"server": len(server), "core": sum(not c["requires"] for c in server), "testbed": len(testbed),
+            "other": len(server) - len(testbed), "client": len(cases.load(cases.CLIENTS)),
+            "schema": len(cases.load(cases.SCHEMAS)), "binary": sum("binary" in c["features"] for c in testbed),
+            "unbinary": sum("binary" not in c["features"] for c in testbed), **known}
+
+
+QUOTED = [  # a doc -> what it says, with the numbers it quotes as fields of _facts()
+    ("README.md", "over HTTP: {server:,} cases of requests and expected answers"),
+    ("README.md", "{core} of them need nothing but the protocol"),
+    ("README.md", "# Checking http://127.0.0.1:8001/api: the testbed. Running {testbed} cases; {other} are for other "
+                  "services.\n# {testbed} passed, 0 failed; {other} for other services"),
+    ("README.md", "makes the calls ({client} cases,"),
+    ("README.md", "--driver\"\n# {client} passed, 0 failed"),
+    ("README.md", "where each problem is ({schema} cases over"),
+    ("README.md", "--driver\"\n# {schema} passed, 0 failed"),
+    ("README.md", "{peer_cli} for its demo server, {peer_mock} for its mock, {peer_library} for its library serving "
+                  "the testbed, {peer_client} for its client, and {peer_schema} for its schema loader"),
+    ("conformance/README.md", "Checking http://127.0.0.1:8001/api: the testbed. Running {testbed} cases; {other} are "
+                              "for other services."),
+    ("conformance/README.md", "`{unbinary} passed, 0 failed; {other} for other services; {binary} not checked "
+                              "(without binary)`"),
+    ("conformance/README.md", "# {client} passed, 0 failed"),
+    ("conformance/README.md", "Running {schema} cases.\n# {schema} passed, 0 failed"),
+]
+
+
+@pytest.mark.parametrize("doc, quote", QUOTED)
+def test_the_numbers_the_docs_quote_are_the_suite_s(doc, quote):
+    """Counts in the docs cannot go stale: each is worked out again here (spacing aside)."""
+    text = " ".join((ROOT / doc).read_text().split())
+    assert " ".join(quote.format(**_facts()).split()) in text
