@@ -8,7 +8,8 @@ import uuid
 import msgpack
 import pytest
 
-from reference import calculator
+from conftest import Connection, serving
+from reference import calculator, http_server
 from reference.namespaces import Memory
 from reference.protocol import codec
 
@@ -373,3 +374,51 @@ def test_numbers_too_large_for_a_float_are_out_of_range_not_a_crash(expression):
         {"path": ["Ok_", "saveResult", "fn.saveVariable", "value"], "reason": {"NumberOutOfRange": {}}}]}}
     assert call("fn.getPaperTape", {}, "u")["Ok_"]["tape"][0]["successful"] is False
 
+
+
+def test_no_accepted_evaluation_makes_the_tape_unreadable(connection, user):
+    """At every depth around the message's limit, whatever fn.evaluate accepts the tape sends back, in
+    the shared namespace too (once, one evaluation locked everyone out of it until 1,000 more came)."""
+    for headers in (user, {}):
+        for levels in range(500, 520):
+            connection.call([headers, {"fn.evaluate": {"expression": deep(levels)}}])
+            tape = connection.call([headers, {"fn.getPaperTape": {"limit!": 1}}])[1]
+            assert "Ok_" in tape, (levels, tape)
+
+
+def test_an_import_holding_an_evaluation_the_tape_could_not_send_back_is_refused(call):
+    """A blob is checked as the tape will be sent: an evaluation too deep for an answer is refused, and
+    nothing of the blob is kept."""
+    call("fn.evaluate", {"expression": deep(2)})
+    exported = msgpack.unpackb(base64.b64decode(call("fn.export")["Ok_"]["blob"]))
+    refused = []
+    for levels in range(500, 511):  # (MessagePack packs up to 510 levels of expression)
+        exported["evaluations"][0].update(expression=deep(levels), result=levels)
+        imported = call("fn.import", {"blob": base64.b64encode(msgpack.packb(exported)).decode()})
+        assert "Ok_" in call("fn.getPaperTape"), levels
+        if "Ok_" not in imported:
+            refused.append(levels)
+            assert imported == {"ErrorInvalidBlob": {"reason": "evaluations[0] nests too deeply to be sent back on "
+                                                               "a tape"}}, imported
+    assert refused == list(range(refused[0], 511)) and refused[0] > 500
+
+
+def test_a_full_namespace_exports_within_the_body_limit_and_imports_again_over_json():
+    """Variables and tape filled to the namespace's limits: the export's JSON request to import it fits
+    the 1 MiB body limit (it was 1.35 MB as base64 once, and got 413), and restores it all."""
+    with serving(calculator.service()) as server:
+        connection = Connection(server.url)
+        owner, heir = ({"@auth_": {"Ephemeral": {"username": f"{who}-{uuid.uuid4().hex[:8]}"}}} for who in "ab")
+        names = iter(f"{n:05d}" + "n" * 250 for n in range(10_000))
+        while "Ok_" in connection.call([owner, {"fn.saveVariable": {"name": next(names), "value": 1.5}}])[1]:
+            pass
+        wide = op("Add", const(1.25), op("Mul", const(2.5), const(3.75)))
+        for _ in range(1000):
+            assert "Ok_" in connection.call([owner, {"fn.evaluate": {"expression": wide}}])[1]
+        status, _, data = connection.post(json.dumps([owner, {"fn.export": {}}]).encode())
+        blob = json.loads(data)[1]["Ok_"]["blob"]
+        request = json.dumps([heir, {"fn.import": {"blob": blob}}]).encode()
+        assert len(request) <= http_server.MAX_BODY
+        assert connection.call(json.loads(request))[1] == {"Ok_": {}}
+        for function in ("fn.getVariables", "fn.getPaperTape"):
+            assert connection.call([heir, {function: {}}]) == connection.call([owner, {function: {}}])

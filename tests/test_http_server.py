@@ -485,3 +485,17 @@ def test_the_server_serves_https_with_a_certificate_and_refuses_a_bad_one(tls, t
     assert keyless.returncode == 2 and keyless.stderr == (
         f"python -m reference.server: error: cannot serve HTTPS with --certfile {tmp_path / 'cert.pem'}: it holds no "
         f"private key, or is not PEM: give the key with --keyfile\n")
+
+
+@pytest.mark.parametrize("blank", [b"\r\n", b"\r\n\r\n", b"\n"])
+def test_empty_lines_before_a_request_line_are_ignored_and_the_requests_behind_them_answered(server, blank):
+    """RFC 9112, section 2.2: a server should ignore at least one empty line before a request line."""
+    request = b"POST /api HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s" % (len(PING), PING)
+    with socket.create_connection(server.server_address[:2], timeout=5) as sock:
+        sock.sendall(request + blank + request)
+        answers = b""
+        while answers.count(b'[{}, {"Ok_": {}}]') < 2:
+            chunk = sock.recv(65536)
+            assert chunk, answers
+            answers += chunk
+        assert answers.count(b"HTTP/1.1 200 OK") == 2

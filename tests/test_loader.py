@@ -1,6 +1,9 @@
 """Schema loading and checking: every rule of the spec gives a clear, located problem."""
 
 import json
+import subprocess
+import sys
+import time
 
 import pytest
 
@@ -285,3 +288,40 @@ def test_a_missing_file_is_a_schema_problem(tmp_path):
     """A path that does not exist is reported, with the operating system's reason."""
     with pytest.raises(SchemaError, match="missing.json does not exist"):
         load(tmp_path / "missing.json")
+
+
+def _seconds_to_load(entries):
+    """The least of three timings of load(entries): the one least disturbed by a busy machine."""
+    times = []
+    for _ in range(3):
+        started = time.perf_counter()
+        load(entries)
+        times.append(time.perf_counter() - started)
+    return min(times)
+
+
+@pytest.mark.parametrize("make, small", [
+    (lambda n: [{"struct.S": {f"f{i}": "integer" for i in range(n)}}], 25_000),  # each field once rebuilt the names
+    (lambda n: [{f"struct.S{i}": {"next": f"struct.S{i + 1}"}} for i in range(n)] + [{f"struct.S{n}": {}}],
+     750),  # the termination pass once ran once per link
+])
+def test_loading_is_linear_in_the_size_of_the_schema(make, small):
+    """Four times the schema costs about four times the time (a quadratic loader took sixteen)."""
+    ratio = _seconds_to_load(make(4 * small)) / _seconds_to_load(make(small))
+    assert ratio < 8, f"four times the schema took {ratio:.1f} times as long"
+
+
+def test_a_document_nested_deeper_than_python_reads_is_one_located_problem(tmp_path):
+    """3,000 levels of maps: no RecursionError, one problem with its line and column, exit 1; the mock's
+    start says the same in one line, with exit 2."""
+    path = tmp_path / "deep.json"
+    path.write_text('[{"struct.A": {"m": ' + '{"string": ' * 3000 + '"integer"' + "}" * 3000 + "}}]")
+    checked = subprocess.run([sys.executable, "-m", "reference.schema", str(path)], capture_output=True, text=True,
+                             timeout=60)
+    assert (checked.returncode, checked.stderr) == (1, "")
+    assert checked.stdout == (f"{path}:1:10977: the document nests arrays and objects deeper than Python reads: "
+                              "here 1,000 levels are open\n1 problem\n")
+    mocked = subprocess.run([sys.executable, "-m", "reference.mock", "--schema-file", str(path), "--port", "0"],
+                            capture_output=True, text=True, timeout=60)
+    assert mocked.returncode == 2 and mocked.stderr.count("\n") == 2 and "Traceback" not in mocked.stderr
+    assert f"{path}:1:10977: the document nests" in mocked.stderr

@@ -234,6 +234,10 @@ def test_a_result_as_deep_as_a_message_may_be_is_answered():
     ({"Ok_": {"value!": [Odd(), float("inf")]}},
      ("ErrorInvalidResponseBody_", [type_case(["Ok_", "value!", 0], "Unknown", "Any"),
                                     validate.case(validate.at("Ok_", "value!", 1), "NumberOutOfRange")])),
+    ({"Ok_": {"value!": ["half a pair: \ud800"]}},  # no wire carries it, and requests holding it are refused
+     ("ErrorInvalidResponseBody_", [type_case(["Ok_", "value!", 0], "Unknown", "String")])),
+    ({"Ok_": {"value!": {"\udfff": 1}}},
+     ("ErrorInvalidResponseBody_", [type_case(["Ok_", "value!", "\\udfff"], "Unknown", "String")])),
     ({"Ok_": {"value!": {(1, 2): "a tuple as a key"}}},
      ("ErrorInvalidResponseBody_", [type_case(["Ok_", "value!", "(1, 2)"], "Unknown", "String")])),
     # the message, its body, the result's tag and value! are four levels; then 1,020 more

@@ -301,8 +301,10 @@ def unwritable(value, path=(), level=2):
         yield case(path, "NestingTooDeep", {"limit": MAX_DEPTH})
     elif kind is dict:
         for key, element in value.items():
-            if type(key) is str:
-                yield from unwritable(element, (path, key), level + 1)
+            if type(key) is str:  # a key is text too; one that is not is shown escaped in the paths
+                shown = key if key.isascii() else key.encode(errors="backslashreplace").decode()
+                yield from unwritable(key, (path, shown), level)
+                yield from unwritable(element, (path, shown), level + 1)
             else:
                 yield type_unexpected(key, "String", (path, str(key)))
     elif kind is list:

@@ -9,6 +9,7 @@ text adds the line and column, and a `Problem` then reads like a compiler's:
 """
 
 import json
+import re
 from typing import Any, NamedTuple
 
 
@@ -71,4 +72,20 @@ def parse(name, text):
     except ValueError as error:  # a number too large, say
         return [], [Problem(Where(name), [], f"not valid JSON: {error}")]
     except RecursionError:
-        return [], [Problem(Where(name), [], "the document nests arrays and objects deeper than Python reads")]
+        line, column = _deep(text)
+        return [], [Problem(Where(name, None, "", line, column), [], f"the document nests arrays and objects "
+                            f"deeper than Python reads: here {DEEP:,} levels are open")]
+
+
+DEEP = 1000  # levels of nesting at which a document too deep to read is located
+
+
+def _deep(text):
+    """The line and column where `text` opens its DEEP-th level (strings skipped: a linear scan)."""
+    depth = 0
+    for token in re.finditer(r'"(?:[^"\\]|\\.)*"|[\[{]|[\]}]', text):
+        depth += {"[": 1, "{": 1, "]": -1, "}": -1}.get(token.group(), 0)
+        if depth == DEEP:
+            at = token.start()
+            return text.count("\n", 0, at) + 1, at - text.rfind("\n", 0, at)
+    return None, None

@@ -1,0 +1,71 @@
+"""The guard (engine/guard.py) under slow attackers, over real sockets: a normal client keeps its share."""
+
+import http.client
+import json
+import socket
+import threading
+import time
+
+from conftest import Connection, serving
+from reference import calculator
+
+PING = b'[{}, {"fn.ping_": {}}]'
+
+
+def dribbling(address, stop, request, pause, chunk=1):
+    """Send `request` over and over on one connection, `chunk` bytes every `pause` seconds, reading each
+    answer; start again on a new connection when the server closes this one."""
+    while not stop.is_set():
+        try:
+            with socket.create_connection(address, timeout=10) as sock:
+                while not stop.is_set():
+                    for at in range(0, len(request), chunk):
+                        sock.sendall(request[at:at + chunk])
+                        if stop.wait(pause):
+                            return
+                    if not sock.recv(65536):
+                        break
+        except OSError:
+            stop.wait(0.05)
+
+
+def share(server, attackers, request, seconds=4.0):
+    """The share of a normal client's requests answered 200 while the attackers dribble."""
+    stop = threading.Event()
+    threads = [threading.Thread(target=dribbling, args=(server.server_address[:2], stop, *attacker), daemon=True)
+               for attacker in attackers]
+    for thread in threads:
+        thread.start()
+    time.sleep(1.5)  # every attacker under way
+    answered, tries, deadline = 0, 0, time.monotonic() + seconds
+    try:
+        while time.monotonic() < deadline:
+            tries += 1
+            try:
+                status, _, data = Connection(server.url).post(request)
+                answered += status == 200 and data.startswith(b"[")
+            except (OSError, http.client.HTTPException):
+                pass
+            time.sleep(0.1)
+    finally:
+        stop.set()
+    return answered / tries
+
+
+def test_a_normal_client_keeps_its_share_while_100_connections_dribble_back_to_back_requests():
+    """Each attacker's request takes 0.6 s to arrive, under any patience, and the next follows at once:
+    they would hold every place all the time, but the slowest give way to the newcomer."""
+    request = b"POST /api HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s" % (len(PING), PING)
+    with serving(calculator.service()) as server:
+        assert share(server, [(request, 0.6 / len(request))] * 100, PING) >= 0.9
+
+
+def test_a_normal_client_sends_large_requests_while_8_connections_dribble_large_bodies():
+    """Eight uploads of 1 MB at 200 bytes a second would hold every place for large requests for hours."""
+    head = b"POST /api HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\n"
+    variables = {f"v{i}": i for i in range(2000)}  # a request of about 26 KB: a large one
+    large = json.dumps([{"@auth_": {"Ephemeral": {"username": "fair"}}},
+                        {"fn.saveVariables": {"variables": variables}}]).encode()
+    with serving(calculator.service()) as server:
+        assert len(large) > 16 * 1024
+        assert share(server, [(head + b"x" * 999_999, 0.1, 20)] * 8, large) >= 0.9
