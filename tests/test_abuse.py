@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from conftest import Connection, serving
+from conftest import Connection, serving, started
 from reference import calculator
 
 PING = b'[{}, {"fn.ping_": {}}]'
@@ -150,3 +150,47 @@ def test_memory_stays_bounded_under_steady_load():
     second, _ = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     assert second - first < 200_000, f"grew by {second - first} bytes"
+
+
+def test_twenty_clients_looping_the_largest_answer_keep_the_server_within_its_worst_case():
+    """A 29-byte fn.getPaperTape answers the shared namespace's full tape (about 800 KB): such answers
+    are costly and take turns, so 20 clients asking for it at once stay far below the README's 300 MB
+    worst case (they took a server to 588 MiB before), and a ping is answered all along."""
+    process, _, url = started("server", "--log-level", "warning")
+    try:
+        connection = Connection(url)
+        expression = {"Constant": {"value": 1.5}}
+        for _ in range(12):
+            expression = {"Add": {"left": expression, "right": {"Constant": {"value": 2.25}}}}
+        for _ in range(1000):
+            connection.call([{}, {"fn.evaluate": {"expression": expression}}])
+        assert len(connection.post(b'[{}, {"fn.getPaperTape": {}}]')[2]) > 700_000
+        stop, peak, pings = threading.Event(), [], []
+
+        def loop():
+            mine = Connection(url)
+            while not stop.is_set():
+                assert mine.post(b'[{}, {"fn.getPaperTape": {}}]')[0] == 200
+
+        with ThreadPoolExecutor(20) as pool:
+            loops = [pool.submit(loop) for _ in range(20)]
+            ends = time.monotonic() + 4
+            while time.monotonic() < ends:
+                started_at = time.monotonic()
+                pings.append((connection.post(PING)[0], time.monotonic() - started_at))
+                peak.append(resident_megabytes(process.pid))
+                time.sleep(0.1)
+            stop.set()
+            for done in loops:
+                done.result()
+    finally:
+        process.kill()
+        process.wait()
+    assert max(peak) < 300, f"the server grew to {max(peak)} MB"
+    assert all(status == 200 for status, _ in pings) and max(seconds for _, seconds in pings) < 2
+
+
+def resident_megabytes(pid):
+    """The memory a process holds (its resident set), in MB."""
+    status = open(f"/proc/{pid}/status").read()
+    return int(status.split("VmRSS:")[1].split()[0]) // 1024
