@@ -146,18 +146,7 @@ class Calculator:
     def evaluate(self, arguments, headers):
         namespace = self.memory.namespace(headers["namespace"], write=True)
         expression = arguments["expression"]
-        unknown = list(dict.fromkeys(unknown_variables(expression, namespace.variables)))
-        if unknown:
-            result = {"ErrorUnknownVariables": {"unknownVariables": unknown}}
-        else:
-            try:
-                value = compute(expression, namespace.variables)
-            except ZeroDivisionError:
-                value = None
-            except OverflowError:  # too large for a float: like 1e308 * 10, it is out of range
-                value = math.inf
-            result = {"ErrorCannotDivideByZero": {}} if value is None else {"Ok_": {
-                "result": value, "saveResult": {"fn.saveVariable": {"name": "result", "value": value}}}}
+        result = outcome(expression, namespace.variables)
         ok = "Ok_" in result and representable(result["Ok_"]["result"])
         evaluation = {"expression": expression, "result": result["Ok_"]["result"] if ok else 0.0,
                       "timestamp": int(time.time()), "successful": ok}
@@ -224,6 +213,21 @@ class Calculator:
             return {"ErrorUnauthorized_": {"message!": "Session authentication must match the requested username."}}
         self.memory.close_session(session["token"])
         return {"Ok_": {}}
+
+
+def outcome(expression, variables):
+    """The result of evaluating `expression`: unknown variables are named before a division by zero
+    is told, wherever each is (computing first, as most expressions are fine)."""
+    try:
+        value = compute(expression, variables)
+    except (KeyError, ZeroDivisionError, OverflowError) as error:
+        unknown = list(dict.fromkeys(unknown_variables(expression, variables)))
+        if unknown:
+            return {"ErrorUnknownVariables": {"unknownVariables": unknown}}
+        if isinstance(error, ZeroDivisionError):
+            return {"ErrorCannotDivideByZero": {}}
+        value = math.inf  # too large for a float: like 1e308 * 10, it is out of range
+    return {"Ok_": {"result": value, "saveResult": {"fn.saveVariable": {"name": "result", "value": value}}}}
 
 
 def unknown_variables(expression, variables):

@@ -30,7 +30,7 @@ from typing import Callable, NamedTuple
 from ..protocol import blobs, codec, service
 from ..protocol.limits import MAX_DEPTH
 from ..protocol.loader import Schema
-from ..protocol.service import JSON, Before, Exchange, Handler, OnError, Refusal, Reply, Wrap
+from ..protocol.service import JSON, MSGPACK, Before, Exchange, Handler, OnError, Refusal, Reply, Wrap
 from ..protocol.types import Struct, Type, innermost, reachable
 from .checks import Compiler
 from .scans import deeper, may_hold_surrogates
@@ -107,7 +107,8 @@ class Service:
             return self.plain.handle(data)  # which says what is wrong with it
         started, exchange = clock(), Exchange(*request)
         result, refused = self.answer(exchange)
-        reply = self.write(exchange, result, refused) if WRITE and "@bin_" not in exchange.headers else None
+        reply = (self.write_binary(exchange, result) if "@bin_" in exchange.headers and not refused else
+                 self.write(exchange, result, refused) if WRITE else None)
         if reply is None:
             reply, result = self.plain.encode(exchange, result)
         if reply.result != "Ok_":
@@ -173,6 +174,20 @@ class Service:
         if not refused and not facts.shallow and deeper(data, MAX_DEPTH):
             return None
         return Reply(data, JSON, exchange.name, next(iter(result)))
+
+
+    def write_binary(self, exchange, result):
+        """Step 11 in MessagePack, for an Ok_ result to a steady client (it has the checksum, asks for
+        no packing) that no handler header changes; else None."""
+        headers = exchange.response_headers
+        if "Ok_" not in result or exchange.added or "@pac_" in headers \
+                or self.encoding.checksum not in exchange.headers["@bin_"]:
+            return None
+        try:
+            data = codec.encode([{**headers, "@bin_": [self.encoding.checksum]}, result], self.encoding)
+        except codec.Unwritable:  # the core falls back to JSON, and says why
+            return None
+        return Reply(data, MSGPACK, exchange.name, "Ok_")
 
 
 def facts(function, compiler):
