@@ -63,12 +63,12 @@ class Compiler:
     def checks(self, struct):
         """For each field of `struct`: whether it is required, whether it may be null, and its
         predicate, or (for a struct or union value, which `_fields` goes into itself) the checks of
-        its fields or tags. The key "" holds how many are required (no field has an empty name)."""
+        its fields or tags; beside them, how many are required."""
         if id(struct) not in self.done:
-            self.done[id(struct)] = checks = {"": len(struct.required)}  # before its fields, which may lead back
+            self.done[id(struct)] = checks = (len(struct.required), {})  # before its fields, which may lead back
             for name, type_ in struct.fields.items():
                 inner = type_.kind in ("struct", "union", "fn")
-                checks[name] = (not name.endswith("!"), type_.nullable,
+                checks[1][name] = (not name.endswith("!"), type_.nullable,
                                 None if inner else COMPILERS[type_.kind](self, type_),
                                 self.checks(type_.of) if type_.kind == "struct" else None,
                                 self.tags_checks(type_.of) if type_.kind in ("union", "fn") else None)
@@ -84,10 +84,10 @@ class Compiler:
 
 def _fields(value, checks):
     """Whether an object holds the fields `checks` describe, each valid."""
-    required = checks[""]
+    required, checks = checks
     for name, field in value.items():
         check = checks.get(name)
-        if check is None or not name:
+        if check is None:
             return False
         is_required, nullable, valid, fields, tags = check
         required -= is_required
