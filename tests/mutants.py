@@ -6,8 +6,9 @@ Each mutant is a copy of reference/ with one small change made at random, by
 a seeded generator, to one function of a server module: a comparison turned
 round, `and` for `or`, a constant nudged, a condition negated, a statement
 dropped. The mutant serves the calculator, the testbed and a mock of each
-(with `--plain` when the module is of the teaching core, whose code the
-engine room would otherwise step around), and the suite runs against all four. A mutant the suite fails is caught; one it
+(with `--plain` when the module is of the teaching core or the plain
+transport, whose code the engine room would otherwise step around), and
+the suite runs against all four. A mutant the suite fails is caught; one it
 passes has survived: either the change is invisible to clients (an
 equivalent mutant), or the suite has a blind spot. Survivors are printed
 with their diff, to be read.
@@ -146,7 +147,7 @@ def main():
             shutil.copytree(ROOT / "reference", package, ignore=shutil.ignore_patterns("__pycache__"))
             (package / f"{module}.py").write_text(mutated)
             started = time.monotonic()
-            failing = verdict(package, plain=module.startswith("protocol/"))
+            failing = verdict(package, plain=module.startswith("protocol/") or module == "http_server")
             diff = "".join(difflib.unified_diff(ast.unparse(ast.parse(source)).splitlines(True),
                                                 mutated.splitlines(True), n=1))
             results.append({"module": module, "what": what, "caught": bool(failing), "failing": failing, "diff": diff})
