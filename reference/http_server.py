@@ -69,6 +69,10 @@ class Handler(BaseHTTPRequestHandler):
             if self.raw_requestline not in (b"\r\n", b"\n"):
                 break
             self.raw_requestline = self.rfile.readline(65537)
+        if not self.raw_requestline.endswith(b"\n"):  # the client hung up halfway: no one to answer
+            log.debug("%s went away in the middle of a request line", self.client_address[0])
+            self.close_connection = True
+            return False
         if not super().parse_request():
             return False
         if self.path.startswith(("http://", "https://")):  # absolute form: the path is what counts

@@ -2,6 +2,7 @@
 
 import http.client
 import json
+import logging
 import socket
 import threading
 import time
@@ -52,12 +53,16 @@ def share(server, attackers, request, seconds=4.0):
     return answered / tries
 
 
-def test_a_normal_client_keeps_its_share_while_100_connections_dribble_back_to_back_requests():
+def test_a_normal_client_keeps_its_share_while_100_connections_dribble_back_to_back_requests(caplog):
     """Each attacker's request takes 0.6 s to arrive, under any patience, and the next follows at once:
-    they would hold every place all the time, but the slowest give way to the newcomer."""
+    they would hold every place all the time, but the slowest give way to the newcomer. The log says
+    so once for each, and blames no client for the half request it was cut off in."""
     request = b"POST /api HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s" % (len(PING), PING)
-    with serving(calculator.service()) as server:
+    with caplog.at_level(logging.INFO, logger="reference"), serving(calculator.service()) as server:
         assert share(server, [(request, 0.6 / len(request))] * 100, PING) >= 0.9
+    said = [record.getMessage() for record in caplog.records]
+    assert any(line.endswith(": closed a connection receiving slower than 16 KiB/s, for a newcomer") for line in said)
+    assert not [line for line in said if " code 400, " in line]
 
 
 def test_a_normal_client_sends_large_requests_while_8_connections_dribble_large_bodies():

@@ -49,11 +49,17 @@ BUSY = (b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nConnection: clos
 class Visit:
     """One connection, as its thread tells it: its state, since when, and its request's bytes so far."""
 
-    __slots__ = ("connection", "address", "state", "since", "received", "large")
+    __slots__ = ("connection", "address", "state", "since", "received", "large", "cut")
 
     def __init__(self, connection, address):
-        self.connection, self.address, self.large = connection, address, False
+        self.connection, self.address, self.large, self.cut = connection, address, False, False
         self.state, self.since, self.received = "idle", time.monotonic(), 0
+
+    def hang_up(self, why):
+        """End the connection from another thread, saying why once; its half a request is no error."""
+        self.cut = True
+        log.info("%s: closed a connection %s", self.address, why)
+        _hang_up(self.connection)
 
     def slow(self, now):
         """Whether it is receiving a request slower than MIN_RATE (given a moment to start)."""
@@ -63,6 +69,16 @@ class Visit:
 
 class Handler(http_server.Handler):
     """The plain handler, telling its Visit what it does."""
+
+    def log_message(self, format, *args):
+        if not self.visit.cut:  # (what it read before the server hung up on it is not the client's error)
+            super().log_message(format, *args)
+
+    def refuse(self, status, message, headers=(), body_read=False):
+        if self.visit.cut:  # hung up on: there is no one to answer, and the log said why already
+            self.close_connection = True
+            return None
+        return super().refuse(status, message, headers, body_read)
 
     def setup(self):
         self.visit = self.server.visits[self.request]
@@ -198,7 +214,9 @@ class Server(http_server.Server):
                       for visit in visits if eligible(visit) and (visit.slow(now) or visit.state == "idle")]
         if not candidates:
             return False
-        _hang_up(min(candidates)[-1].connection)
+        visit = min(candidates)[-1]
+        visit.hang_up((f"receiving slower than {MIN_RATE // 1024} KiB/s" if visit.slow(now) else "idle")
+                      + ", for a newcomer")
         return True
 
     def service_actions(self):
@@ -207,7 +225,7 @@ class Server(http_server.Server):
         with self.lock:
             late = [v for v in self.visits.values() if v.state != "work" and now - v.since > self.timeout]
         for visit in late:
-            _hang_up(visit.connection)
+            visit.hang_up(f"{visit.state} for over {self.timeout:g} s")
 
     def stop(self, grace: float = GRACE) -> int:
         """Stop gracefully (from another thread): requests in flight get `grace` seconds; return how many were cut."""
