@@ -181,7 +181,11 @@ def reproduce(target, exchanges):
         send = (f"--data-binary {shlex.quote(text)}" if text is not None
                 else "--data-binary @-")
         pipe = "" if text is not None else f"echo {base64.b64encode(data).decode()} | base64 -d | "
-        framed = {"chunked": " -H 'Transfer-Encoding: chunked'", "none": " -H 'Content-Length:'"}.get(framing, "")
+        framed = {"chunked": " -H 'Transfer-Encoding: chunked'", "none": " -H 'Content-Length:'",
+                  "both": f" -H 'Transfer-Encoding: chunked' -H 'Content-Length: {len(data)}'",
+                  "two-lengths": f" -H 'Content-Length: {len(data)}' -H 'Content-Length: {len(data) - 1}'",
+                  "length-not-a-number": f" -H 'Content-Length: 0x{len(data):x}'",
+                  }.get(framing, "")
         command = f"{pipe}curl -s -i -X POST {url} -H 'Content-Type: {media_type}'{framed} {send}"
         if answer[:1] == b"\x92":  # MessagePack: headers on the terminal, the answer to a file
             file = f"step-{number}.bin"

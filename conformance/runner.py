@@ -252,12 +252,25 @@ def _step(step, connection, target, user, captured, state, transcript, whole=Tru
 
 def send(connection, method, path, data, media_type, framing=None):
     """Send one request: a POST's body framed by its Content-Length, or with `framing` "chunked" in
-    chunks (two, if it has two bytes), or with "none" told no way at all. A server may answer
-    before it has read the whole body (411, 413) and close: its answer is read all the same."""
+    chunks (two, if it has two bytes), "none" told no way at all, "both" chunked with a
+    Content-Length too, "two-lengths" with two Content-Lengths that disagree, "length-not-a-number" with one in hexadecimal. A server may answer
+    before it has read the whole body (411, 413, 400) and close: its answer is read all the same."""
     try:
         _send(connection, method, path, data, media_type, framing)
     except (BrokenPipeError, ConnectionResetError):
         pass
+
+
+FRAMED_BY_HAND = {  # framing -> the body sent, its Content-Length headers, and whether it says chunked
+    "none": lambda data: (data, [], False),
+    "both": lambda data: (_chunked(data), [len(_chunked(data))], True),
+    "two-lengths": lambda data: (data, [len(data), len(data) - 1], False),
+    "length-not-a-number": lambda data: (data, [f"0x{len(data):x}"], False),
+}
+
+
+def _chunked(data):
+    return b"%x\r\n%s\r\n0\r\n\r\n" % (len(data), data)
 
 
 def _send(connection, method, path, data, media_type, framing):
@@ -266,11 +279,16 @@ def _send(connection, method, path, data, media_type, framing):
     elif framing == "chunked":
         connection.request(method, path, iter([data[:len(data) // 2], data[len(data) // 2:]]),
                            {"Content-Type": media_type, "Transfer-Encoding": "chunked"}, encode_chunked=True)
-    elif framing == "none":
+    elif framing in FRAMED_BY_HAND:
+        body, lengths, chunked = FRAMED_BY_HAND[framing](data)
         connection.putrequest(method, path)
         connection.putheader("Content-Type", media_type)
+        for length in lengths:
+            connection.putheader("Content-Length", str(length))
+        if chunked:
+            connection.putheader("Transfer-Encoding", "chunked")
         connection.endheaders()
-        connection.send(data)
+        connection.send(body)
     else:
         connection.request(method, path, data, {"Content-Type": media_type})
 

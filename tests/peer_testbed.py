@@ -37,7 +37,11 @@ class Handler(BaseHTTPRequestHandler):
     wbufsize = -1  # one write per response, or each waits for the client's delayed ACK
 
     def do_POST(self):  # HTTP as conformance/PROTOCOL.md section 1 has it: this transport is ours, not the peer's
-        length = self.headers.get("Content-Length")
+        lengths = self.headers.get_all("Content-Length") or []
+        if len(lengths) > 1 or "Transfer-Encoding" in self.headers and lengths or lengths and not lengths[0].isdigit():
+            self.close_connection = True  # framing that could be read two ways, or not at all
+            return self.answer(400, b"ambiguous framing", "text/plain")
+        length = lengths[0] if lengths else None
         if length is None or int(length) > MAX_BODY:
             self.close_connection = True  # the body, unread, would be taken for the next request
             self.connection.settimeout(0.2)
