@@ -15,27 +15,28 @@ FILE = FOLDER / "last-failed.json"
 
 def last_failed(kind):
     """The ids the last run of `kind` failed, or None when no run of that kind left a record."""
-    try:
-        return json.loads(FILE.read_text(encoding="utf-8")).get(kind)
-    except (OSError, ValueError, AttributeError):
-        return None
+    return _record().get(kind)
 
 
 def remember(kind, results):
     """Record which cases of `kind` failed; a case that did not run keeps its earlier record.
     Returns why the record could not be written, or None."""
-    earlier = set(last_failed(kind) or [])
+    record = _record()
     ran = {r.case["id"] for r in results if r.status not in ("not-run", "set-aside")}
-    failed = sorted(earlier - ran | {r.case["id"] for r in results if r.status in ("fail", "stale")})
-    try:
-        record = json.loads(FILE.read_text(encoding="utf-8")) if FILE.exists() else {}
-        record = record if type(record) is dict else {}
-    except (OSError, ValueError):
-        record = {}
+    failed = set(record.get(kind) or []) - ran | {r.case["id"] for r in results if r.status in ("fail", "stale")}
     try:
         FOLDER.mkdir(exist_ok=True)
         (FOLDER / ".gitignore").write_text("# written by python -m conformance\n*\n", encoding="utf-8")
-        FILE.write_text(json.dumps({**record, kind: failed}, indent=1) + "\n", encoding="utf-8")
+        FILE.write_text(json.dumps({**record, kind: sorted(failed)}, indent=1) + "\n", encoding="utf-8")
     except OSError as error:
         return f"cannot keep the failures for --last-failed in {FILE.resolve()}: {error.strerror}"
     return None
+
+
+def _record():
+    """What the file holds: the failed ids of each kind of run; {} if there is none or it is unreadable."""
+    try:
+        record = json.loads(FILE.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return record if type(record) is dict else {}

@@ -263,14 +263,14 @@ def send(connection, method, path, data, media_type, framing=None):
 
 FRAMED_BY_HAND = {  # framing -> the body sent, its Content-Length headers, and whether it says chunked
     "none": lambda data: (data, [], False),
-    "both": lambda data: (_chunked(data), [len(_chunked(data))], True),
+    "both": lambda data: _both(b"%x\r\n%s\r\n0\r\n\r\n" % (len(data), data)),
     "two-lengths": lambda data: (data, [len(data), len(data) - 1], False),
     "length-not-a-number": lambda data: (data, [f"0x{len(data):x}"], False),
 }
 
 
-def _chunked(data):
-    return b"%x\r\n%s\r\n0\r\n\r\n" % (len(data), data)
+def _both(chunked):
+    return chunked, [len(chunked)], True
 
 
 def _send(connection, method, path, data, media_type, framing):

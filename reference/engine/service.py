@@ -75,7 +75,7 @@ class Service:
             with self.turns.turn():
                 return self.respond(data, self.read(data))
         request = self.read(data)
-        if request is not None and self.turns.costs.get(request[1], 0) >= 1:  # costly, as its last answers were
+        if request is not None and self.turns.costly(request[1]):
             with self.turns.turn():
                 return self.respond(data, request)
         return self.respond(data, request)
