@@ -83,31 +83,29 @@ class Compiler:
 
 
 def _fields(value, checks):
-    """Whether an object holds the fields `checks` describe, each valid."""
+    """Whether an object holds the fields `checks` describe, each valid. A lookup that fails is a no
+    (a try costs nothing until something raises): the walk says what is wrong."""
     required, checks = checks
-    for name, field in value.items():
-        check = checks.get(name)
-        if check is None:
-            return False
-        is_required, nullable, valid, fields, tags = check
-        required -= is_required
-        if field is None:
-            if not nullable:
+    try:
+        for name, field in value.items():
+            is_required, nullable, valid, fields, tags = checks[name]  # (KeyError: no field of it)
+            required -= is_required
+            if field is None:
+                if not nullable:
+                    return False
+            elif tags is not None:  # a union's value: one tag, holding its fields (gone into here, a call saved)
+                if type(field) is not dict:
+                    return False
+                [tag] = field  # (ValueError: not one tag)
+                if type(field[tag]) is not dict or not _fields(field[tag], tags[tag]):  # (KeyError: no tag of it)
+                    return False
+            elif valid is not None:
+                if not valid(field):
+                    return False
+            elif type(field) is not dict or not _fields(field, fields):
                 return False
-        elif valid is not None:
-            if not valid(field):
-                return False
-        elif type(field) is not dict:
-            return False
-        elif tags is not None:  # a union's value: one tag, holding its fields (gone into here, a call saved)
-            if len(field) != 1:
-                return False
-            [(tag, field)] = field.items()
-            fields = tags.get(tag)
-            if fields is None or type(field) is not dict or not _fields(field, fields):
-                return False
-        elif not _fields(field, fields):
-            return False
+    except (KeyError, ValueError):
+        return False
     return not required
 
 
@@ -115,8 +113,8 @@ def _tag(value, tags):
     """Whether a union's value is one of its tags, holding that tag's fields."""
     if type(value) is not dict or len(value) != 1:
         return False
-    [(tag, fields)] = value.items()
-    checks = tags.get(tag)
+    [tag] = value
+    checks, fields = tags.get(tag), value[tag]
     return checks is not None and type(fields) is dict and _fields(fields, checks)
 
 
