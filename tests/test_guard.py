@@ -8,7 +8,7 @@ import threading
 import time
 
 from conftest import Connection, serving
-from reference import calculator
+from reference import calculator, engine, load
 
 PING = b'[{}, {"fn.ping_": {}}]'
 
@@ -74,3 +74,28 @@ def test_a_normal_client_sends_large_requests_while_8_connections_dribble_large_
     with serving(calculator.service()) as server:
         assert len(large) > 16 * 1024
         assert share(server, [(head + b"x" * 999_999, 0.1, 20)] * 8, large) >= 0.9
+
+
+def test_a_client_that_never_reads_its_answer_loses_its_connection_after_the_timeout(caplog):
+    """Sockets have no timeout of their own under the guard: it times an answer's sending itself."""
+    schema = load([{"fn.big": {}, "->": [{"Ok_": {"text": "string"}}]}])
+    text = "x" * 16_000_000  # more than the kernel buffers of both ends hold
+    service = engine.Service(schema, {"fn.big": lambda arguments, headers: {"Ok_": {"text": text}}})
+    request = b'POST /api HTTP/1.1\r\nHost: x\r\nContent-Length: 20\r\n\r\n[{}, {"fn.big": {}}]'
+    with caplog.at_level(logging.INFO, logger="reference"), serving(service, timeout=1) as server, \
+            socket.socket() as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        sock.connect(server.server_address[:2])
+        sock.sendall(request)
+        assert Connection(server.url).post(PING)[0] == 200  # while that answer waits to be taken
+        deadline = time.monotonic() + 5
+        while server.visits and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not server.visits  # its thread is free again
+        sock.settimeout(5)
+        received = 0
+        while chunk := sock.recv(1 << 20):
+            received += len(chunk)
+        assert received < len(text)
+    said = [record.getMessage() for record in caplog.records]
+    assert any(line.endswith(": closed a connection sending for over 1 s") for line in said)

@@ -3,8 +3,9 @@
 How this works
 --------------
 `Server` is the plain transport's (http_server.py) with a `Visit` on record for
-each connection: what it is doing ("idle", "receiving" a request, at "work"),
-since when, from which address, and how many bytes of its request have come.
+each connection: what it is doing ("idle", "receiving" a request, at "work",
+"sending" an answer), since when, from which address, and how many bytes of
+its request have come.
 Its thread notes each change in its own record, an attribute written, no lock
 taken; the server reads the records only when it has a choice to make:
 
@@ -19,8 +20,10 @@ taken; the server reads the records only when it has a choice to make:
   MIN_RATE, else it gets 503. Processing turns are the service's: the engine's
   Service gives costly requests one at a time.
 - A request's header lines may hold MAX_HEADERS bytes in all (431 beyond); a
-  whole request must arrive within `timeout` of its first byte, and an idle
-  connection is closed after `timeout`.
+  whole request must arrive within `timeout` of its first byte, an answer must
+  be taken within `timeout`, and an idle connection is closed after `timeout`.
+  The server keeps these times itself, so sockets have no timeout of their own
+  (which would cost a poll() before every read and write).
 - `stop()` is graceful: requests in flight get GRACE seconds to be answered.
 """
 
@@ -83,6 +86,11 @@ class Handler(http_server.Handler):
     def setup(self):
         self.visit = self.server.visits[self.request]
         super().setup()
+        self.connection.settimeout(None)  # the server keeps the time (service_actions)
+
+    def send_response(self, code, message=None):
+        self.visit.state, self.visit.since = "sending", time.monotonic()
+        super().send_response(code, message)
 
     def handle_one_request(self):
         if self.server.stopping:
@@ -220,7 +228,8 @@ class Server(http_server.Server):
         return True
 
     def service_actions(self):
-        """Close connections that have been idle, or receiving a request, for longer than the timeout."""
+        """Close connections that have been idle, receiving a request or sending an answer for longer
+        than the timeout."""
         now = time.monotonic()
         with self.lock:
             late = [v for v in self.visits.values() if v.state != "work" and now - v.since > self.timeout]
