@@ -35,7 +35,7 @@ from ..protocol.types import Struct, Type, innermost, reachable
 from .checks import Compiler
 from .scans import deeper, may_hold_surrogates
 from .trims import Trims
-from .turns import LARGE, Turns, clock
+from .turns import LARGE, Turns, start, work
 
 log = logging.getLogger("reference")
 
@@ -105,7 +105,7 @@ class Service:
         """Steps 2 to 11 for a request read; what it cost is learned, for its function's turns."""
         if request is None:
             return self.plain.handle(data)  # which says what is wrong with it
-        started, exchange = clock(), Exchange(*request)
+        started, exchange = start(), Exchange(*request)
         result, refused = self.answer(exchange)
         reply = (self.write_binary(exchange, result) if "@bin_" in exchange.headers and not refused else
                  self.write(exchange, result, refused) if WRITE else None)
@@ -114,7 +114,7 @@ class Service:
         if reply.result != "Ok_":
             self.plain.observe(exchange.name, exchange.headers, result, exchange.raised)
         if exchange.function is not None:
-            self.turns.learn(exchange.name, len(data) + len(reply.data), clock() - started)
+            self.turns.learn(exchange.name, len(data) + len(reply.data), work(started))
         return reply
 
     def answer(self, exchange):

@@ -48,4 +48,15 @@ class Turns:
         self.costs[name] = cost if cost >= 1 else self.costs.get(name, 0) / 2
 
 
-clock = time.thread_time  # this thread's time at work: what a request costs, whoever else is working
+def start():
+    """A request's start, for `work()`: the time on the wall, and this thread's time at work."""
+    return time.perf_counter(), time.thread_time()
+
+
+def work(started):
+    """This thread's seconds at work since `started`: what a request costs, whoever else is working.
+    Its clock is read again only if the wall's says it may be COSTLY (each reading is a system call,
+    and no more time can have been at work than has passed)."""
+    wall, thread = started
+    passed = time.perf_counter() - wall
+    return time.thread_time() - thread if passed > COSTLY else passed
