@@ -73,11 +73,12 @@ class Handler(BaseHTTPRequestHandler):
             log.debug("%s went away in the middle of a request line", self.client_address[0])
             self.close_connection = True
             return False
-        if not super().parse_request():
+        if not self.read_head():
             return False
         if self.path.startswith(("http://", "https://")):  # absolute form: the path is what counts
             self.path = "/" + self.path.split("/", 3)[3] if self.path.count("/") > 2 else "/"
         lengths = self.headers.get_all("Content-Length") or []
+        self.content_length = lengths[0] if lengths else None  # (each look-up goes through every header)
         problem = (self.headers.defects and "A header line is malformed"
                    or len(lengths) > 1 and "A request has one Content-Length header"
                    or "Transfer-Encoding" in self.headers and lengths
@@ -86,6 +87,10 @@ class Handler(BaseHTTPRequestHandler):
             self.refuse(400, problem)
             return False
         return True
+
+    def read_head(self):
+        """Read the request line and header lines, as http.server does (it answers what is wrong)."""
+        return super().parse_request()
 
     def handle_expect_100(self):
         problem = refusal(self.command, self.path, self.headers.get("Content-Length"), self.server.path,
@@ -98,8 +103,7 @@ class Handler(BaseHTTPRequestHandler):
         return True
 
     def do_POST(self):
-        started = time.perf_counter()
-        length = self.headers.get("Content-Length")
+        started, length = time.perf_counter(), self.content_length
         problem = refusal(self.command, self.path, length, self.server.path, self.server.max_body)
         if problem:
             return self.refuse(*problem)

@@ -1,5 +1,6 @@
 """The guard (engine/guard.py) under slow attackers, over real sockets: a normal client keeps its share."""
 
+import email.utils
 import http.client
 import json
 import logging
@@ -99,3 +100,21 @@ def test_a_client_that_never_reads_its_answer_loses_its_connection_after_the_tim
         assert received < len(text)
     said = [record.getMessage() for record in caplog.records]
     assert any(line.endswith(": closed a connection sending for over 1 s") for line in said)
+
+
+def test_answers_carry_the_date_of_their_second():
+    """The guard writes the Date header once a second; each answer's is still its own second's."""
+    with serving(calculator.service()) as server:
+        connection = http.client.HTTPConnection(*server.server_address[:2], timeout=5)
+        dates = []
+        for pause in (0, 0, 1.1, 0):
+            time.sleep(pause)
+            before = time.time()
+            connection.request("POST", "/api", PING)
+            response = connection.getresponse()
+            response.read()
+            after = time.time()
+            dates.append(response.getheader("Date"))
+            assert int(before) <= email.utils.parsedate_to_datetime(dates[-1]).timestamp() <= after
+        assert dates[-1] != dates[0] and dates == [email.utils.formatdate(
+            email.utils.parsedate_to_datetime(date).timestamp(), usegmt=True) for date in dates]

@@ -92,22 +92,32 @@ class Handler(http_server.Handler):
         self.visit.state, self.visit.since = "sending", time.monotonic()
         super().send_response(code, message)
 
+    def date_time_string(self, timestamp=None):
+        """The Date header of an answer, written once a second (email.utils.formatdate costs more than
+        the rest of an answer's headers)."""
+        if timestamp is not None:
+            return super().date_time_string(timestamp)
+        now = int(time.time())
+        if self.server.date[0] != now:
+            self.server.date = (now, super().date_time_string(now))
+        return self.server.date[1]
+
     def handle_one_request(self):
         if self.server.stopping:
             self.close_connection = True
             return
         super().handle_one_request()
 
-    def parse_request(self):
+    def read_head(self):
         visit = self.visit
         visit.state, visit.since, visit.received = "receiving", time.monotonic(), len(self.raw_requestline)
         buffered = self.rfile.peek(MAX_HEADERS)  # what has come already (or, if nothing yet, what comes next)
         if b"\r\n\r\n" in buffered:  # the whole header block, shorter than a buffer: nothing to count
             visit.received += len(buffered)
-            return super().parse_request()
+            return super().read_head()
         stream, self.rfile = self.rfile, HeaderBlock(self.rfile, visit)
         try:
-            parsed = super().parse_request()  # which answers 431 when HeaderBlock says the block is too long
+            parsed = super().read_head()  # which answers 431 when HeaderBlock says the block is too long
         finally:
             self.rfile = stream
         if not parsed and visit.received > MAX_HEADERS:
@@ -115,7 +125,7 @@ class Handler(http_server.Handler):
         return parsed
 
     def do_POST(self):
-        length = self.headers.get("Content-Length", "")
+        length = self.content_length or ""
         large = length.isdigit() and LARGE < int(length[:12]) and self.path.split("?")[0] == self.server.path
         try:
             if large and not self.server.place(self.visit):
@@ -177,6 +187,7 @@ class Server(http_server.Server):
         self.slots = threading.BoundedSemaphore(max_connections)
         self.places = threading.BoundedSemaphore(QUEUE)
         self.visits: dict = {}  # connection -> Visit
+        self.date = (0, "")  # the Date header's second and text (Handler.date_time_string)
         self.lock = threading.Lock()
 
     def process_request(self, request, client_address):
