@@ -21,7 +21,9 @@ from http.client import HTTPMessage
 from typing import NamedTuple
 
 REQUEST_LINE = re.compile(rb"([A-Z]+) (/(?!/)[!-~]*) HTTP/1\.1\r\n")
-HEADER_LINE = re.compile(r"([!#$%&'*+\-.^_`|~0-9A-Za-z]+):[ \t]*([ -~\t]*)")  # the value without leading blanks
+# A value starts with a visible character, so that no run of blanks can be split two ways (trying each
+# split would take time growing with the square of its length).
+HEADER_LINE = re.compile(r"([!#$%&'*+\-.^_`|~0-9A-Za-z]+):[ \t]*((?:[!-~][ -~\t]*)?)")
 MAX_LINES = 99  # header lines http.client reads at most (100 with the empty line that ends them)
 
 
