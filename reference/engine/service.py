@@ -25,6 +25,7 @@ alone, telling each step. Costly requests take turns (turns.py).
 
 import logging
 from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
+from time import perf_counter, thread_time
 from typing import Callable, NamedTuple
 
 from ..protocol import blobs, codec, service
@@ -35,7 +36,7 @@ from ..protocol.types import Struct, Type, innermost, reachable
 from .checks import Compiler
 from .scans import deeper, may_hold_surrogates
 from .trims import Trims
-from .turns import LARGE, Turns, start, work
+from .turns import LARGE, Turns
 
 log = logging.getLogger("reference")
 
@@ -105,7 +106,7 @@ class Service:
         """Steps 2 to 11 for a request read; what it cost is learned, for its function's turns."""
         if request is None:
             return self.plain.handle(data)  # which says what is wrong with it
-        started, exchange = start(), Exchange(*request)
+        wall, thread, exchange = perf_counter(), thread_time(), Exchange(*request)
         result, refused = self.answer(exchange)
         reply = (self.write_binary(exchange, result) if "@bin_" in exchange.headers and not refused else
                  self.write(exchange, result, refused) if WRITE else None)
@@ -114,7 +115,7 @@ class Service:
         if reply.result != "Ok_":
             self.plain.observe(exchange.name, exchange.headers, result, exchange.raised)
         if exchange.function is not None:
-            self.turns.learn(exchange.name, len(data) + len(reply.data), work(started))
+            self.turns.learn(exchange.name, len(data) + len(reply.data), wall, thread)
         return reply
 
     def answer(self, exchange):

@@ -42,21 +42,13 @@ class Turns:
         finally:
             self.lock.release()
 
-    def learn(self, name, size, seconds):
-        """Remember what answering `name` cost: `size` bytes in or out, and `seconds` of work."""
+    def learn(self, name, size, wall, thread):
+        """Remember what answering `name` cost: `size` bytes in or out, and this thread's work since its
+        clocks read `wall` (perf_counter) and `thread` (thread_time). The thread's is read again only
+        if the wall's says the work may have been COSTLY: no more can have been at work than has
+        passed, and each reading of the thread's clock is a system call."""
+        seconds = time.perf_counter() - wall
+        if seconds > COSTLY:
+            seconds = time.thread_time() - thread
         cost = max(size / LARGE, seconds / COSTLY)
         self.costs[name] = cost if cost >= 1 else self.costs.get(name, 0) / 2
-
-
-def start():
-    """A request's start, for `work()`: the time on the wall, and this thread's time at work."""
-    return time.perf_counter(), time.thread_time()
-
-
-def work(started):
-    """This thread's seconds at work since `started`: what a request costs, whoever else is working.
-    Its clock is read again only if the wall's says it may be COSTLY (each reading is a system call,
-    and no more time can have been at work than has passed)."""
-    wall, thread = started
-    passed = time.perf_counter() - wall
-    return time.thread_time() - thread if passed > COSTLY else passed
