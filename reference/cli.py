@@ -57,8 +57,8 @@ def add_server_options(parser, port):
                         help="connections served at once; beyond, idle or stalled ones give way, "
                              "else HTTP 503 (default %(default)s)")
     parser.add_argument("--timeout", type=float, default=TIMEOUT, metavar="SECONDS",
-                        help="how long a connection may stay idle, or take to send a whole request "
-                             "(default %(default)s)")
+                        help="how long a connection may stay idle, take to send a whole request, or "
+                             "take to read an answer (default %(default)s)")
     parser.add_argument("--certfile", metavar="FILE", help="serve HTTPS with this certificate (PEM; its "
                         "private key too, unless --keyfile is given)")
     parser.add_argument("--keyfile", metavar="FILE", help="the private key of --certfile (PEM)")
