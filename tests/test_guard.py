@@ -118,3 +118,17 @@ def test_answers_carry_the_date_of_their_second():
             assert int(before) <= email.utils.parsedate_to_datetime(dates[-1]).timestamp() <= after
         assert dates[-1] != dates[0] and dates == [email.utils.formatdate(
             email.utils.parsedate_to_datetime(date).timestamp(), usegmt=True) for date in dates]
+
+
+def test_a_simple_head_read_at_once_keeps_the_connection_or_closes_it_as_asked():
+    """heads.py reads these requests, not http.server: pipelined, each is answered, until one says close."""
+    def request(*lines):
+        return b"POST /api HTTP/1.1\r\n" + b"".join(line + b"\r\n" for line in lines) \
+            + b"Content-Length: %d\r\n\r\n%s" % (len(PING), PING)
+    with serving(calculator.service()) as server, socket.create_connection(server.server_address[:2], 5) as sock:
+        sock.sendall(request(b"Host: x") + request(b"Connection: keep-alive") + request(b"Connection: Close")
+                     + request(b"Host: never read"))
+        received = b""
+        while chunk := sock.recv(65536):
+            received += chunk
+    assert received.count(b"HTTP/1.1 200 OK\r\n") == 3 and received.count(b'{"Ok_": {}}') == 3
