@@ -26,12 +26,13 @@ class Reading(BaseHTTPRequestHandler):
 
 def agree(request_line, rest):
     """Check that heads.read() reads nothing, or what http.server reads; whether it read anything."""
-    head = heads.read(request_line, rest)
+    end = rest.find(b"\r\n\r\n")  # (the guard calls heads.read() once the header lines have all come)
+    head = heads.read(request_line, rest[:end]) if end >= 0 else None
     if head is None:
         return False
     reading = Reading(request_line, rest)
     assert reading.parse_request()
-    assert reading.rfile.tell() == head.size and reading.wfile.getvalue() == b""
+    assert reading.rfile.tell() == end + 4 and reading.wfile.getvalue() == b""
     for name in heads.Head._fields[:5]:
         assert getattr(head, name) == getattr(reading, name), name
     read, expected = head.headers, reading.headers
@@ -108,6 +109,6 @@ def test_a_line_of_many_blanks_is_read_in_linear_time():
     """A regular expression that could split a run of blanks two ways tried each split: 0.27 s for
     8,000 blanks before a control character, growing with the square (170 s for these)."""
     started = time.process_time()
-    for end in (b"\x01\r\n\r\n", b"\r\n\r\n", b"x \x01\r\n\r\n"):
+    for end in (b"\x01", b"", b"x \x01"):
         heads.read(SIMPLE, b"A:" + b" \t" * 100_000 + end)
     assert time.process_time() - started < 1

@@ -97,7 +97,8 @@ def _fields(value, checks):
                 if type(field) is not dict:
                     return False
                 [tag] = field  # (ValueError: not one tag)
-                if type(field[tag]) is not dict or not _fields(field[tag], tags[tag]):  # (KeyError: no tag of it)
+                field = field[tag]
+                if type(field) is not dict or not _fields(field, tags[tag]):  # (KeyError: no tag of it)
                     return False
             elif valid is not None:
                 if not valid(field):

@@ -117,14 +117,15 @@ class Handler(http_server.Handler):
         visit = self.visit
         visit.state, visit.since, visit.received = "receiving", time.monotonic(), len(self.raw_requestline)
         buffered = self.rfile.peek(MAX_HEADERS)  # what has come already (or, if nothing yet, what comes next)
-        if b"\r\n\r\n" in buffered:  # the whole header block, shorter than a buffer: nothing to count
+        end = buffered.find(b"\r\n\r\n")
+        if end >= 0:  # the whole header block, shorter than a buffer: nothing to count
             visit.received += len(buffered)
-            head = heads.read(self.raw_requestline, buffered)
+            head = heads.read(self.raw_requestline, buffered[:end])
             if head is None:
                 return super().read_head()
-            (self.command, self.path, self.request_version, self.requestline, self.close_connection,
-             self.headers, size) = head
-            self.rfile.read(size)
+            self.command, self.path, self.request_version, self.requestline, self.close_connection, self.headers \
+                = head
+            self.rfile.read(end + 4)
             return True
         stream, self.rfile = self.rfile, HeaderBlock(self.rfile, visit)
         try:

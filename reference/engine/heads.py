@@ -28,8 +28,7 @@ MAX_LINES = 99  # header lines http.client reads at most (100 with the empty lin
 
 
 class Head(NamedTuple):
-    """A request's head, as http.server's handler reads it into its attributes of these names, and
-    how many bytes its header lines took."""
+    """A request's head, as http.server's handler reads it into its attributes of these names."""
 
     command: str
     path: str
@@ -37,15 +36,15 @@ class Head(NamedTuple):
     requestline: str
     close_connection: bool
     headers: HTTPMessage
-    size: int  # of the header lines and the empty line after them
 
 
-def read(request_line, buffered):
-    """The Head of a simple request, from its request line and the bytes after it; else None."""
-    line, end = REQUEST_LINE.fullmatch(request_line), buffered.find(b"\r\n\r\n")
-    if line is None or end < 0 or not buffered[:end].isascii():
+def read(request_line, block):
+    """The Head of a simple request, from its request line and its header lines (`block`, up to the
+    empty line that ends them); else None."""
+    line = REQUEST_LINE.fullmatch(request_line)
+    if line is None or not block.isascii():
         return None
-    lines = buffered[:end].decode().split("\r\n")
+    lines = block.decode().split("\r\n")
     if len(lines) > MAX_LINES:
         return None
     headers = HTTPMessage()
@@ -58,4 +57,4 @@ def read(request_line, buffered):
     if "Expect" in headers:
         return None
     return Head(line[1].decode(), line[2].decode(), "HTTP/1.1", request_line[:-2].decode(),
-                headers.get("Connection", "").lower() == "close", headers, end + 4)
+                headers.get("Connection", "").lower() == "close", headers)
