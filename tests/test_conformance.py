@@ -655,6 +655,45 @@ def test_an_answer_over_the_limit_fails_its_case_without_being_read_to_its_end(m
         runner.Target(endless(b"Connection: close\r\n")).post([{}, {"fn.ping_": {}}])
 
 
+def answering_before_the_body(answer):
+    """A server that reads a request's head, waits for its body to arrive, and answers without
+    reading it, then closes: its kernel resets the connection. Its address."""
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def serve():
+        with listener:
+            connection, _ = listener.accept()
+            with connection:
+                head = b""
+                while not head.endswith(b"\r\n\r\n"):
+                    head += connection.recv(1)
+                connection.recv(1, socket.MSG_PEEK)  # the body is there, unread
+                connection.sendall(answer)
+
+    threading.Thread(target=serve, daemon=True).start()
+    return listener.getsockname()
+
+
+@pytest.mark.parametrize("framing", ["two-lengths", "length-not-a-number", "both"])
+def test_an_answer_before_the_body_is_read_all_the_same(framing):
+    """A 400 sent before the body is read, its end marked by a close that the unread body turns into a
+    reset, is the answer all the same."""
+    connection = http.client.HTTPConnection(*answering_before_the_body(
+        b"HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\nInvalid HTTP request"), timeout=5)
+    runner.send(connection, "POST", "/api", b'[{}, {"fn.ping_": {}}]', "application/json", framing)
+    response = connection.getresponse()
+    assert (response.status, runner.read(response)) == (400, b"Invalid HTTP request")
+
+
+def test_a_reset_inside_chunks_is_no_answer():
+    """The end of a chunked answer is its last chunk: a reset before it is a fault, not an end."""
+    connection = http.client.HTTPConnection(*answering_before_the_body(
+        b"HTTP/1.1 400 Bad Request\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nInval\r\n"), timeout=5)
+    runner.send(connection, "POST", "/api", b'[{}, {"fn.ping_": {}}]', "application/json", "two-lengths")
+    with pytest.raises(ConnectionResetError):
+        runner.read(connection.getresponse())
+
+
 def test_a_target_over_https_is_checked_with_a_private_certificate_authority(tls, capsys):
     context, cafile, _ = tls
     with serving(calculator.service(), tls=context) as server:
