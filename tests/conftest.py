@@ -53,6 +53,18 @@ def serving(service, tls=None, plain=False, **options):
         server.server_close()
 
 
+def raw(server, data, read=True):
+    """Send raw bytes on a new socket; return everything the server sends until it closes."""
+    with socket.create_connection(server.server_address[:2], timeout=5) as sock:
+        sock.sendall(data)
+        if not read:
+            return b""
+        chunks = []
+        while chunk := sock.recv(65536):
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+
 def endless(framing):
     """A server whose one answer never ends (with a Content-Length of 100 GB, or none); its URL."""
     listener = socket.create_server(("127.0.0.1", 0))

@@ -655,9 +655,9 @@ def test_an_answer_over_the_limit_fails_its_case_without_being_read_to_its_end(m
         runner.Target(endless(b"Connection: close\r\n")).post([{}, {"fn.ping_": {}}])
 
 
-def answering_before_the_body(answer):
-    """A server that reads a request's head, waits for its body to arrive, and answers without
-    reading it, then closes: its kernel resets the connection. Its address."""
+def answered_before_the_body(answer, framing):
+    """The response of a server that reads a request's head, waits for its body to arrive and sends
+    `answer` without reading it, then closes: its kernel resets the connection."""
     listener = socket.create_server(("127.0.0.1", 0))
 
     def serve():
@@ -671,27 +671,25 @@ def answering_before_the_body(answer):
                 connection.sendall(answer)
 
     threading.Thread(target=serve, daemon=True).start()
-    return listener.getsockname()
+    connection = http.client.HTTPConnection(*listener.getsockname(), timeout=5)
+    runner.send(connection, "POST", "/api", b'[{}, {"fn.ping_": {}}]', "application/json", framing)
+    return connection.getresponse()
 
 
 @pytest.mark.parametrize("framing", ["two-lengths", "length-not-a-number", "both"])
 def test_an_answer_before_the_body_is_read_all_the_same(framing):
     """A 400 sent before the body is read, its end marked by a close that the unread body turns into a
     reset, is the answer all the same."""
-    connection = http.client.HTTPConnection(*answering_before_the_body(
-        b"HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\nInvalid HTTP request"), timeout=5)
-    runner.send(connection, "POST", "/api", b'[{}, {"fn.ping_": {}}]', "application/json", framing)
-    response = connection.getresponse()
-    assert (response.status, runner.read(response)) == (400, b"Invalid HTTP request")
+    response = answered_before_the_body(b"HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\nInvalid", framing)
+    assert (response.status, runner.read(response)) == (400, b"Invalid")
 
 
 def test_a_reset_inside_chunks_is_no_answer():
     """The end of a chunked answer is its last chunk: a reset before it is a fault, not an end."""
-    connection = http.client.HTTPConnection(*answering_before_the_body(
-        b"HTTP/1.1 400 Bad Request\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nInval\r\n"), timeout=5)
-    runner.send(connection, "POST", "/api", b'[{}, {"fn.ping_": {}}]', "application/json", "two-lengths")
+    response = answered_before_the_body(
+        b"HTTP/1.1 400 Bad Request\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nInval\r\n", "two-lengths")
     with pytest.raises(ConnectionResetError):
-        runner.read(connection.getresponse())
+        runner.read(response)
 
 
 def test_a_target_over_https_is_checked_with_a_private_certificate_authority(tls, capsys):

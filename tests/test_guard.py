@@ -8,7 +8,7 @@ import socket
 import threading
 import time
 
-from conftest import Connection, serving
+from conftest import Connection, raw, serving
 from reference import calculator, engine, load
 
 PING = b'[{}, {"fn.ping_": {}}]'
@@ -125,10 +125,7 @@ def test_a_simple_head_read_at_once_keeps_the_connection_or_closes_it_as_asked()
     def request(*lines):
         return b"POST /api HTTP/1.1\r\n" + b"".join(line + b"\r\n" for line in lines) \
             + b"Content-Length: %d\r\n\r\n%s" % (len(PING), PING)
-    with serving(calculator.service()) as server, socket.create_connection(server.server_address[:2], 5) as sock:
-        sock.sendall(request(b"Host: x") + request(b"Connection: keep-alive") + request(b"Connection: Close")
-                     + request(b"Host: never read"))
-        received = b""
-        while chunk := sock.recv(65536):
-            received += chunk
+    with serving(calculator.service()) as server:
+        received = raw(server, request(b"Host: x") + request(b"Connection: keep-alive")
+                       + request(b"Connection: Close") + request(b"Host: never read"))
     assert received.count(b"HTTP/1.1 200 OK\r\n") == 3 and received.count(b'{"Ok_": {}}') == 3

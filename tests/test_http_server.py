@@ -13,7 +13,7 @@ import urllib.parse
 
 import pytest
 
-from conftest import Connection, serving, started
+from conftest import Connection, raw, serving, started
 from reference import calculator, engine, load
 from reference.engine import guard, turns
 
@@ -24,18 +24,6 @@ PING = b'[{}, {"fn.ping_": {}}]'
 def server():
     with serving(calculator.service(), max_body=1000, timeout=0.5) as server:
         yield server
-
-
-def raw(server, data, read=True):
-    """Send raw bytes on a new socket; return everything the server sends until it closes."""
-    with socket.create_connection(server.server_address[:2], timeout=5) as sock:
-        sock.sendall(data)
-        if not read:
-            return b""
-        chunks = []
-        while chunk := sock.recv(65536):
-            chunks.append(chunk)
-        return b"".join(chunks)
 
 
 def test_requests_share_one_kept_alive_connection(server):

@@ -83,7 +83,7 @@ class Service:
 
     def read(self, data):
         """Step 1: (headers, function name, arguments), or None if the bytes are no message."""
-        if data[:1] == b"[" and (b"\\" not in data or not may_hold_surrogates(data)):
+        if data[:1] == b"[" and not may_hold_surrogates(data):
             try:
                 text = data.decode()
                 message, end = codec.DECODER.scan_once(text, 0)  # JSON, so the scan below takes linear time
