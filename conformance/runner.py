@@ -107,6 +107,8 @@ class Target:
         while True:
             try:
                 return self.post([{}, {"fn.ping_": {}}])
+            except http.client.RemoteDisconnected:  # (an HTTPException, and a reset too: no answer at all)
+                reason = "it closed the connection without answering"
             except http.client.HTTPException as error:
                 raise Trouble(f"{self.url} is not a server of the protocol: its answer is not HTTP "
                               f"({type(error).__name__}: {' '.join(str(error).split())[:80] or 'nothing'})") from None

@@ -27,9 +27,9 @@ from importlib import resources
 
 import msgpack
 
-from . import engine, protocol
+from . import protocol
 from .namespaces import SHARED, UNAVAILABLE, Full, Memory, evaluations
-from .protocol import Refusal, allow_depth, load
+from .protocol import Refusal, load
 from .protocol.codec import deeper
 from .protocol.limits import MAX_DEPTH
 from .protocol.service import UNAUTHENTICATED
@@ -54,22 +54,22 @@ def entries():
 
 def service(plain=False, unavailable_rate=0.0, **limits):
     """A Service answering with a new Calculator; `limits` go to Memory (namespaces.py), and `plain`
-    leaves the engine room out."""
+    serves with the core alone (the engine room is then not even imported)."""
     schema = load(entries())
     calculator = Calculator(schema, Memory(**limits), unavailable_rate)
-    return (protocol.Service if plain else engine.Service)(schema, calculator.handlers(),
-                                                           before=calculator.identify, wrap=calculator.guard)
+    if plain:
+        return protocol.Service(schema, calculator.handlers(), before=calculator.identify, wrap=calculator.guard)
+    from .engine import Service
+    return Service(schema, calculator.handlers(), before=calculator.identify, wrap=calculator.guard)
 
 
 def wsgi():
     """A new calculator as a WSGI application: gunicorn --threads 8 'reference.calculator:wsgi()'."""
-    allow_depth()
     return wsgi_.make_application(service())
 
 
 def asgi():
     """A new calculator as an ASGI application: uvicorn --factory reference.calculator:asgi."""
-    allow_depth()
     return asgi_.make_application(service())
 
 

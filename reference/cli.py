@@ -19,9 +19,7 @@ from pathlib import Path
 
 from . import __version__, calculator, drivers, namespaces, sources, testbed
 from . import http_server
-from .engine import guard
-from .http_server import MAX_BODY, TIMEOUT
-from .protocol import allow_depth
+from .http_server import MAX_BODY, MAX_CONNECTIONS, TIMEOUT
 from .protocol.documents import SchemaError
 from .protocol.loader import Schema
 
@@ -48,12 +46,13 @@ def add_server_options(parser, port):
     parser.add_argument("--port", type=int, default=port, help="port to listen on (default %(default)s)")
     parser.add_argument("--path", default="/api", help="the API path (default %(default)s)")
     parser.add_argument("--log-level", default="info", type=str.lower, choices=["debug", "info", "warning", "error"],
-                        help="logging detail; debug shows each step of every request (default %(default)s)")
+                        help="logging detail; debug shows each step of every request, answered by the teaching core's "
+                             "steps alone, as with --plain (default %(default)s)")
     parser.add_argument("-v", "--verbose", dest="log_level", action="store_const", const="debug",
                         help="the same as --log-level debug")
     parser.add_argument("--max-body", type=int, default=MAX_BODY, metavar="BYTES",
                         help="largest request body accepted (default %(default)s)")
-    parser.add_argument("--max-connections", type=int, default=guard.MAX_CONNECTIONS, metavar="N",
+    parser.add_argument("--max-connections", type=int, default=MAX_CONNECTIONS, metavar="N",
                         help="connections served at once; beyond, idle or stalled ones give way, "
                              "else HTTP 503 (default %(default)s)")
     parser.add_argument("--timeout", type=float, default=TIMEOUT, metavar="SECONDS",
@@ -79,10 +78,15 @@ def check_server_options(parser, options):
         parser.error("--keyfile goes with --certfile")
 
 
+def core_only(options):
+    """Whether to answer with the core's steps alone: with --plain, and with the debug log, which
+    only they write (the engine room's short paths log nothing)."""
+    return options.plain or options.log_level == "debug"
+
+
 def serve(service, options, what, parser):
     """Serve `service` as the options say until Ctrl-C or SIGTERM, stop gracefully, return the status."""
     logging.basicConfig(level=options.log_level.upper(), format="%(asctime)s %(levelname)s %(message)s")
-    allow_depth()
     tls = None
     if options.certfile:
         try:
@@ -95,10 +99,13 @@ def serve(service, options, what, parser):
                            else f"it, or --keyfile {options.keyfile}, is not PEM")
             return parser.fail(f"cannot serve HTTPS with --certfile {options.certfile}: {problem}")
     try:
-        server = (http_server.Server(service, options.host, options.port, options.path, options.max_body,
-                                     options.timeout, tls) if options.plain else
-                  guard.Server(service, options.host, options.port, options.path, options.max_body,
-                               options.timeout, tls, max_connections=options.max_connections))
+        if options.plain:
+            server = http_server.Server(service, options.host, options.port, options.path, options.max_body,
+                                        options.timeout, tls)
+        else:
+            from .engine import guard  # (imported only here: with --plain, the core serves where it is absent)
+            server = guard.Server(service, options.host, options.port, options.path, options.max_body,
+                                  options.timeout, tls, max_connections=options.max_connections)
     except OSError as error:
         return parser.fail(f"cannot listen on {options.host}:{options.port}: {error.strerror}")
     print(f"Serving {what} at {server.url} (Ctrl-C to stop)", flush=True)
@@ -166,9 +173,9 @@ def server(argv=None):
     if options.service == "testbed":
         if given:
             parser.error(f"--{next(iter(given)).replace('_', '-')} is an option of the calculator, not of the testbed")
-        return serve(testbed.service(options.plain), options, "the testbed", parser)
+        return serve(testbed.service(core_only(options)), options, "the testbed", parser)
     try:
-        service = calculator.service(options.plain, **given)
+        service = calculator.service(core_only(options), **given)
     except ValueError as error:  # limits that contradict each other
         parser.error(str(error).replace("max_state", "--max-state").replace("namespace_bytes", "--namespace-bytes"))
     return serve(service, options, "the calculator", parser)

@@ -30,6 +30,7 @@ import time
 import urllib.parse
 
 from .protocol import blobs, codec
+from .protocol.limits import allow_depth
 
 MAX_RESPONSE = 64 * 1024 * 1024  # bytes of an answer the client reads, by default
 CLOSED = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError)  # the server hung up
@@ -86,6 +87,7 @@ class Client:
         self.checksum: int | None = None  # the server's checksum, once known
         self.connection = None
         self.last = (b"", b"")  # the bytes of the last request and its answer, for a look at the wire
+        allow_depth()  # to read answers as deep as a message may be
 
     def call(self, function: str, arguments: dict | None = None, headers: dict | None = None) -> tuple[dict, dict]:
         """Call `function` with `arguments`; return the response message (headers, body)."""

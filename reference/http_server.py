@@ -36,6 +36,7 @@ log = logging.getLogger("reference")
 
 MAX_BODY = 1024 * 1024  # bytes
 TIMEOUT = 30  # seconds a connection may stay idle, or take to send a request
+MAX_CONNECTIONS = 100  # connections served at once, by the engine room's guard (this one serves them all)
 LINGER = 2  # seconds a refused body is read and dropped, so that its sender reads the refusal
 RETRY = [("Retry-After", "1")]
 

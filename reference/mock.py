@@ -20,7 +20,7 @@ from datetime import datetime
 from pathlib import Path
 
 from . import mocking
-from .cli import Parser, add_server_options, check_server_options, positive, seconds, serve
+from .cli import Parser, add_server_options, check_server_options, core_only, positive, seconds, serve
 from .http_client import Client, TimedOut, TransportError, Unreachable
 from .protocol.documents import SchemaError
 
@@ -75,7 +75,7 @@ def main(argv=None):
         parser.error("--cafile is for an https:// --schema-url")
     try:
         source = _schema_source(options)
-        service = mocking.service(source, options.plain, seed=options.seed, optional=options.optional,
+        service = mocking.service(source, core_only(options), seed=options.seed, optional=options.optional,
                                   length=(low, max(high, low)), generation=not options.no_generation,
                                   max_stubs=options.max_stubs, max_calls=options.max_calls,
                                   max_state=options.max_state)

@@ -40,7 +40,7 @@ from pathlib import Path
 
 import msgpack
 
-from . import engine, stubs
+from . import stubs
 from .sources import load
 from .protocol import Service
 from .protocol.generate import Context, OverBudget, Random, make
@@ -236,11 +236,13 @@ def schema(source):
 
 
 def service(source, plain=False, **options):
-    """A mock Service for the schema `source`; `plain` leaves the engine room out: the core's
-    Service, and matching by definition."""
+    """A mock Service for the schema `source`; `plain` serves with the core alone, matching by the
+    definitions (the engine room is then not even imported)."""
     mocked = schema(source)
-    mock = Mock(mocked, matching=Plain if plain else engine.Matching, **options)
-    return (Service if plain else engine.Service)(mocked, mock.handlers())
+    if plain:
+        return Service(mocked, Mock(mocked, matching=Plain, **options).handlers())
+    from . import engine
+    return engine.Service(mocked, Mock(mocked, matching=engine.Matching, **options).handlers())
 
 
 class Plain:

@@ -8,7 +8,7 @@ with `python -m reference.server --service testbed`.
 
 from importlib import resources
 
-from . import engine, protocol
+from . import protocol
 
 
 def handle(arguments, headers):
@@ -22,8 +22,11 @@ def handle(arguments, headers):
 
 
 def service(plain=False):
-    """A Service of the testbed schema, every function answered by `handle`; `plain` leaves the
-    engine room out."""
+    """A Service of the testbed schema, every function answered by `handle`; `plain` serves with the
+    core alone (the engine room is then not even imported)."""
     schema = protocol.load(resources.files("conformance").joinpath("testbed.json").read_text(encoding="utf-8"))
     handlers = {name: handle for name in schema.functions if not name.endswith("_")}
-    return (protocol.Service if plain else engine.Service)(schema, handlers)
+    if plain:
+        return protocol.Service(schema, handlers)
+    from .engine import Service
+    return Service(schema, handlers)

@@ -19,10 +19,9 @@ import pytest
 import trustme
 
 import peer
-from reference import Server, allow_depth, calculator, http_server, testbed
+from reference import Server, calculator, http_server, testbed
 from reference.protocol.service import Reply
 
-allow_depth()  # as every program that handles messages does once, the command lines among them
 
 
 def started(module, *args, **options):

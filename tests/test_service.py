@@ -9,7 +9,7 @@ import msgpack
 import pytest
 
 from conftest import handled_with_peak
-from reference import Service, load, testbed
+from reference import Service, load, protocol, testbed
 from reference.protocol import codec, validate
 from reference.protocol.service import Refusal
 
@@ -37,6 +37,7 @@ def echo(arguments, headers):
 
 
 SERVICE = Service(SCHEMA, {"fn.echo": echo, "fn.secret": lambda arguments, headers: {"Ok_": {}}})
+CORE = protocol.Service(SCHEMA, SERVICE.handlers)  # the teaching core alone, whose steps each log
 
 
 def answer(request, service=SERVICE):
@@ -309,27 +310,27 @@ def test_binary_falls_back_to_json_when_messagepack_cannot_carry_the_result():
 
 @pytest.mark.parametrize("request_, steps", [
     ([{"@select_": {"struct.Pair": ["left"]}, "@bin_": []}, {"fn.echo": {"value!": 1}}],
-     ["1 decode: ", "7 handler: fn.echo returned {'Ok_': {'value!': 1}}",
-      "8 result: valid (missing fields @select_ drops are excused)", "10 select: {'struct.Pair': ['left']}",
+     ["1 decode: ", "8 result: fn.echo returned {'Ok_': {'value!': 1}}, valid (missing fields @select_ drops are "
+      "excused)", "10 select: {'struct.Pair': ['left']}",
       "11 encode: MessagePack, as @bin_ asked, with @enc_"]),
     ([{"@result": {"Ok_": {"pairs!": [{"left": 1, "right": 2}]}}, "@select_": {"struct.Pair": ["left"]}},
       {"fn.echo": {}}],
-     ["8 result: valid", "10 select: {'struct.Pair': ['left']}"]),
+     ["8 result: fn.echo returned", "10 select: {'struct.Pair': ['left']}"]),
     ([{"@n": 1, "@in": "x"}, {"fn.echo": {}}], ["3 headers: ErrorInvalidRequestHeaders_, with 1 cases"]),
     ([{}, {"fn.secret": {"n": "x"}}], ["4 auth: fn.secret is protected and the request has no @auth_"]),
     ([{}, {"fn.nope": {}}], ["5 function: the schema has no fn.nope"]),
     ([{}, {"fn.echo": {"n": 1}}], ["6 arguments: ErrorInvalidRequestBody_, with 1 cases"]),
     ([{"@unsafe_": True, "@headers": {"@out": 1}}, {"fn.echo": {}}],
-     ["8 result: not checked, as @unsafe_ asks"]),
+     ["8 result: fn.echo returned {'Ok_': {}}, not checked, as @unsafe_ asks"]),
     ([{"@bin_": [], "@result": {"ErrorNope": {"why": "w"}}}, {"fn.echo": {}}],
      ["11 encode: JSON, though @bin_ asked for MessagePack"]),
     ([{}, {"fn.echo": {"blob!": "AQI="}}], ["11 encode: JSON, bytes marked in @base64_ {'Ok_': {'blob!': True}}"]),
     (b"[1, 2]", ["1 decode: 6 bytes are not a message: ExpectedJsonArrayOfTwoObjects"]),
 ])
 def test_the_debug_log_follows_a_request_step_by_step(request_, steps, caplog):
-    """With --log-level debug, each step says what it decided: a learner can follow a request."""
+    """With --log-level debug, each step of the core says what it decided: a learner can follow a request."""
     with caplog.at_level(logging.DEBUG, logger="reference"):
-        answer(request_)
+        answer(request_, CORE)
     lines = [record.getMessage() for record in caplog.records if record.levelno == logging.DEBUG]
     for expected in steps:
         assert any(line.startswith(expected) for line in lines), (expected, lines)

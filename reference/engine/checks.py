@@ -12,6 +12,7 @@ that of `validate.CHECKS` for its kind; an `_ext.` type is always walked. tests/
 answers to the walk's.
 """
 
+import functools
 import math
 
 from ..protocol.blobs import from_base64
@@ -36,6 +37,8 @@ SCALARS = {  # the predicates of the kinds that hold no values
     "any": lambda value: value is not None,
     "ext": lambda value: False,  # walked: its rules are its own
 }
+PLAIN = {"boolean": bool, "integer": int, "number": int, "string": str}  # a value of this type is valid
+# as it is, but for an integer's range: `_fields` checks such a field itself, without a call
 
 
 class Compiler:
@@ -53,22 +56,26 @@ class Compiler:
     def fields(self, struct):
         """The predicate of an object of `struct` fields."""
         checks = self.checks(struct)
-        return lambda value: type(value) is dict and _fields(value, checks)
+        return lambda value: type(value) is dict and _fields(checks, value)
+
+    def fields_of_object(self, struct):
+        """The predicate of `struct` fields in a value known to be an object (a call less)."""
+        return functools.partial(_fields, self.checks(struct))
 
     def tags(self, union):
         """The predicate of a value of `union`: one tag, holding that tag's fields."""
-        tags = self.tags_checks(union)
-        return lambda value: _tag(value, tags)
+        return functools.partial(_tag, self.tags_checks(union))  # (a call less than a lambda's)
 
     def checks(self, struct):
-        """For each field of `struct`: whether it is required, whether it may be null, and its
-        predicate, or (for a struct or union value, which `_fields` goes into itself) the checks of
-        its fields or tags; beside them, how many are required."""
+        """For each field of `struct`: whether it is required, whether it may be null, the type
+        whose values it takes as they are (PLAIN), and its predicate, or (for a struct or union value,
+        which `_fields` goes into itself) the checks of its fields or tags; beside them, how many are
+        required."""
         if id(struct) not in self.done:
             self.done[id(struct)] = checks = (len(struct.required), {})  # before its fields, which may lead back
             for name, type_ in struct.fields.items():
                 inner = type_.kind in ("struct", "union", "fn")
-                checks[1][name] = (not name.endswith("!"), type_.nullable,
+                checks[1][name] = (not name.endswith("!"), type_.nullable, PLAIN.get(type_.kind),
                                 None if inner else COMPILERS[type_.kind](self, type_),
                                 self.checks(type_.of) if type_.kind == "struct" else None,
                                 self.tags_checks(type_.of) if type_.kind in ("union", "fn") else None)
@@ -82,41 +89,44 @@ class Compiler:
         return self.done[id(union)]
 
 
-def _fields(value, checks):
+def _fields(checks, value):
     """Whether an object holds the fields `checks` describe, each valid. A lookup that fails is a no
     (a try costs nothing until something raises): the walk says what is wrong."""
     required, checks = checks
     try:
         for name, field in value.items():
-            is_required, nullable, valid, fields, tags = checks[name]  # (KeyError: no field of it)
+            is_required, nullable, plain, valid, fields, tags = checks[name]  # (KeyError: no field of it)
             required -= is_required
             if field is None:
                 if not nullable:
+                    return False
+            elif type(field) is plain:
+                if plain is int and not MIN_INT64 <= field <= MAX_INT64:
                     return False
             elif tags is not None:  # a union's value: one tag, holding its fields (gone into here, a call saved)
                 if type(field) is not dict:
                     return False
                 [tag] = field  # (ValueError: not one tag)
                 field = field[tag]
-                if type(field) is not dict or not _fields(field, tags[tag]):  # (KeyError: no tag of it)
+                if type(field) is not dict or not _fields(tags[tag], field):  # (KeyError: no tag of it)
                     return False
             elif valid is not None:
                 if not valid(field):
                     return False
-            elif type(field) is not dict or not _fields(field, fields):
+            elif type(field) is not dict or not _fields(fields, field):
                 return False
     except (KeyError, ValueError):
         return False
     return not required
 
 
-def _tag(value, tags):
+def _tag(tags, value):
     """Whether a union's value is one of its tags, holding that tag's fields."""
     if type(value) is not dict or len(value) != 1:
         return False
     [tag] = value
     checks, fields = tags.get(tag), value[tag]
-    return checks is not None and type(fields) is dict and _fields(fields, checks)
+    return checks is not None and type(fields) is dict and _fields(checks, fields)
 
 
 def _array(compiler, type_):
@@ -130,7 +140,7 @@ def _array(compiler, type_):
 def _structs(values, checks):
     """Whether each of `values` is an object of the fields `checks` describe."""
     for value in values:
-        if type(value) is not dict or not _fields(value, checks):
+        if type(value) is not dict or not _fields(checks, value):
             return False
     return True
 

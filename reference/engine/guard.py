@@ -43,7 +43,6 @@ from . import heads
 
 log = logging.getLogger("reference")
 
-MAX_CONNECTIONS = 100
 MAX_HEADERS = 64 * 1024  # bytes of header lines in one request
 LARGE = 16 * 1024  # bytes from which a request is large
 QUEUE = 8  # large requests held at once
@@ -194,7 +193,7 @@ class Server(http_server.Server):
 
     def __init__(self, service: http_server.Answering, host: str = "127.0.0.1", port: int = 8000, path: str = "/api",
                  max_body: int = http_server.MAX_BODY, timeout: float = http_server.TIMEOUT,
-                 tls: ssl.SSLContext | None = None, max_connections: int = MAX_CONNECTIONS):
+                 tls: ssl.SSLContext | None = None, max_connections: int = http_server.MAX_CONNECTIONS):
         super().__init__(service, host, port, path, max_body, timeout, tls)
         self.slots = threading.BoundedSemaphore(max_connections)
         self.places = threading.BoundedSemaphore(QUEUE)

@@ -22,8 +22,9 @@ NESTING[ord("]")] = NESTING[ord("}")] = -1
 
 def may_hold_surrogates(data):
     """Whether JSON text may hold half a surrogate pair: only an escape can write one, and an
-    escape begins with a backslash (which memchr finds at once, where a longer needle is slow)."""
-    return b"\\" in data and SURROGATE.search(data) is not None
+    escape begins with a backslash (which memchr finds at once, where a longer needle is slow; `in`
+    would first try the needle as an integer, and raise and clear an error)."""
+    return data.find(b"\\") >= 0 and SURROGATE.search(data) is not None
 
 
 def deeper(data, limit):

@@ -3,13 +3,16 @@
 What a request costs the server is what answering it takes: the bytes that
 come in, the bytes that go out, and the time at work (and the memory, which
 grows with all three). Most requests cost little. A request is costly when it
-is large (over LARGE bytes), or when the last answer to its function was (over
-LARGE bytes out, or over COSTLY seconds of work): a 29-byte request for a
-full paper tape, or a verification over a large log of calls. Costly requests
-take turns, one at a time, each waiting at most WAIT seconds for its turn
-(`TimeoutError` beyond, which the transports answer with 503). What a
-function costs is learned from its answers, and forgotten again as its
-answers grow cheap: each cheap one halves what is remembered.
+is large (over LARGE bytes), or when its client's last call of the same
+function was: its answer was over LARGE bytes, or its handler and what came
+after took over COSTLY seconds of work (a 29-byte request for a full paper
+tape, a verification over a large log of calls). What a call costs is learned
+from the function's own work and answer, for each client apart: no client can
+make a function costly for another, whatever it sends. Costly requests take
+turns, one at a time, each waiting at most WAIT seconds for its turn
+(`TimeoutError` beyond, which the transports answer with 503), and a costly
+call is forgotten again as the answers grow cheap: each cheap one halves what
+is remembered, and below costly it is gone.
 """
 
 import threading
@@ -19,18 +22,16 @@ from contextlib import contextmanager
 LARGE = 16 * 1024  # bytes in or out from which a request is costly
 COSTLY = 0.02  # seconds of work from which a request is costly
 WAIT = 10  # seconds a costly request may wait for its turn
+KEPT = 10_000  # costly calls remembered; beyond, the oldest are forgotten
 
 
 class Turns:
-    """The one turn that costly requests take, and what each function's answers cost lately."""
+    """The one turn that costly requests take, and which calls were costly lately."""
 
     def __init__(self):
-        self.lock = threading.Lock()
-        self.costs: dict[str, float] = {}  # function -> its last answer's cost, as a share of costly
-
-    def costly(self, name):
-        """Whether a request for the function `name` is costly, as its last answers were."""
-        return self.costs.get(name, 0) >= 1
+        self.lock = threading.RLock()  # a large request's turn holds for its function's too
+        self.costly: dict[tuple, float] = {}  # (client, function) -> its last cost, as a share of costly (1 or more)
+        self.learning = threading.Lock()  # changes to `costly`, one thread at a time
 
     @contextmanager
     def turn(self):
@@ -42,13 +43,27 @@ class Turns:
         finally:
             self.lock.release()
 
-    def learn(self, name, size, wall, thread):
-        """Remember what answering `name` cost: `size` bytes in or out, and this thread's work since its
-        clocks read `wall` (perf_counter) and `thread` (thread_time). The thread's is read again only
-        if the wall's says the work may have been COSTLY: no more can have been at work than has
-        passed, and each reading of the thread's clock is a system call."""
+    def learn(self, client, name, size, wall, thread):
+        """Remember what a call of the function `name` by `client` cost: `size` bytes out, and this
+        thread's work since its clocks read `wall` (perf_counter) and `thread` (thread_time). The
+        thread's is read again only if the wall's says the work may have been COSTLY: no more can have
+        been at work than has passed, and each reading of the thread's clock is a system call."""
         seconds = time.perf_counter() - wall
         if seconds > COSTLY:
             seconds = time.thread_time() - thread
-        cost = max(size / LARGE, seconds / COSTLY)
-        self.costs[name] = cost if cost >= 1 else self.costs.get(name, 0) / 2
+        cost = size / LARGE
+        if seconds > COSTLY * cost:  # (not max(), whose parsing of its arguments costs more than all else here)
+            cost = seconds / COSTLY
+        if cost < 1 and not self.costly:
+            return  # (most calls: nothing to remember, nothing to forget)
+        call = (client, name)
+        with self.learning:
+            if cost >= 1:
+                self.costly.pop(call, None)  # (so that the oldest costly answer comes first)
+                self.costly[call] = cost
+                if len(self.costly) > KEPT:
+                    del self.costly[next(iter(self.costly))]
+            elif self.costly.get(call, 0) >= 2:
+                self.costly[call] /= 2
+            else:
+                self.costly.pop(call, None)

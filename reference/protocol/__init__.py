@@ -1,13 +1,12 @@
 """The protocol, plainly: the teaching core of this implementation (reference/README.md).
 
-It imports nothing of the rest of the package. The engine room beside it
-(reference/engine/) makes it faster and harder to abuse without changing an
-answer; `python -m reference.server --plain` serves with the core alone.
+It imports nothing of the rest of the package, and needs none of it: the
+engine room beside it (reference/engine/) makes it faster and harder to abuse,
+and `python -m reference.server --plain` serves with the core alone.
 """
 
 from .documents import SchemaError
-from .limits import allow_depth
 from .loader import Schema, load
 from .service import Refusal, Reply, Service
 
-__all__ = ["Refusal", "Reply", "Schema", "SchemaError", "Service", "allow_depth", "load"]
+__all__ = ["Refusal", "Reply", "Schema", "SchemaError", "Service", "load"]

@@ -16,10 +16,12 @@ MAX_GENERATED_DEPTH = 250  # nesting of a generated value, past which everything
 MAX_SCHEMA_DEPTH = 64  # levels of arrays and objects in a schema document
 
 # Checking a message MAX_DEPTH deep recurses a few Python frames per level: more than Python's
-# default recursion limit allows. A program that handles messages says so, once, at its start.
+# default recursion limit allows. A Service and a Client raise the limit so far when they are made.
 FRAMES = 4 * MAX_DEPTH + 1000
 
 
 def allow_depth():
-    """Let this program recurse as deeply as handling a message MAX_DEPTH deep needs."""
-    sys.setrecursionlimit(max(sys.getrecursionlimit(), FRAMES))
+    """Let this program recurse as deeply as handling a message MAX_DEPTH deep needs (a limit set
+    higher stays as it is)."""
+    if sys.getrecursionlimit() < FRAMES:
+        sys.setrecursionlimit(FRAMES)

@@ -26,6 +26,12 @@ handler, `handler(arguments, headers)`, returns a result such as `{"Ok_":
 {"result": 3}}`, or a `(headers, result)` pair to add response headers. The
 hooks `before`, `wrap` and `on_error` serve every handler but the built-in
 `fn.ping_` and `fn.api_` (reference/README.md says what each is for).
+
+Each step is a method, and `answer()` calls them in their order: a faster
+Service (the engine room's, reference/engine/) specialises single steps and
+keeps that order. Checking a message MAX_DEPTH levels deep recurses deeper
+than Python allows by default, so a Service raises the interpreter's
+recursion limit as far as that needs (limits.allow_depth), once, when made.
 """
 
 import logging
@@ -34,6 +40,7 @@ from typing import Any, Callable, NamedTuple
 
 from . import blobs, codec, select, validate
 from .generate import examples
+from .limits import allow_depth
 from .loader import Schema
 from .types import Type
 
@@ -67,8 +74,11 @@ class Reply(NamedTuple):
 class Exchange:
     """One request on its way through the steps, and what its answer gathers on the way."""
 
-    def __init__(self, headers, name, arguments):
+    __slots__ = ("headers", "name", "arguments", "client", "function", "response_headers", "added", "raised")
+
+    def __init__(self, headers, name, arguments, client=""):
         self.headers, self.name, self.arguments = headers, name, arguments
+        self.client = client  # who sent it (an address), if the transport knows
         self.function = None  # found at step 5
         self.response_headers = {}  # @id_ (step 2), @pac_ (step 5), the handler's own (step 9)
         self.added = {}  # the headers the handler returned (step 7)
@@ -91,6 +101,7 @@ class Service:
         self.encoding = codec.encoding(schema)
         self.results = {name: Type("union", False, f.result) for name, f in schema.functions.items()}
         self.examples: dict[bool, list] = {}  # fn.api_ with examples, made once, by includeInternal!
+        allow_depth()
 
     def api(self, arguments, headers):
         """The built-in `fn.api_`: the schema, with internal entries and examples on request."""
@@ -101,22 +112,29 @@ class Service:
             self.examples[internal] = examples(self.schema, internal)
         return {"Ok_": {"api": self.examples[internal]}}
 
-    def handle(self, data: bytes) -> Reply:
-        """Answer the request bytes `data` with a Reply: response bytes, media type and more."""
+    def handle(self, data: bytes, client: str = "") -> Reply:
+        """Answer the request bytes `data` (from `client`, an address, if known) with a Reply."""
         try:
-            headers, body = codec.decode(data, self.encoding)  # step 1
+            exchange = self.decode(data, client)  # step 1
         except codec.ParseFailure as failure:
-            log.debug("1 decode: %d bytes are not a message: %s", len(data), *failure.reason)
             result = {"ErrorParseFailure_": {"reasons": [failure.reason]}}
             self.observe("", {}, result, None)
             return Reply(codec.encode([{}, result]), JSON, "", "ErrorParseFailure_")
-        [(name, arguments)] = body.items()
-        log.debug("1 decode: %d bytes, a call of %s, headers %.200s", len(data), name, headers)
-        exchange = Exchange(headers, name, arguments)
         reply, result = self.encode(exchange, self.answer(exchange))  # steps 2 to 10, then 11
         if reply.result != "Ok_":
-            self.observe(name, headers, result, exchange.raised)
+            self.observe(exchange.name, exchange.headers, result, exchange.raised)
         return reply
+
+    def decode(self, data, client=""):
+        """Step 1: the Exchange of a request read from its bytes, or ParseFailure if they are no message."""
+        try:
+            headers, body = codec.decode(data, self.encoding)
+        except codec.ParseFailure as failure:
+            log.debug("1 decode: %d bytes are not a message: %s", len(data), *failure.reason)
+            raise
+        [(name, arguments)] = body.items()
+        log.debug("1 decode: %d bytes, a call of %s, headers %.200s", len(data), name, headers)
+        return Exchange(headers, name, arguments, client)
 
     def answer(self, exchange):
         """Steps 2 to 10: the result for a decoded request."""
@@ -127,7 +145,6 @@ class Service:
             self.find_function(exchange)
             self.check_arguments(exchange)
             result = self.run_handler(exchange)
-            log.debug("7 handler: %s returned %.200s", exchange.name, result)
             result = self.check_result(exchange, result)
             self.check_added_headers(exchange)
             return self.select(exchange, result)
@@ -200,7 +217,7 @@ class Service:
         text a handler gave for bytes becomes bytes. A refused result still takes with it the headers
         the handler added, those that pass step 9."""
         if exchange.headers.get("@unsafe_") is True and _one_tag(result):
-            log.debug("8 result: not checked, as @unsafe_ asks")
+            log.debug("8 result: %s returned %.200s, not checked, as @unsafe_ asks", exchange.name, result)
             return result
         selection, function = exchange.headers.get("@select_"), exchange.function
         cases = validate.first(found for found in validate.check_tags(result, function.result, (), function)
@@ -209,13 +226,14 @@ class Service:
             log.error("%s returned an invalid result: %s", function.name, cases)
             self.add_headers(exchange)
             raise Refusal({"ErrorInvalidResponseBody_": {"cases": cases}})
-        log.debug("8 result: valid%s", " (missing fields @select_ drops are excused)" if selection else "")
+        log.debug("8 result: %s returned %.200s, valid%s", exchange.name, result,
+                  " (missing fields @select_ drops are excused)" if selection else "")
         return blobs.restore(result, self.results[function.name])
 
     def check_added_headers(self, exchange):
         """Step 9: the headers the handler added go out if each is named with @, and of its type if
         declared; if one is not, none does."""
-        cases = self.add_headers(exchange)
+        cases = self.add_headers(exchange) if exchange.added else ()
         if cases:
             log.error("%s returned invalid response headers: %s", exchange.name, cases)
             raise Refusal({"ErrorInvalidResponseHeaders_": {"cases": cases}})
