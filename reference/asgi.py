@@ -44,7 +44,8 @@ def make_application(service, path="/api", max_body=MAX_BODY):
             await _respond(send, 400, [("Content-Type", "text/plain; charset=utf-8")],
                            b"The body is not as long as its Content-Length says\n")
             return
-        reply = await asyncio.get_running_loop().run_in_executor(None, service.handle, data)
+        client = (scope.get("client") or ("",))[0]
+        reply = await asyncio.get_running_loop().run_in_executor(None, service.handle, data, client)
         await _respond(send, 200, [("Content-Type", reply.media_type)], reply.data)
 
     return application

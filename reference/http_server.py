@@ -17,7 +17,8 @@ After a refusal with a body still coming, the connection is closed gently:
 the rest is read and dropped for a moment, so that the client reads the
 answer. A response goes out in one write with TCP_NODELAY, or each would wait
 ~40 ms for a delayed ACK. `Server(service)` serves any object whose
-`handle(bytes)` returns a Reply; with `tls`, an ssl.SSLContext, it speaks
+`handle(bytes, client)` returns a Reply (`client` is the address it came
+from); with `tls`, an ssl.SSLContext, it speaks
 HTTPS. This is all a server needs; the engine room's guard (engine/guard.py)
 adds what keeps it fair under load and abuse.
 """
@@ -44,7 +45,7 @@ RETRY = [("Retry-After", "1")]
 class Answering(Protocol):
     """What a Server serves: anything that answers request bytes with a Reply (a Service)."""
 
-    def handle(self, data: bytes) -> Any: ...
+    def handle(self, data: bytes, client: str = "") -> Any: ...
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -128,7 +129,7 @@ class Handler(BaseHTTPRequestHandler):
     def answer(self, data, started):
         """Have the service answer the body `data`, and send its reply."""
         try:
-            reply = self.server.service.handle(data)
+            reply = self.server.service.handle(data, self.client_address[0])
         except TimeoutError:  # the engine room's service found no turn for it in time
             return self.refuse(503, "The server is busy; try again soon", RETRY, body_read=True)
         except Exception:  # a bug of the service itself, not of a handler: those are answered

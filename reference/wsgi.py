@@ -29,7 +29,7 @@ def make_application(service, path="/api", max_body=MAX_BODY):
                             ("Content-Length", str(len(body)))])
             return [body]
         data = environ["wsgi.input"].read(int(length))
-        reply = service.handle(data)
+        reply = service.handle(data, environ.get("REMOTE_ADDR", ""))
         start_response("200 OK", [("Content-Type", reply.media_type), ("Content-Length", str(len(reply.data)))])
         return [reply.data]
 

@@ -178,7 +178,7 @@ class Mutated:
         self.service, self.answer, self.request = service, answer, request
         self.schema = service.schema
 
-    def handle(self, data):
+    def handle(self, data, client=""):
         try:
             request = json.loads(data)
         except ValueError:

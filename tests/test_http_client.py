@@ -31,7 +31,7 @@ class Recording:
     def __init__(self, service):
         self.service, self.wire = service, []
 
-    def handle(self, data):
+    def handle(self, data, client=""):
         reply = self.service.handle(data)
         self.wire.append((data, reply.data))
         return reply
@@ -218,7 +218,7 @@ def test_transport_failures_are_typed_and_explained():
 def test_an_answer_that_is_not_a_message_is_reported(monkeypatch):
     """200 with garbage is not a message."""
     class Garbage:
-        def handle(self, data):
+        def handle(self, data, client=""):
             from reference.protocol.service import Reply
             return Reply(b"<html>oops</html>", "text/html", "", "")
     with serving(Garbage()) as server:
@@ -232,7 +232,7 @@ class Answering:
     def __init__(self, data):
         self.data = data
 
-    def handle(self, data):
+    def handle(self, data, client=""):
         from reference.protocol.service import Reply
         return Reply(self.data, "application/json", "", "")
 

@@ -321,7 +321,7 @@ class Held:
     def __init__(self):
         self.go, self.service = threading.Event(), calculator.service()
 
-    def handle(self, data):
+    def handle(self, data, client=""):
         if len(data) > guard.LARGE:
             self.go.wait(10)
         return self.service.handle(data)
@@ -379,7 +379,7 @@ def test_a_costly_request_that_waits_too_long_for_its_turn_gets_503(monkeypatch)
 class Broken:
     """A service with a bug: it raises instead of answering."""
 
-    def handle(self, data):
+    def handle(self, data, client=""):
         raise RuntimeError("a bug")
 
 

@@ -30,7 +30,7 @@ def test_calculator_schema_lists_public_and_internal_entries_in_order():
         "fn.getVariables", "fn.import", "fn.login", "fn.logout", "fn.saveVariable",
         "fn.saveVariables", "headers.Auth_", "struct.Evaluation", "struct.Variable", "union.Auth_",
         "union.Expression"]
-    assert len(schema.api(include_internal=True)) == 35
+    assert len(schema.api(include_internal=True)) == 36
 
 
 def test_entries_are_returned_verbatim_with_comments_and_annotations():

@@ -40,7 +40,7 @@ def test_a_mock_fetched_from_a_live_server_serves_the_same_public_schema(calcula
         assert connection.call([{}, {"fn.api_": {}}]) == live
         everything = connection.call([{}, {"fn.api_": {"includeInternal!": True}}])[1]["Ok_"]["api"]
         keys = {next(k for k in e if k[0] not in "/-$") for e in everything}
-        assert len(everything) == 49 and {"fn.createStub_", "fn.verify_", "fn.verifyNoMoreInteractions_",
+        assert len(everything) == 50 and {"fn.createStub_", "fn.verify_", "fn.verifyNoMoreInteractions_",
                                           "fn.clearStubs_", "fn.clearCalls_", "fn.setRandomSeed_",
                                           "fn.listStubs_", "fn.listCalls_", "struct.Stubbed_",
                                           "_ext.Stub_", "_ext.Call_", "union.CallCountCriteria_",

@@ -9,8 +9,8 @@ import msgpack
 import pytest
 
 from conftest import handled_with_peak
-from reference import Service, load, protocol, testbed
-from reference.protocol import codec, validate
+from reference import Service, load, mocking, protocol, stubs, testbed
+from reference.protocol import codec, select, validate
 from reference.protocol.service import Refusal
 
 SCHEMA = load([
@@ -185,7 +185,7 @@ def test_api_returns_public_entries_or_everything():
     public = answer([{}, {"fn.api_": {}}])[1]["Ok_"]["api"]
     everything = answer([{}, {"fn.api_": {"includeInternal!": True}}])[1]["Ok_"]["api"]
     assert public == SCHEMA.api() and everything == SCHEMA.api(include_internal=True)
-    assert len(public) == 7 and len(everything) == 21
+    assert len(public) == 7 and len(everything) == 22
     with_examples = answer([{}, {"fn.api_": {"includeExamples!": True}}])[1]["Ok_"]["api"]
     assert all(("example" in e) or ("inputExample" in e) for e in with_examples)
     assert with_examples == answer([{}, {"fn.api_": {"includeExamples!": True}}])[1]["Ok_"]["api"]
@@ -436,3 +436,72 @@ def test_a_refusal_is_checked_like_a_result_and_a_failing_hook_fails_nothing_els
         body = answer([{}, {"fn.echo": {}}], service)[1]
     assert body["ErrorInvalidResponseBody_"]["cases"] == [case(["ErrorMadeUp"], "ObjectKeyDisallowed")]
     assert "the on_error hook raised" in caplog.text
+
+
+# Every answer inside the server's own schema: what fn.api_ shows, with the internal entries.
+
+def outside_its_schema(service, request, reply):
+    """How the answer `reply` to `request` falls outside what the service's own fn.api_ (with internal
+    entries) declares: its result against the function's results (an unknown function's, and a
+    parse failure's, against the stock errors), each response header declared and of its type."""
+    api = json.loads(service.handle(b'[{}, {"fn.api_": {"includeInternal!": true}}]').data)[1]["Ok_"]["api"]
+    own = load(api, extensions=stubs.KINDS if "_ext.Stub_" in json.dumps(api) else None)
+    if reply.data[:1] == b"\x92":
+        headers, body = codec.read_binary(reply.data)
+        body = codec.from_binary(body, service.encoding.names, headers.get("@pac_") is True)
+    else:
+        headers, body = codec.read_json(reply.data)
+    headers.pop("@base64_", None) if reply.data[:1] == b"\x92" else None
+    function = own.functions.get(reply.function) or own.functions["fn.ping_"]
+    selection = request[0].get("@select_") if isinstance(request, list) and type(request[0]) is dict else None
+    problems = [found for found in validate.check_tags(body, function.result, (), function)
+                if not (selection and "RequiredObjectKeyMissing" in found["reason"]
+                        and select.removes(selection, function, found["path"], found["reason"]
+                                           ["RequiredObjectKeyMissing"]["key"]))]
+    for name, value in headers.items():
+        declared = own.response_headers.get(name)
+        problems += [f"{name} is not declared"] if declared is None else list(validate.check(value, declared, (), function))
+    return problems
+
+
+HOSTILE = [b"", b"[", b"\x92\xc1", b"\x92\x80\x80", b"[{}, {}]", b'[{"@id_": "\\ud800"}, {"fn.echo": {}}]',
+           b"[" * 1100 + b"]" * 1100, b'[{"@id_": ' + b"[" * 1021 + b"]" * 1021 + b'}, {"fn.echo": {}}]',
+           json.dumps([{}, {"fn.echo": {"n!": 2**64}}]).encode(), b'[{}, {"fn.echo": {"n!": NaN}}]',
+           msgpack.packb([{"@bin_": [1]}, {0: {}}]), msgpack.packb([{"@bin_": [], "@pac_": True}, {"fn.echo": {}}]),
+           b'[{"@select_": {"struct.Nope": []}}, {"fn.nope": {}}]', b'[{"@select_": 1, "@n": 2}, {"fn.echo": {}}]']
+DEEP = {"Ok_": {"value!": nested(1100)}}  # results and headers no wire can carry: a handler's doing
+ODD_RESULTS = [DEEP, {"Ok_": {"value!": float("nan")}}, {"Ok_": {"value!": decimal.Decimal(1)}},
+               ({"@out": nested(1100)}, {"Ok_": {}}), ({"@x": "\ud800"}, {"Ok_": {}}), {"Ok_": {"value!": "\udc00"}}]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_every_answer_is_one_the_servers_own_schema_declares(seed):
+    """Random requests to random schemas, hostile bytes, and results no wire can carry: each answer
+    is a result and headers the server's own fn.api_ declares (the handler's own headers aside)."""
+    import test_engine
+    schema, rng = test_engine.loaded(seed)
+    handlers = {name: test_engine.steered for name in schema.functions if not name.endswith("_")}
+    for made in (protocol.Service, Service):
+        service = made(schema, handlers)
+        for data in test_engine.requests(schema, rng, service):
+            try:
+                headers = codec.read_json(data)[0]
+            except codec.ParseFailure:
+                headers = {}
+            if "@unsafe_" in headers or "@responseHeaders" in headers:  # (outside on purpose)
+                continue
+            request = [headers]
+            assert not outside_its_schema(service, request, service.handle(data)), data
+
+
+@pytest.mark.parametrize("made", [protocol.Service, Service])
+def test_hostile_requests_and_unwritable_results_are_answered_within_the_schema(made):
+    odd = iter(ODD_RESULTS * 2)
+    service = made(SCHEMA, {"fn.echo": lambda arguments, headers: next(odd), "fn.secret": echo})
+    for data in HOSTILE + [b'[{}, {"fn.echo": {}}]'] * len(ODD_RESULTS):
+        problems = outside_its_schema(service, data, reply := service.handle(data))
+        assert not problems, (data[:80], reply.data[:300], problems)
+    mock = mocking.service(testbed.service().schema)
+    for data in HOSTILE + [b'[{}, {"fn.createStub_": {"stub": {"fn.nope": {}, "->": {"Ok_": {}}}}}]',
+                           b'[{}, {"fn.verify_": {"call": {"fn.echo": {}}}}]']:
+        assert not outside_its_schema(mock, data, mock.handle(data)), data

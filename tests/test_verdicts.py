@@ -112,7 +112,7 @@ class Literal:
     def __init__(self, service):
         self.service, self.schema = service, service.schema
 
-    def handle(self, data):
+    def handle(self, data, client=""):
         reply = self.service.handle(data)
         ANSWERING.error = reply.result != "Ok_"
         if reply.data[:1] == b"\x92":
