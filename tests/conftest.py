@@ -3,6 +3,8 @@
 import contextlib
 import http.client
 import json
+import os
+import shutil
 import socket
 import ssl
 import subprocess
@@ -24,18 +26,32 @@ from reference.protocol.service import Reply
 
 
 
-def started(module, *args, **options):
+def started(module, *args, python=(sys.executable,), stderr=subprocess.PIPE, **options):
     """`python -m reference.MODULE ARGS` on a port the system picks (none another test can take meanwhile):
     the process, the lines it printed up to the one that says where it serves, and that URL."""
-    process = subprocess.Popen([sys.executable, "-m", f"reference.{module}", *args, "--port", "0"],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **options)
+    process = subprocess.Popen([*python, "-m", f"reference.{module}", *args, "--port", "0"],
+                               stdout=subprocess.PIPE, stderr=stderr, text=True, **options)
     printed = []
     while not printed or not printed[-1].startswith("Serving "):
         printed.append(process.stdout.readline())
         if not printed[-1]:
             process.kill()
-            raise AssertionError(f"python -m reference.{module} did not start: {process.communicate()[1]}")
+            raise AssertionError(f"python -m reference.{module} did not start: {process.communicate()[1] or ''}")
     return process, printed, printed[-1].rsplit(" at ", 1)[1].removesuffix(" (Ctrl-C to stop)\n")
+
+
+@pytest.fixture(scope="session")
+def without_the_engine(tmp_path_factory):
+    """How to run Python on a copy of the checkout without reference/engine/: `started()`'s `python`
+    and the options for it. Python starts without site (-S), so that the editable install of this
+    checkout cannot hand it the engine room back; msgpack comes from the path it is installed on."""
+    copy = tmp_path_factory.mktemp("core-alone")
+    root = Path(__file__).parent.parent
+    for package in ("reference", "conformance"):
+        shutil.copytree(root / package, copy / package, ignore=shutil.ignore_patterns("engine", "__pycache__"))
+    assert not (copy / "reference" / "engine").exists()
+    path = f"{copy}{os.pathsep}{Path(msgpack.__file__).parent.parent}"
+    return (sys.executable, "-S"), {"cwd": copy, "env": {**os.environ, "PYTHONPATH": path}}
 
 
 @contextlib.contextmanager

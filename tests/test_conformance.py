@@ -1,11 +1,13 @@
 """The conformance suite: it passes where it should, and fails, with a diff, where it should."""
 
+import contextlib
 import http.client
 import http.server
 import json
 import re
 import shlex
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -14,7 +16,7 @@ import xml.etree.ElementTree as ElementTree
 import msgpack
 import pytest
 
-from conftest import DRIPS, Mutated, dripping, endless, serving
+from conftest import DRIPS, Mutated, dripping, endless, serving, started
 from test_readme import ROOT
 from conformance import cases, lint, match, runner
 from conformance.__main__ import main
@@ -59,23 +61,37 @@ def testbed_mock_url():
         yield server.url
 
 
-@pytest.fixture(scope="module")
-def calculator_plain_url():
-    """The calculator served by the teaching core alone, without the engine room."""
-    with serving(calculator.service(plain=True), plain=True) as server:
-        yield server.url
+@contextlib.contextmanager
+def alone(without_the_engine, module, *args):
+    """`python -m reference.MODULE --plain ARGS`, run from a copy of the checkout without the engine room
+    (its log, which tells of every invalid result the cases ask a handler for, is not kept)."""
+    python, options = without_the_engine
+    process, _, url = started(module, "--plain", *args, python=python, stderr=subprocess.DEVNULL, **options)
+    try:
+        yield url
+    finally:
+        process.terminate()
+        process.communicate(timeout=20)
 
 
 @pytest.fixture(scope="module")
-def testbed_plain_url():
-    with serving(testbed.service(plain=True), plain=True) as server:
-        yield server.url
+def calculator_plain_url(without_the_engine):
+    """The calculator served by the teaching core alone, where the engine room is absent."""
+    with alone(without_the_engine, "server") as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
-def testbed_plain_mock_url():
-    with serving(mocking.service(testbed.service().schema, plain=True), plain=True) as server:
-        yield server.url
+def testbed_plain_url(without_the_engine):
+    with alone(without_the_engine, "server", "--service", "testbed") as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def testbed_plain_mock_url(without_the_engine, testbed_plain_url, tmp_path_factory):
+    cache = tmp_path_factory.mktemp("plain-mock") / "schema.json"
+    with alone(without_the_engine, "mock", "--schema-url", testbed_plain_url, "--cache", str(cache)) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

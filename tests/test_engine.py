@@ -4,6 +4,8 @@ schemas and values, invalid ones included."""
 import importlib
 import json
 import random
+import subprocess
+import sys
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -267,3 +269,16 @@ def test_compiled_trims_trim_as_the_core_does(seed):
             for value in values_of(result, function, rng, 2):
                 if type(value) is dict and "Ok_" in value:
                     assert trims.trim(selection, value, function) == select.apply(selection, value, function)
+
+
+def test_the_core_loads_nothing_of_the_engine_room():
+    """Importing the core, and serving with it alone, loads no module of reference/engine/; asking
+    the package for its Service does."""
+    code = ("import sys, json\nfrom reference import protocol, calculator\n"
+            "service = calculator.service(plain=True)\n"
+            "assert service.handle(json.dumps([{}, {'fn.add': {'x': 1, 'y': 2}}]).encode()).result == 'Ok_'\n"
+            "print(sorted(m for m in sys.modules if m.startswith('reference.engine')))\n"
+            "import reference\nreference.Service\n"
+            "print(sorted(m for m in sys.modules if m.startswith('reference.engine'))[:1])\n")
+    lines = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.splitlines()
+    assert lines == ["[]", "['reference.engine']"]

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import Connection
 from reference import Client
 
 ROOT = Path(__file__).parent.parent
@@ -37,6 +38,13 @@ def test_the_serving_example_answers_then_stops_cleanly_on_a_signal(signal_):
         url = process.stdout.readline().strip()
         with Client(url) as client:
             assert client.call("fn.greet", {"name": "Ada"}) == ({}, {"Ok_": {"greeting": "Hello, Ada!"}})
+        for levels in (500, 1000, 1024):  # as deep as a message may be, at Python's default recursion limit
+            connection = Connection(url)
+            inner = levels - 2
+            status, _, data = connection.post(b'[{"@id_": ' + b"[" * inner + b"]" * inner + b'}, {"fn.greet": '
+                                              b'{"name": "Ada"}}]')
+            connection.http.close()
+            assert status == 200 and data.endswith(b'}, {"Ok_": {"greeting": "Hello, Ada!"}}]'), data[-200:]
         process.send_signal(signal_)
         out, err = process.communicate(timeout=20)
     finally:

@@ -4,6 +4,8 @@ import decimal
 import json
 import logging
 import re
+import subprocess
+import sys
 
 import msgpack
 import pytest
@@ -505,3 +507,57 @@ def test_hostile_requests_and_unwritable_results_are_answered_within_the_schema(
     for data in HOSTILE + [b'[{}, {"fn.createStub_": {"stub": {"fn.nope": {}, "->": {"Ok_": {}}}}}]',
                            b'[{}, {"fn.verify_": {"call": {"fn.echo": {}}}}]']:
         assert not outside_its_schema(mock, data, mock.handle(data)), data
+
+
+DEEP_EVERYWHERE = r'''
+import asyncio, io, json, sys
+assert sys.getrecursionlimit() == 1000  # Python's default: whatever more is needed, the library arranges
+from reference import Service, load, mocking, protocol, wsgi, asgi
+
+def greet(arguments, headers):
+    return {"Ok_": {"greeting": f"Hello, {arguments['name']}!"}}
+
+schema = load([{"fn.greet": {"name": "string"}, "->": [{"Ok_": {"greeting": "string"}}]}])
+
+def deep(levels):  # a message `levels` deep: the array, the headers, then @id_'s arrays
+    inner = levels - 2
+    return b'[{"@id_": ' + b"[" * inner + b"]" * inner + b'}, {"fn.greet": {"name": "Ada"}}]'
+
+def by_wsgi(application, data):
+    answer = []
+    environ = {"REQUEST_METHOD": "POST", "PATH_INFO": "/api", "CONTENT_LENGTH": str(len(data)),
+               "wsgi.input": io.BytesIO(data), "REMOTE_ADDR": "127.0.0.1"}
+    return b"".join(application(environ, lambda status, headers: answer.append(status)))
+
+def by_asgi(application, data):
+    sent, received = [], [{"type": "http.request", "body": data, "more_body": False}]
+    async def receive():
+        return received.pop(0)
+    async def send(message):
+        sent.append(message)
+    scope = {"type": "http", "method": "POST", "path": "/api", "client": ("127.0.0.1", 1),
+             "headers": [(b"content-length", str(len(data)).encode())]}
+    asyncio.run(application(scope, receive, send))
+    return b"".join(m.get("body", b"") for m in sent)
+
+ways = {"the core": protocol.Service(schema, {"fn.greet": greet}).handle,
+        "the engine room": Service(schema, {"fn.greet": greet}).handle,
+        "WSGI": lambda data: by_wsgi(wsgi.make_application(Service(schema, {"fn.greet": greet})), data),
+        "ASGI": lambda data: by_asgi(asgi.make_application(Service(schema, {"fn.greet": greet})), data),
+        "the mock": mocking.service(schema).handle}
+for way, answer in ways.items():
+    for levels in (500, 1000, 1024, 1025):
+        data = answer(deep(levels))
+        data = getattr(data, "data", data)
+        fine = b'"Ok_"' in data and data.count(b"[") >= levels - 2
+        refused = b'"NestingTooDeep": {"limit": 1024}' in data
+        assert (fine, refused) == ((True, False) if levels <= 1024 else (False, True)), (way, levels, data[-200:])
+print("ok")
+'''
+
+
+def test_every_way_of_serving_answers_a_message_as_deep_as_one_may_be_at_python_s_default_limit():
+    """In a fresh process at Python's default recursion limit: the core, the engine room, WSGI,
+    ASGI and the mock answer messages 500, 1,000 and 1,024 levels deep, and refuse 1,025."""
+    run = subprocess.run([sys.executable, "-c", DEEP_EVERYWHERE], capture_output=True, text=True, timeout=120)
+    assert run.stdout == "ok\n", run.stderr[-2000:]
