@@ -5,7 +5,7 @@ How this works
 Each function of the schema (conformance/calculator.json, which the suite
 ships for every implementation) has a handler here, `handler(arguments,
 headers)` returning a result. Two hooks serve them all: `identify` (before)
-turns `@auth_` into the namespace a call uses, and `guard` (wrap) holds the
+turns `@auth_` into the namespace a call uses, and `locked` (wrap) holds the
 lock around each call and answers a limit met with its error.
 
 A call without `@auth_` uses the shared namespace; `Ephemeral {username}`
@@ -29,7 +29,8 @@ import msgpack
 
 from . import protocol
 from .namespaces import SHARED, UNAVAILABLE, Full, Memory, evaluations
-from .protocol import Refusal, load
+from .protocol import Refusal
+from .sources import load
 from .protocol.codec import deeper
 from .protocol.limits import MAX_DEPTH
 from .protocol.service import UNAUTHENTICATED
@@ -58,9 +59,9 @@ def service(plain=False, unavailable_rate=0.0, **limits):
     schema = load(entries())
     calculator = Calculator(schema, Memory(**limits), unavailable_rate)
     if plain:
-        return protocol.Service(schema, calculator.handlers(), before=calculator.identify, wrap=calculator.guard)
+        return protocol.Service(schema, calculator.handlers(), before=calculator.identify, wrap=calculator.locked)
     from .engine import Service
-    return Service(schema, calculator.handlers(), before=calculator.identify, wrap=calculator.guard)
+    return Service(schema, calculator.handlers(), before=calculator.identify, wrap=calculator.locked)
 
 
 def wsgi():
@@ -105,7 +106,7 @@ class Calculator:
                 raise Refusal(UNAUTHENTICATED)
         return {**headers, "namespace": name}
 
-    def guard(self, function, handler, arguments, headers):
+    def locked(self, function, handler, arguments, headers):
         """The `wrap` hook: call the handler holding the lock; answer a limit met with its error."""
         if self.unavailable_rate and random.random() < self.unavailable_rate:
             return UNAVAILABLE

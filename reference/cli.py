@@ -20,8 +20,6 @@ from pathlib import Path
 from . import __version__, calculator, drivers, namespaces, sources, testbed
 from . import http_server
 from .http_server import MAX_BODY, MAX_CONNECTIONS, TIMEOUT
-from .protocol.documents import SchemaError
-from .protocol.loader import Schema
 
 
 class Parser(argparse.ArgumentParser):
@@ -212,12 +210,7 @@ def schema(argv=None):
     if options.verbose and not options.json:
         for document in documents:
             print(f"{document.name}: {len(document.entries)} entr{'ies' if len(document.entries) != 1 else 'y'}")
-    try:
-        Schema(documents, problems=problems)
-    except SchemaError as error:
-        problems = sources.locate(error.problems, error.documents)
-    else:
-        problems = []
+    _, problems = sources.check(documents, problems)
     if options.json:
         print(json.dumps([sources.as_data(problem) for problem in problems], indent=1))
     else:

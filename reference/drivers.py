@@ -17,8 +17,7 @@ import json
 from . import sources
 from .http_client import Client, TransportError
 from .protocol import blobs
-from .protocol.documents import SchemaError, parse
-from .protocol.loader import Schema
+from .protocol.documents import parse
 
 MODES = {  # a mode of the driver protocol -> the Client options it means
     "json": {}, "binary": {"binary": True}, "binary-requests": {"binary": True, "binary_requests": True},
@@ -81,12 +80,8 @@ def drive_schema(instructions, out):
         for name, text in pairs:
             found, trouble = parse(name, text)
             documents, problems = documents + found, problems + trouble
-        try:
-            Schema(documents, problems=problems)
-            reply = {"accepted": True}
-        except SchemaError as error:
-            located = sources.locate(error.problems, error.documents)
-            reply = {"accepted": False, "problems": [sources.as_data(problem) for problem in located]}
+        _, problems = sources.check(documents, problems)
+        reply = {"accepted": not problems, **({"problems": [sources.as_data(p) for p in problems]} if problems else {})}
         out.write(json.dumps({"id": id_, **reply}) + "\n")
         out.flush()
 

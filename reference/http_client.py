@@ -157,8 +157,8 @@ class Client:
         for attempt in range(2):
             reused = self.connection is not None
             if not reused:
-                self.connection = (Secure(self.host, self.port, context=self.tls) if self.tls
-                                   else Plain(self.host, self.port))
+                self.connection = (SecureConnection(self.host, self.port, context=self.tls) if self.tls
+                                   else Connection(self.host, self.port))
             self.connection.deadline = deadline
             try:
                 self.connection.request("POST", self.path, data, {"Content-Type": media_type})
@@ -295,11 +295,11 @@ class Deadlined:
         self.sock = Deadline(self.sock, self)
 
 
-class Plain(Deadlined, http.client.HTTPConnection):
+class Connection(Deadlined, http.client.HTTPConnection):
     pass
 
 
-class Secure(Deadlined, http.client.HTTPSConnection):
+class SecureConnection(Deadlined, http.client.HTTPSConnection):
     pass
 
 

@@ -2,7 +2,7 @@
 
 How this works
 --------------
-`ThreadingHTTPServer` gives every connection a thread. `Handler.do_POST`
+`ThreadingHTTPServer` gives every connection a thread. `RequestHandler.do_POST`
 reads exactly Content-Length bytes, hands them to the service's `handle()`,
 and writes the reply with status 200 whatever the result: errors travel
 inside the envelope. HTTP statuses only describe HTTP problems (`refusal()`):
@@ -48,7 +48,7 @@ class Answering(Protocol):
     def handle(self, data: bytes, client: str = "") -> Any: ...
 
 
-class Handler(BaseHTTPRequestHandler):
+class RequestHandler(BaseHTTPRequestHandler):
     """Answers one connection's requests."""
 
     protocol_version = "HTTP/1.1"
@@ -213,7 +213,7 @@ class Server(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False
     request_queue_size = 128  # connections the kernel may hold before accept (socketserver says 5)
-    handler = Handler
+    handler = RequestHandler
     grace = 0  # seconds that requests in flight get to finish when the server stops
 
     def __init__(self, service: Answering, host: str = "127.0.0.1", port: int = 8000, path: str = "/api",

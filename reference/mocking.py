@@ -21,7 +21,7 @@ every element of the stub's array matches some element of the call's.
 `strictMatch!` asks for equal arguments (`equal`: JSON equality, where `true`
 is not `1`). `fn.verify_` counts the recorded calls that match in the same
 way and marks them verified, which is what `fn.verifyNoMoreInteractions_`
-looks at. `Plain` matches by those definitions; the engine room's `Matching`
+looks at. `ByDefinition` matches by those definitions; the engine room's `Matching`
 finds the same in time linear in the bytes compared (engine/matching.py).
 
 Values come from the seeded generator of `generate.py`: a mock answers the
@@ -79,7 +79,7 @@ class Mock:
     def __init__(self, schema, seed=0, optional="random", length=(0, 3), generation=True,
                  max_stubs=1000, max_calls=10_000, max_state=64 * 1024 * 1024, matching=None):
         self.schema, self.generation = schema, generation
-        self.matching = matching or Plain
+        self.matching = matching or ByDefinition
         self.random, self.optional, self.length = Random(seed), optional, length
         self.max_stubs, self.max_calls, self.max_state = max_stubs, max_calls, max_state
         self.lock = threading.Lock()
@@ -240,12 +240,12 @@ def service(source, plain=False, **options):
     definitions (the engine room is then not even imported)."""
     mocked = schema(source)
     if plain:
-        return Service(mocked, Mock(mocked, matching=Plain, **options).handlers())
+        return Service(mocked, Mock(mocked, matching=ByDefinition, **options).handlers())
     from . import engine
     return engine.Service(mocked, Mock(mocked, matching=engine.Matching, **options).handlers())
 
 
-class Plain:
+class ByDefinition:
     """Matching by the definitions (stubs.py), one call or verification at a time."""
 
     def __init__(self, size):

@@ -1,11 +1,12 @@
 """Schema sources: files and directories read, and each problem located at its line and column.
 
-The core (protocol/) loads schemas from entries or JSON text, and says where a
-problem is as a document, an entry and a path of keys inside it. Here, for
-people and their tools, schemas are read from files, and `located()` finds
-each problem's path in the text it was read from, walking the JSON with the
-json module's own decoder, which skips a whole value at C speed: at the key
-for a problem with a name, at the value for a problem with a type.
+The core (protocol/) makes a Schema of documents, and says where a problem is
+as a document, an entry and a path of keys inside it. Here, for people and
+their tools, schemas are loaded from files, text or entries (`load`), and
+`check()` locates each problem in the text it was read from (`located()`),
+walking the JSON with the json module's own decoder, which skips a whole
+value at C speed: at the key for a problem with a name, at the value for a
+problem with a type.
 """
 
 import json
@@ -13,8 +14,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from . import protocol
-from .protocol.documents import Problem, SchemaError, Where, parse
+from .protocol.documents import Document, Problem, SchemaError, Where, parse
 from .protocol.loader import Schema
 
 SKIP = re.compile(r"[ \t\n\r]*").match  # JSON's whitespace
@@ -23,14 +23,30 @@ DECODER = json.JSONDecoder()
 
 def load(source: "str | Path | list | Schema", internal: Iterable = (), extensions: dict | None = None) -> Schema:
     """Load a schema from a JSON file, a directory of them, JSON text, a list of entries, or a
-    Schema's documents, as the core's `load()` does, each problem located in its text."""
+    Schema's documents (`internal` and `extensions` as the core's Schema takes them); SchemaError
+    lists every problem, each located in its text."""
+    problems: list = []
+    if isinstance(source, Schema):
+        documents = source.documents
+    elif not isinstance(source, (str, Path)):  # entries (or what is meant to be, which is checked)
+        documents = [Document("<schema>", source)]
+    elif isinstance(source, str) and source.lstrip().startswith("["):
+        documents, problems = parse("<schema>", source)
+    else:
+        documents, problems = read(Path(source))
+    schema, problems = check(documents, problems, internal, extensions)
+    if schema is None:
+        raise SchemaError(problems, documents)
+    return schema
+
+
+def check(documents, problems=(), internal=(), extensions=None):
+    """The Schema that `documents` make and no problems; or None and every problem (those of
+    reading them first), each located in its text, in the order they appear in the documents."""
     try:
-        if isinstance(source, Path) or (isinstance(source, str) and not source.lstrip().startswith("[")):
-            documents, problems = read(Path(source))
-            return Schema(documents, problems, internal, extensions)
-        return protocol.load(source, internal, extensions)
+        return Schema(documents, problems, internal, extensions), []
     except SchemaError as error:
-        raise SchemaError(locate(error.problems, error.documents), error.documents) from None
+        return None, locate(error.problems, error.documents)
 
 
 def read(path):

@@ -9,6 +9,7 @@ with `python -m reference.server --service testbed`.
 from importlib import resources
 
 from . import protocol
+from .sources import load
 
 
 def handle(arguments, headers):
@@ -24,7 +25,7 @@ def handle(arguments, headers):
 def service(plain=False):
     """A Service of the testbed schema, every function answered by `handle`; `plain` serves with the
     core alone (the engine room is then not even imported)."""
-    schema = protocol.load(resources.files("conformance").joinpath("testbed.json").read_text(encoding="utf-8"))
+    schema = load(resources.files("conformance").joinpath("testbed.json").read_text(encoding="utf-8"))
     handlers = {name: handle for name in schema.functions if not name.endswith("_")}
     if plain:
         return protocol.Service(schema, handlers)

@@ -629,9 +629,9 @@ import sys
 from reference import drivers
 from reference.protocol import documents, loader
 checked = loader.Schema.__init__
-def one_document_at_a_time(self, documents_, internal=(), problems=()):
+def one_document_at_a_time(self, documents_, problems=(), internal=(), extensions=None):
     for document in documents_:  # each document on its own: a name two of them define goes unnoticed
-        checked(self, [document], internal, problems)
+        checked(self, [document], problems, internal, extensions)
 loader.Schema.__init__ = one_document_at_a_time
 drivers.drive_schema(sys.stdin, sys.stdout)
 """

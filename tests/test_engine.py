@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reference import calculator, engine, mocking, protocol, stubs, testbed
+from reference import SchemaError, calculator, engine, load, mocking, protocol, stubs, testbed
 from reference.engine.checks import Compiler
 from reference.engine.trims import Trims
 from reference.engine.scans import deeper, may_hold_surrogates
@@ -57,8 +57,8 @@ def loaded(seed):
     rng = random.Random(seed)
     while True:
         try:
-            return protocol.load(random_schema(rng)), rng
-        except protocol.SchemaError:
+            return load(random_schema(rng)), rng
+        except SchemaError:
             continue
 
 

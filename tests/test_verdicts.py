@@ -22,7 +22,7 @@ from conformance.__main__ import main
 from conftest import Mutated, serving
 from reference import calculator, http_server, mocking, stubs, testbed
 from reference.protocol import blobs, codec, generate, select, service, validate
-from reference.engine.guard import Handler
+from reference.engine.guard import RequestHandler
 from reference.protocol.service import Reply
 
 TESTBED = Path(__file__).parent.parent / "conformance" / "testbed.json"
@@ -151,8 +151,8 @@ def literally(monkeypatch):
     monkeypatch.setattr(service.Service, "header_cases", lambda self, headers, declared, function: checking(
         self, {k: v for k, v in headers.items() if k == "@select_"}, declared, function))
     monkeypatch.setattr(codec, "encoding", reversed_encoding)
-    send = Handler.send_response
-    monkeypatch.setattr(Handler, "send_response", lambda self, code, message=None: send(
+    send = RequestHandler.send_response
+    monkeypatch.setattr(RequestHandler, "send_response", lambda self, code, message=None: send(
         self, 400 if code == 200 and getattr(ANSWERING, "error", False) else code, message))
 
 

@@ -7,7 +7,7 @@ type of a schema, once, into a predicate that only says yes or no: yes means
 the core's walk would find no case; no means "walk it", and the walk says what
 is wrong. One loop, `_fields`, checks an object's fields and goes into the fields of a
 struct or union value it holds itself: a call for each object, and none of
-the generators of the walk. Each entry of `SCALARS` and `COMPILERS` mirrors
+the generators of the walk. Each entry of `PREDICATES` and `COMPILERS` mirrors
 that of `validate.CHECKS` for its kind; an `_ext.` type is always walked. tests/test_engine.py holds the
 answers to the walk's.
 """
@@ -28,7 +28,7 @@ def _number(value):
     return (MIN_INT64 <= value <= MAX_INT64) if kind is int else kind is float and math.isfinite(value)
 
 
-SCALARS = {  # the predicates of the kinds that hold no values
+PREDICATES = {  # of the kinds that hold no values, and of an _ext. type
     "boolean": lambda value: type(value) is bool,
     "integer": _integer,
     "number": _number,
@@ -37,8 +37,8 @@ SCALARS = {  # the predicates of the kinds that hold no values
     "any": lambda value: value is not None,
     "ext": lambda value: False,  # walked: its rules are its own
 }
-PLAIN = {"boolean": bool, "integer": int, "number": int, "string": str}  # a value of this type is valid
-# as it is, but for an integer's range: `_fields` checks such a field itself, without a call
+TYPE_ONLY = {"boolean": bool, "integer": int, "number": int, "string": str}  # a value of this type is
+# valid as it is, but for an integer's range: `_fields` checks such a field itself, without a call
 
 
 class Compiler:
@@ -68,14 +68,14 @@ class Compiler:
 
     def checks(self, struct):
         """For each field of `struct`: whether it is required, whether it may be null, the type
-        whose values it takes as they are (PLAIN), and its predicate, or (for a struct or union value,
+        whose values it takes as they are (TYPE_ONLY), and its predicate, or (for a struct or union value,
         which `_fields` goes into itself) the checks of its fields or tags; beside them, how many are
         required."""
         if id(struct) not in self.done:
             self.done[id(struct)] = checks = (len(struct.required), {})  # before its fields, which may lead back
             for name, type_ in struct.fields.items():
                 inner = type_.kind in ("struct", "union", "fn")
-                checks[1][name] = (not name.endswith("!"), type_.nullable, PLAIN.get(type_.kind),
+                checks[1][name] = (not name.endswith("!"), type_.nullable, TYPE_ONLY.get(type_.kind),
                                 None if inner else COMPILERS[type_.kind](self, type_),
                                 self.checks(type_.of) if type_.kind == "struct" else None,
                                 self.tags_checks(type_.of) if type_.kind in ("union", "fn") else None)
@@ -95,13 +95,13 @@ def _fields(checks, value):
     required, checks = checks
     try:
         for name, field in value.items():
-            is_required, nullable, plain, valid, fields, tags = checks[name]  # (KeyError: no field of it)
+            is_required, nullable, exact, valid, fields, tags = checks[name]  # (KeyError: no field of it)
             required -= is_required
             if field is None:
                 if not nullable:
                     return False
-            elif type(field) is plain:
-                if plain is int and not MIN_INT64 <= field <= MAX_INT64:
+            elif type(field) is exact:
+                if exact is int and not MIN_INT64 <= field <= MAX_INT64:
                     return False
             elif tags is not None:  # a union's value: one tag, holding its fields (gone into here, a call saved)
                 if type(field) is not dict:
@@ -151,7 +151,7 @@ def _map(compiler, type_):
 
 
 COMPILERS = {  # how each kind compiles to a predicate
-    **dict.fromkeys(SCALARS, lambda compiler, type_: SCALARS[type_.kind]),
+    **dict.fromkeys(PREDICATES, lambda compiler, type_: PREDICATES[type_.kind]),
     "array": _array,
     "map": _map,
     "struct": lambda compiler, type_: compiler.fields(type_.of),

@@ -2,7 +2,7 @@
 
 How this works
 --------------
-`Server` is the plain transport's (http_server.py) with a `Visit` on record for
+`Server` is the bundled transport's (http_server.py) with a `Visit` on record for
 each connection: what it is doing ("idle", "receiving" a request, at "work",
 "sending" an answer), since when, from which address, and how many bytes of
 its request have come.
@@ -40,11 +40,11 @@ import time
 
 from .. import http_server
 from . import heads
+from .turns import LARGE
 
 log = logging.getLogger("reference")
 
 MAX_HEADERS = 64 * 1024  # bytes of header lines in one request
-LARGE = 16 * 1024  # bytes from which a request is large
 QUEUE = 8  # large requests held at once
 MIN_RATE = 16 * 1024  # bytes per second below which a sender loses its place to a newcomer
 GRACE = 10  # seconds that requests in flight get to finish when the server stops
@@ -74,8 +74,8 @@ class Visit:
         return self.state == "receiving" and elapsed > 0.2 and self.received < MIN_RATE * elapsed
 
 
-class Handler(http_server.Handler):
-    """The plain handler, telling its Visit what it does."""
+class RequestHandler(http_server.RequestHandler):
+    """The bundled transport's RequestHandler, telling its Visit what it does."""
 
     def log_message(self, format, *args):
         if not self.visit.cut:  # (what it read before the server hung up on it is not the client's error)
@@ -186,9 +186,9 @@ class HeaderBlock:
 
 
 class Server(http_server.Server):
-    """The plain Server, admitting connections and large requests as the module's story tells."""
+    """The bundled Server, admitting connections and large requests as the module's story tells."""
 
-    handler = Handler
+    handler = RequestHandler
     grace = GRACE
 
     def __init__(self, service: http_server.Answering, host: str = "127.0.0.1", port: int = 8000, path: str = "/api",
@@ -198,7 +198,7 @@ class Server(http_server.Server):
         self.slots = threading.BoundedSemaphore(max_connections)
         self.places = threading.BoundedSemaphore(QUEUE)
         self.visits: dict = {}  # connection -> Visit
-        self.date = (0, "")  # the Date header's second and text (Handler.date_time_string)
+        self.date = (0, "")  # the Date header's second and text (RequestHandler.date_time_string)
         self.lock = threading.Lock()
 
     def process_request(self, request, client_address):

@@ -5,8 +5,8 @@ or array in a stub's array, whether some element of the call's array holds it:
 a search whose cost can grow with the product of the two arrays, and more
 with nesting. `Matching` finds the same answer faster. Elements equal to one
 of the call's are found by their canonical form in a set; the others are
-looked for only among the call's elements that hold the same plain value at
-the same place (an index of `leaves`). What remains is a search, which each
+looked for only among the call's elements that hold the same leaf (a value
+that is no object or array) at the same place (an index of `leaves`). What remains is a search, which each
 match may spend STEPS steps per byte on: a stub that would take longer is
 taken as not matching, and the log says so. tests/test_engine.py holds its
 answers to the definition's.
@@ -74,7 +74,7 @@ class Matching:
         return True
 
     def index(self, elements):
-        """An array's plain values, and its objects and arrays by canonical form and by leaf, worked out once."""
+        """An array's leaves, and its objects and arrays by canonical form and by leaf, worked out once."""
         if id(elements) not in self.indexes:
             self.spend(len(elements))
             members, canonicals, index = set(), set(), {None: []}
@@ -108,7 +108,8 @@ class Matching:
 
 
 def leaves(value, depth):
-    """The plain values inside a value, to `depth` levels down, each with its keys: what a partial match holds too."""
+    """The leaves inside a value (no object or array), to `depth` levels down, each with its keys: what a
+    partial match holds too."""
     items = value.items() if type(value) is dict else (("[]", element) for element in value)
     for key, element in items:
         if type(element) not in (dict, list):
@@ -122,5 +123,5 @@ class Exhausted(Exception):
 
 
 def _member(value):
-    """A plain value as a set member that follows `equal`: true is not 1, but 1 is 1.0."""
+    """A leaf as a set member that follows `equal`: true is not 1, but 1 is 1.0."""
     return type(value) is bool, value

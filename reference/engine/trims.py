@@ -12,7 +12,7 @@ makes to the core's `apply()`.
 
 from ..protocol.types import innermost, reachable
 
-KEPT = 256  # compiled selections kept
+MAX_TRIMS = 256  # compiled selections kept
 
 
 class Trims:
@@ -25,7 +25,7 @@ class Trims:
         """`result` (an Ok_ result) trimmed as the core's `select.apply()` would trim it."""
         key = (function.name, repr(selection))
         if key not in self.made:
-            if len(self.made) >= KEPT:
+            if len(self.made) >= MAX_TRIMS:
                 self.made.clear()
             self.made[key] = compile_trim(selection, function)
         trim = self.made[key]

@@ -22,7 +22,7 @@ from contextlib import contextmanager
 LARGE = 16 * 1024  # bytes in or out from which a request is costly
 COSTLY = 0.02  # seconds of work from which a request is costly
 WAIT = 10  # seconds a costly request may wait for its turn
-KEPT = 10_000  # costly calls remembered; beyond, the oldest are forgotten
+MAX_COSTLY = 10_000  # costly calls remembered; beyond, the oldest are forgotten
 
 
 class Turns:
@@ -61,7 +61,7 @@ class Turns:
             if cost >= 1:
                 self.costly.pop(call, None)  # (so that the oldest costly answer comes first)
                 self.costly[call] = cost
-                if len(self.costly) > KEPT:
+                if len(self.costly) > MAX_COSTLY:
                     del self.costly[next(iter(self.costly))]
             elif self.costly.get(call, 0) >= 2:
                 self.costly[call] /= 2

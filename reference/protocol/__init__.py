@@ -6,7 +6,7 @@ and `python -m reference.server --plain` serves with the core alone.
 """
 
 from .documents import SchemaError
-from .loader import Schema, load
+from .loader import Schema
 from .service import Refusal, Reply, Service
 
-__all__ = ["Refusal", "Reply", "Schema", "SchemaError", "Service", "load"]
+__all__ = ["Refusal", "Reply", "Schema", "SchemaError", "Service"]

@@ -16,10 +16,9 @@ all the same (`as_text`), unmarked.
 import base64
 import binascii
 
-from .types import Type
+from .types import SCALARS, Type
 
 ANY = Type("any")
-SCALARS = ("boolean", "integer", "number", "string", "bytes", "any")
 
 
 def from_base64(text):

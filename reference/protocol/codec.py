@@ -32,7 +32,7 @@ from .types import Union, reachable
 from .validate import case, type_unexpected
 
 PACKED, UNDEFINED = msgpack.ExtType(17, b""), msgpack.ExtType(18, b"")
-KEPT = {str, int, bool, bytes, type(None)}  # values MessagePack gives that need no second look
+AS_READ = {str, int, bool, bytes, type(None)}  # values MessagePack gives that need no second look
 
 
 class ParseFailure(Exception):
@@ -158,14 +158,14 @@ def from_binary(value, names, unpack):
         if not all(type(key) is str for key in value):
             value = {_name(key, names): element for key, element in value.items()}
         for key, element in value.items():
-            if type(element) not in KEPT:
+            if type(element) not in AS_READ:
                 value[key] = from_binary(element, names, unpack)
         return value
     if kind is list:
         if unpack and value and value[0] == PACKED:
             value = unpack_rows(value)
         for index, element in enumerate(value):
-            if type(element) not in KEPT:
+            if type(element) not in AS_READ:
                 value[index] = from_binary(element, names, unpack)
         return value
     if kind is float and math.isfinite(value):

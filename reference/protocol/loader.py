@@ -20,16 +20,14 @@ wrong, `SchemaError` lists every problem in document order.
 import functools
 import json
 import re
-from collections.abc import Iterable
 from pathlib import Path
 
-from .documents import Document, Problem, SchemaError, Where, parse
+from .documents import Document, Problem, SchemaError, Where
 from .limits import MAX_SCHEMA_DEPTH
 from .select import Selection
-from .types import Function, Struct, Type, Union, sizes
+from .types import SCALARS, Function, Struct, Type, Union, sizes
 
 STOCK = Path(__file__).parent / "schemas"
-SCALARS = ("boolean", "integer", "number", "string", "bytes", "any")
 PREFIXES = ("info.", "struct.", "union.", "fn.", "headers.", "errors.", "_ext.")
 NAMES = {  # what each kind of name looks like, and the rule in words
     "definition name": (re.compile(r"[A-Za-z_]\w*"), "after its prefix, a name starts with a letter or _, then "
@@ -54,18 +52,11 @@ def stock(name):
     return json.loads((STOCK / f"{name}.json").read_text(encoding="utf-8"))
 
 
-def load(source: "str | list | Schema", internal: Iterable = (), extensions: dict | None = None) -> "Schema":
-    """Load a schema from JSON text, a list of entries, or a Schema's documents (files are read by
-    sources.py). `internal` adds documents whose entries `fn.api_` shows only on request, and
-    `extensions` the `_ext.` kinds they use, by name: a mock adds its own this way."""
-    if isinstance(source, Schema):
-        return Schema(source.documents, (), internal, extensions)
-    documents, problems = parse("<schema>", source) if isinstance(source, str) else ([Document("<schema>", source)], [])
-    return Schema(documents, problems, internal, extensions)
-
-
 class Schema:
-    """A checked schema: its functions, headers, and the entries `fn.api_` returns."""
+    """A checked schema: its functions, headers, and the entries `fn.api_` returns. `documents` are
+    the service's own (problems found reading them come in `problems`); `internal` adds documents
+    whose entries `fn.api_` shows only on request, and `extensions` the `_ext.` kinds they use, by
+    name: a mock adds its own this way."""
 
     def __init__(self, documents, problems=(), internal=(), extensions=None):
         self.documents = documents  # the service's own, from which a mock can be made

@@ -15,7 +15,8 @@ values each one's smallest value holds (None if it has no finite value).
 import heapq
 from typing import Any, NamedTuple
 
-KINDS = ("boolean", "integer", "number", "string", "bytes", "any",  # scalars
+SCALARS = ("boolean", "integer", "number", "string", "bytes", "any")  # the kinds that hold no values
+KINDS = (*SCALARS,
          "array", "map",  # collections: ["T"] and {"string": "T"}
          "struct", "union", "fn",  # definitions; "fn" is a call as data, {"fn.name": arguments}
          "ext")  # an _ext. type
