@@ -48,10 +48,10 @@ def main(argv=None):
                         "each holds a stub, {\"fn.name\": arguments, \"->\": result}, what fn.createStub_ takes "
                         "(with strictMatch! and count!), or an array of those")
     add_server_options(parser, port=8080)
-    parser.add_argument("--seed", type=int, default=0, help="seed of the generated values (default 0)")
-    parser.add_argument("--collection-length", type=int, nargs=2, default=(0, 3), metavar=("MIN", "MAX"),
-                        help="generated arrays and maps have at least MIN and fewer than MAX elements, "
-                             "or exactly MIN if MAX is MIN (default 0 3: 0, 1 or 2)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the generated values (default %(default)s)")
+    parser.add_argument("--collection-length", type=int, nargs=2, default=mocking.LENGTH, metavar=("MIN", "MAX"),
+                        help="generated arrays and maps have at least MIN and fewer than MAX elements, or "
+                             "exactly MIN if MAX is MIN (default %s %s)" % mocking.LENGTH)
     optional = parser.add_mutually_exclusive_group()
     optional.add_argument("--no-optional-fields", dest="optional", action="store_const", const="none",
                           default="random", help="never generate optional fields")
@@ -59,11 +59,11 @@ def main(argv=None):
                           help="always generate optional fields (default: a coin decides each)")
     parser.add_argument("--no-generation", action="store_true",
                         help="answer unstubbed calls with ErrorNoMatchingStub_ instead of generated values")
-    parser.add_argument("--max-stubs", type=positive, default=1000, metavar="N",
+    parser.add_argument("--max-stubs", type=positive, default=mocking.MAX_STUBS, metavar="N",
                         help="stubs kept; the oldest is dropped (default %(default)s)")
-    parser.add_argument("--max-calls", type=positive, default=10_000, metavar="N",
+    parser.add_argument("--max-calls", type=positive, default=mocking.MAX_CALLS, metavar="N",
                         help="calls recorded; the oldest is forgotten (default %(default)s)")
-    parser.add_argument("--max-state", type=positive, default=64 * 1024 * 1024, metavar="BYTES",
+    parser.add_argument("--max-state", type=positive, default=mocking.MAX_STATE, metavar="BYTES",
                         help="bytes of state kept in all: stubs and recorded calls, half each; beyond, the "
                              "oldest give way (default %(default)s)")
     options = parser.parse_args(argv)

@@ -50,6 +50,8 @@ log = logging.getLogger("reference")
 
 NO_MATCHING_STUB: dict = {"ErrorNoMatchingStub_": {}}
 MAX_LISTED = 1024 * 1024  # bytes of recorded calls (as MessagePack) that one answer lists
+MAX_STUBS, MAX_CALLS, MAX_STATE = 1000, 10_000, 64 * 1024 * 1024  # kept by default: stubs, calls, and their bytes
+LENGTH = (0, 3)  # generated arrays and maps have at least the first and fewer than the second elements
 ENTRIES = Path(__file__).parent / "schemas" / "mock.json"  # the mock's own functions and types
 
 
@@ -76,8 +78,8 @@ class Call:
 class Mock:
     """The stubs, recorded calls and random values of one mock server."""
 
-    def __init__(self, schema, seed=0, optional="random", length=(0, 3), generation=True,
-                 max_stubs=1000, max_calls=10_000, max_state=64 * 1024 * 1024, matching=None):
+    def __init__(self, schema, seed=0, optional="random", length=LENGTH, generation=True,
+                 max_stubs=MAX_STUBS, max_calls=MAX_CALLS, max_state=MAX_STATE, matching=None):
         self.schema, self.generation = schema, generation
         self.matching = matching or ByDefinition
         self.random, self.optional, self.length = Random(seed), optional, length

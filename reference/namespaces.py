@@ -30,7 +30,7 @@ import msgpack
 SHARED = ""  # the namespace of calls without @auth_
 VARIABLE_BYTES, ENTRY_BYTES, NAMESPACE_BYTES, SESSION_BYTES = 200, 80, 700, 300  # beside the text each holds
 UNAVAILABLE: dict = {"ErrorUnavailable": {}}
-LIMITS = {  # name -> (what it bounds, its default, as Memory's own)
+LIMITS = {  # name -> (what it bounds, its default): what Memory keeps at most
     "max_namespaces": ("namespaces kept, besides the shared one", 1000),
     "max_sessions": ("sessions kept", 1000),
     "max_variables": ("variables in a namespace", 1000),
@@ -69,18 +69,21 @@ class Namespace:
 class Memory:
     """Every namespace and session, within the limits of LIMITS (see the module's story)."""
 
-    def __init__(self, max_namespaces=1000, max_sessions=1000, max_variables=1000, tape_length=1000,
-                 namespace_bytes=640 * 1024, max_state=64 * 1024 * 1024, idle=3600):
-        self.max_namespaces, self.max_sessions, self.max_variables = max_namespaces, max_sessions, max_variables
-        self.tape_length, self.namespace_bytes, self.max_state, self.idle = tape_length, namespace_bytes, max_state, idle
-        if self.max_state < self.namespace_bytes + NAMESPACE_BYTES:
-            raise ValueError(f"max_state {self.max_state} cannot hold the shared namespace: it needs "
-                             f"namespace_bytes and {NAMESPACE_BYTES} more, {self.namespace_bytes + NAMESPACE_BYTES}")
+    def __init__(self, **limits):
+        """`limits`, by name, change those of LIMITS from their defaults."""
+        unknown = limits.keys() - LIMITS.keys()
+        if unknown:
+            raise TypeError(f"not limits of the calculator's memory: {', '.join(sorted(unknown))}")
+        self.limits = {name: limits.get(name, default) for name, (_, default) in LIMITS.items()}
+        if self.limits["max_state"] < self.limits["namespace_bytes"] + NAMESPACE_BYTES:
+            raise ValueError(f"max_state {self.limits['max_state']} cannot hold the shared namespace: it needs namespace_"
+                             f"bytes and {NAMESPACE_BYTES} more, {self.limits['namespace_bytes'] + NAMESPACE_BYTES}")
         self.shared = Namespace(SHARED)
         self.namespaces = {SHARED: self.shared}  # username (or SHARED) -> Namespace
         self.sessions = {}  # token -> [username, when last used]
-        self.size = self.shared.overhead + self.namespace_bytes  # kept, the shared namespace's room included
-        self.full = {"ErrorNamespaceFull": {"variables": self.max_variables, "bytes": self.namespace_bytes}}
+        self.size = self.shared.overhead + self.limits["namespace_bytes"]  # kept, the shared namespace's room included
+        self.full = {"ErrorNamespaceFull": {"variables": self.limits["max_variables"],
+                                            "bytes": self.limits["namespace_bytes"]}}
 
     def namespace(self, name, write=False):
         """The namespace `name`, kept (made if need be) for a write; an empty one to read otherwise."""
@@ -98,7 +101,7 @@ class Memory:
     def save(self, namespace, variables):
         """Keep `variables` in the namespace, or raise Full."""
         new = [name for name in variables if name not in namespace.variables]
-        if len(namespace.variables) + len(new) > self.max_variables:
+        if len(namespace.variables) + len(new) > self.limits["max_variables"]:
             raise Full(self.full)
         self._grow(namespace, sum(VARIABLE_BYTES + len(name.encode()) for name in new))
         namespace.variables.update(variables)
@@ -115,19 +118,19 @@ class Memory:
         except Full:
             return False
         namespace.tape.append(entry)
-        while len(namespace.tape) > self.tape_length:
+        while len(namespace.tape) > self.limits["tape_length"]:
             self._drop_oldest(namespace)
         return True
 
     def replace(self, namespace, variables, evaluations):
         """Put `variables` and the newest `evaluations` that fit in place of the namespace's, or raise Full."""
-        entries = [msgpack.packb(evaluation) for evaluation in evaluations[-self.tape_length:]]
+        entries = [msgpack.packb(evaluation) for evaluation in evaluations[-self.limits["tape_length"]:]]
         sizes = [ENTRY_BYTES + len(entry) for entry in entries]
         size = sum(VARIABLE_BYTES + len(name.encode()) for name in variables)
-        if len(variables) > self.max_variables or size > self.namespace_bytes:
+        if len(variables) > self.limits["max_variables"] or size > self.limits["namespace_bytes"]:
             raise Full(self.full)
         size, oldest = size + sum(sizes), 0
-        while size > self.namespace_bytes:  # the oldest evaluations give way, as on any tape
+        while size > self.limits["namespace_bytes"]:  # the oldest evaluations give way, as on any tape
             size, oldest = size - sizes[oldest], oldest + 1
         self._keep(namespace, size - namespace.size)
         namespace.variables, namespace.tape = variables, entries[oldest:]
@@ -158,9 +161,9 @@ class Memory:
     def _make_room(self, size, namespaces=0, sessions=0):
         """Make room for `size` bytes and that many namespaces and sessions, or raise Full."""
         def fits():
-            return (self.size + size <= self.max_state
-                    and len(self.namespaces) - 1 + namespaces <= self.max_namespaces  # the shared one aside
-                    and len(self.sessions) + sessions <= self.max_sessions)
+            return (self.size + size <= self.limits["max_state"]
+                    and len(self.namespaces) - 1 + namespaces <= self.limits["max_namespaces"]  # the shared one aside
+                    and len(self.sessions) + sessions <= self.limits["max_sessions"])
         if not fits():
             self._forget_idle()
         if not fits():
@@ -170,10 +173,10 @@ class Memory:
         """Forget the namespaces and sessions nobody has used for `idle` seconds."""
         now = time.monotonic()
         for name, namespace in list(self.namespaces.items()):
-            if namespace is not self.shared and now - namespace.used > self.idle:
+            if namespace is not self.shared and now - namespace.used > self.limits["idle"]:
                 self._forget(name)
         for token, (username, used) in list(self.sessions.items()):
-            if now - used > self.idle:
+            if now - used > self.limits["idle"]:
                 del self.sessions[token]
                 self.size -= SESSION_BYTES + len(username.encode())
 
@@ -183,9 +186,9 @@ class Memory:
 
     def _grow(self, namespace, size):
         """Count `size` more bytes in a namespace, its oldest evaluations giving way, or raise Full."""
-        while namespace.tape and namespace.size + size > self.namespace_bytes:
+        while namespace.tape and namespace.size + size > self.limits["namespace_bytes"]:
             self._drop_oldest(namespace)
-        if namespace.size + size > self.namespace_bytes:
+        if namespace.size + size > self.limits["namespace_bytes"]:
             raise Full(self.full)
         self._keep(namespace, size)
 

@@ -260,10 +260,7 @@ class Server(http_server.Server):
 
     def stop(self, grace: float = GRACE) -> int:
         """Stop gracefully (from another thread): requests in flight get `grace` seconds; return how many were cut."""
-        self.stopping = True
-        if self.serving:
-            self.shutdown()
-        self.server_close()
+        super().stop()
         deadline = time.monotonic() + grace
         while True:
             with self.lock:

@@ -20,9 +20,23 @@ import re
 from http.client import HTTPMessage
 from typing import NamedTuple
 
+# The grammar, from RFC 9112 (HTTP/1.1) and RFC 9110 (HTTP semantics); each pattern takes a part of it:
+#   request-line = method SP request-target SP HTTP-version CRLF       (RFC 9112, 3)
+#   method       = token: here, capital letters only                   (RFC 9110, 9.1)
+#   origin-form  = absolute-path [ "?" query ]: here "/" then visible  (RFC 9112, 3.2.1), not "//"
+#                  characters, which http.server reads otherwise
+#   HTTP-version = "HTTP/" DIGIT "." DIGIT: here "HTTP/1.1" only        (RFC 9112, 2.3)
 REQUEST_LINE = re.compile(rb"([A-Z]+) (/(?!/)[!-~]*) HTTP/1\.1\r\n")
-# A value starts with a visible character, so that no run of blanks can be split two ways (trying each
-# split would take time growing with the square of its length).
+#   field-line   = field-name ":" OWS field-value OWS                  (RFC 9112, 5)
+#   field-name   = token = 1*tchar, tchar = "!" / "#" / "$" / "%" / "&" / "'" / "*" / "+" / "-" / "." /
+#                  "^" / "_" / "`" / "|" / "~" / DIGIT / ALPHA             (RFC 9110, 5.1 and 5.6.2)
+#   OWS          = *( SP / HTAB )                                       (RFC 9110, 5.6.3)
+#   field-value  = *field-content, field-content = field-vchar [ 1*( SP / HTAB / field-vchar )
+#                  field-vchar ]: here VCHAR (%x21-7E) only, no obs-text  (RFC 9110, 5.5)
+# The value is taken with its trailing OWS, as the email package keeps it; it starts with a visible
+# character, so that no run of blanks can be split two ways between OWS and the value (trying each split
+# would take time growing with the square of its length). CR, LF and NUL are in no part: a line holding
+# one is not simple (RFC 9112, 2.2 and 5.2: a bare CR is refused, obs-fold is not read as a value).
 HEADER_LINE = re.compile(r"([!#$%&'*+\-.^_`|~0-9A-Za-z]+):[ \t]*((?:[!-~][ -~\t]*)?)")
 MAX_LINES = 99  # header lines http.client reads at most (100 with the empty line that ends them)
 

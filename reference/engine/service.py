@@ -98,7 +98,9 @@ class Service(Core):
         if data[:1] == b"[" and not may_hold_surrogates(data):
             try:
                 text = data.decode()
-                message, end = codec.DECODER.scan_once(text, 0)  # JSON, so the scan below takes linear time
+                # scan_once is the json module's private interface to its C scanner (JSONDecoder.raw_decode
+                # calls it, with whitespace skipped): (value, where it ended), StopIteration for no value.
+                message, end = codec.DECODER.scan_once(text, 0)  # (JSON, so the scan below takes linear time)
                 if end == len(text) and type(message) is list and len(message) == 2 \
                         and (len(data) <= MAX_DEPTH or not deeper(data, MAX_DEPTH)):
                     headers, body = message
