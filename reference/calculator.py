@@ -2,8 +2,8 @@
 
 How this works
 --------------
-Each function of the schema (conformance/calculator.json, which the suite
-ships for every implementation) has a handler here, `handler(arguments,
+Each function of the schema (schemas/calculator.json, the same as the
+conformance suite ships for every implementation) has a handler here, `handler(arguments,
 headers)` returning a result. Two hooks serve them all: `identify` (before)
 turns `@auth_` into the namespace a call uses, and `locked` (wrap) holds the
 lock around each call and answers a limit met with its error.
@@ -49,8 +49,8 @@ SHALLOW = 34 * (MAX_DEPTH - TAPE_LEVELS) // 2
 
 
 def entries():
-    """The calculator's schema entries, which the conformance suite ships for every implementation."""
-    return json.loads(resources.files("conformance").joinpath("calculator.json").read_text(encoding="utf-8"))
+    """The calculator's schema entries (the conformance suite ships the same, for every implementation)."""
+    return json.loads(resources.files("reference").joinpath("schemas", "calculator.json").read_text(encoding="utf-8"))
 
 
 def service(plain=False, unavailable_rate=0.0, **limits):

@@ -4,6 +4,7 @@ import base64
 import json
 import tracemalloc
 import uuid
+from pathlib import Path
 
 import msgpack
 import pytest
@@ -35,6 +36,14 @@ def call(connection, user):
         response_headers, body = connection.call([headers, {function: arguments or {}}])
         return body
     return call
+
+
+def test_the_calculator_serves_the_schema_the_suite_ships():
+    """reference/schemas/calculator.json, which a reader of reference/ has at hand, is the suite's own."""
+    root = Path(__file__).parent.parent
+    ours = (root / "reference" / "schemas" / "calculator.json").read_bytes()
+    assert ours == (root / "conformance" / "calculator.json").read_bytes()
+    assert calculator.entries() == json.loads(ours)
 
 
 @pytest.mark.parametrize("x, y, result", [(1, 2, 3), (1.0, 2.0, 3.0), (1.5, 2.25, 3.75), (-1, 1, 0)])
