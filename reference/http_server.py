@@ -10,7 +10,7 @@ inside the envelope. HTTP statuses only describe HTTP problems (`refusal()`):
     404  a path other than the API path       405  a method other than POST
     411  no Content-Length                    413  a body over the size limit
     400  a Content-Length that is not a number, or two of them, or one beside
-         Transfer-Encoding, or a header line that is not one
+         Transfer-Encoding, or a header line that RFC 9112 refuses
     503  the service had no turn for the request (only with the engine room)
 
 After a refusal with a body still coming, the connection is closed gently:
@@ -91,12 +91,24 @@ class RequestHandler(BaseHTTPRequestHandler):
         return True
 
     def read_head(self):
-        """Read the request line and header lines, as http.server does (it answers what is wrong)."""
-        return super().parse_request()
+        """Read the request line and header lines, as http.server does (it answers what is wrong), each
+        header line held to RFC 9112's grammar (HeaderLines); False once the request is refused."""
+        lines = HeaderLines(self.rfile)
+        stream, self.rfile = self.rfile, lines
+        try:
+            parsed = super().parse_request()
+        finally:
+            self.rfile = stream
+        if parsed and lines.problem:
+            self.refuse(400, lines.problem)
+            return False
+        return parsed
 
     def handle_expect_100(self):
-        problem = refusal(self.command, self.path, self.headers.get("Content-Length"), self.server.path,
-                          self.server.max_body)
+        # (called while read_head reads the header lines, through HeaderLines: self.rfile is that)
+        problem = ((400, self.rfile.problem) if self.rfile.problem else
+                   refusal(self.command, self.path, self.headers.get("Content-Length"), self.server.path,
+                           self.server.max_body))
         if problem:  # refuse now, rather than invite a body that will not be read
             self.refuse(*problem)
             return False
@@ -190,6 +202,28 @@ class RequestHandler(BaseHTTPRequestHandler):
 
     def log_message(self, format, *args):
         log.warning("%s %s", self.client_address[0], format % args)
+
+
+class HeaderLines:
+    """A request's stream while its header lines are read, holding each line to RFC 9112's grammar:
+    a CR only where the line ends (2.2), no NUL (RFC 9110, 5.5), no line folded onto the one before
+    (5.2), no blank between a name and its colon (5.1). What a line breaks is kept in `problem` (the
+    first), and the request is answered 400: the email package would read a bare CR as the end of a
+    line, and a header hidden behind it as a header of its own."""
+
+    def __init__(self, stream):
+        self.stream, self.problem = stream, None
+
+    def readline(self, size=-1):
+        line = self.stream.readline(size)
+        text = line[:-2] if line.endswith(b"\r\n") else line.removesuffix(b"\n")
+        if text and self.problem is None:
+            self.problem = (b"\r" in text and "A header line holds a CR that does not end it"
+                            or b"\0" in text and "A header line holds a NUL byte"
+                            or text[:1] in (b" ", b"\t") and "A header line is folded onto the one before"
+                            or any(blank in text.partition(b":")[0] for blank in b" \t")
+                            and "A header name is followed by a blank before its colon" or None)
+        return line
 
 
 def refusal(method, path, length, api_path, max_body):

@@ -137,7 +137,8 @@ class RequestHandler(http_server.RequestHandler):
 
     def do_POST(self):
         length = self.content_length or ""
-        large = length.isdigit() and LARGE < int(length[:12]) and self.path.split("?")[0] == self.server.path
+        large = (length.isascii() and length.isdigit() and LARGE < int(length[:12])
+                 and self.path.split("?")[0] == self.server.path)
         try:
             if large and not self.server.place(self.visit):
                 return self.refuse(503, "Too many large requests at once; try again soon", http_server.RETRY)
