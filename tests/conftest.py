@@ -162,10 +162,11 @@ def handled_with_peak(service, data):
 class Connection:
     """One keep-alive HTTP connection that posts messages and decodes the answers."""
 
-    def __init__(self, url):
+    def __init__(self, url, source=""):
         parts = urllib.parse.urlsplit(url)
         self.path = parts.path
-        self.http = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
+        self.http = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10,
+                                               source_address=(source, 0) if source else None)
 
     def post(self, data):
         """POST raw bytes; return (status, response headers, response bytes)."""

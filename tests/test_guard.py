@@ -31,10 +31,26 @@ def dribbling(address, stop, request, pause, chunk=1):
             stop.wait(0.05)
 
 
-def share(server, attackers, request, seconds=4.0):
-    """The share of a normal client's requests answered 200 while the attackers dribble."""
+def pipelining(address, stop, start, burst, pause):
+    """Send `start`, then `burst` every `pause` seconds on one connection, never reading an answer (and a
+    small receive buffer, so that the server's answers soon wait to be taken); again when closed."""
+    while not stop.is_set():
+        try:
+            with socket.socket() as sock:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+                sock.connect(address)
+                sock.sendall(start)
+                while not stop.wait(pause):
+                    sock.sendall(burst)
+        except OSError:
+            stop.wait(0.05)
+
+
+def share(server, attackers, request, seconds=4.0, attack=dribbling, source=""):
+    """The share of a normal client's requests (from the address `source`, if given) answered 200
+    while the attackers dribble (or `attack` as they do)."""
     stop = threading.Event()
-    threads = [threading.Thread(target=dribbling, args=(server.server_address[:2], stop, *attacker), daemon=True)
+    threads = [threading.Thread(target=attack, args=(server.server_address[:2], stop, *attacker), daemon=True)
                for attacker in attackers]
     for thread in threads:
         thread.start()
@@ -44,7 +60,7 @@ def share(server, attackers, request, seconds=4.0):
         while time.monotonic() < deadline:
             tries += 1
             try:
-                status, _, data = Connection(server.url).post(request)
+                status, _, data = Connection(server.url, source).post(request)
                 answered += status == 200 and data.startswith(b"[")
             except (OSError, http.client.HTTPException):
                 pass
@@ -64,6 +80,31 @@ def test_a_normal_client_keeps_its_share_while_100_connections_dribble_back_to_b
     said = [record.getMessage() for record in caplog.records]
     assert any(line.endswith(": closed a connection receiving slower than 16 KiB/s, for a newcomer") for line in said)
     assert not [line for line in said if " code 400, " in line]
+
+
+def test_connections_that_pipeline_requests_and_never_read_the_answers_give_way_to_a_newcomer(caplog):
+    """Twenty connections fill the twenty places, each sending requests and never reading an answer
+    (of 256 KB: soon the server can only wait to send them); each reading its answers would be no
+    better, as long as it takes them slower than the rate a place is worth."""
+    schema = load([{"fn.big": {}, "->": [{"Ok_": {"text": "string"}}]}])
+    service = engine.Service(schema, {"fn.big": lambda arguments, headers: {"Ok_": {"text": "x" * 256_000}}})
+    request = b'POST /api HTTP/1.1\r\nHost: x\r\nContent-Length: 20\r\n\r\n[{}, {"fn.big": {}}]'
+    with caplog.at_level(logging.INFO, logger="reference"), serving(service, max_connections=20) as server:
+        assert share(server, [(request, request * 20, 0.01)] * 20, PING, attack=pipelining,
+                     source="127.0.0.2") >= 0.9
+    said = [record.getMessage() for record in caplog.records]
+    assert any(line.endswith(": closed a connection sending slower than 16 KiB/s, for a newcomer") for line in said)
+
+
+def test_bursts_that_each_end_one_request_and_start_the_next_take_no_place_from_a_newcomer():
+    """Each of twenty connections sends a request of 8 KB in two bursts 0.6 s apart, each burst the end
+    of one request and the start of the next: fast enough per request, but the place is held."""
+    body = b'[{"@pad": "' + b"x" * 8000 + b'"}, {"fn.ping_": {}}]'
+    request = b"POST /api HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)
+    half = len(request) // 2
+    with serving(calculator.service(), max_connections=20) as server:
+        assert share(server, [(request[:half], request[half:] + request[:half], 0.6)] * 20, PING,
+                     attack=pipelining, source="127.0.0.2") >= 0.9
 
 
 def test_a_normal_client_sends_large_requests_while_8_connections_dribble_large_bodies():

@@ -4,21 +4,27 @@ How this works
 --------------
 `Server` is the bundled transport's (http_server.py) with a `Visit` on record for
 each connection: what it is doing ("idle", "receiving" a request, at "work",
-"sending" an answer), since when, from which address, and how many bytes of
-its request have come.
-Its thread notes each change in its own record, an attribute written, no lock
+"sending" an answer), since when, from which address, and its credit: a
+connection earns a byte of credit for each byte it sends or takes, up to
+CREDIT, and pays MIN_RATE bytes for each second the server waits on it
+(receiving, sending; not idle, not at work), over its whole life, whatever the
+shape of its bursts. One whose credit has run out is slow.
+Its thread notes each change in its own record, attributes written, no lock
 taken; the server reads the records only when it has a choice to make:
 
 - At most `max_connections` connections are served. When all are taken, a
-  newcomer takes the place of one that is receiving slower than MIN_RATE (the
-  slowest first), else of an idle one (the oldest first), preferring those of
-  the address that holds the most; else it gets 503. A request may take as
-  long as it likes to arrive while the server has room; once it is full, slow
-  senders lose their places first.
+  newcomer takes the place of a slow one (sending its requests slowly, or
+  taking its answers slowly or not at all), else of an idle one (the oldest
+  first), preferring those of the address that holds the most; else of one
+  not at work of an address holding two places more than the newcomer's (the
+  one with the least credit): no address keeps more than its share from
+  another, however fast it reconnects; else the newcomer gets 503. A
+  connection may be as slow as it likes while the server has room; once it
+  is full, the slow lose their places first.
 - At most QUEUE large requests (over LARGE bytes) are held at once, arriving
-  or answered; a newcomer takes the place of one arriving slower than
-  MIN_RATE, else it gets 503. Processing turns are the service's: the engine's
-  Service gives costly requests one at a time.
+  or answered; a newcomer takes the place of a slow one, else it gets 503.
+  Processing turns are the service's: the engine's Service gives costly
+  requests one at a time.
 - A request's header lines may hold MAX_HEADERS bytes in all (431 beyond); a
   whole request must arrive within `timeout` of its first byte, an answer must
   be taken within `timeout`, and an idle connection is closed after `timeout`.
@@ -32,6 +38,7 @@ by the email package, and the Date header is written once a second.
 """
 
 import http.client
+import io
 import logging
 import socket
 import ssl
@@ -46,7 +53,10 @@ log = logging.getLogger("reference")
 
 MAX_HEADERS = 64 * 1024  # bytes of header lines in one request
 QUEUE = 8  # large requests held at once
-MIN_RATE = 16 * 1024  # bytes per second below which a sender loses its place to a newcomer
+MIN_RATE = 16 * 1024  # bytes per second waited on, below which a connection may lose its place to a newcomer
+CREDIT = 2 * MIN_RATE  # the most credit a connection has: what it moved fast pays for two seconds of waiting
+START = MIN_RATE // 5  # a new connection's credit: a fifth of a second to start sending
+WAITING = ("receiving", "sending")  # the states in which the server waits on the client
 GRACE = 10  # seconds that requests in flight get to finish when the server stops
 BUSY = (b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nConnection: close\r\n"
         b"Content-Type: text/plain; charset=utf-8\r\nContent-Length: 38\r\n\r\n"
@@ -54,24 +64,37 @@ BUSY = (b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nConnection: clos
 
 
 class Visit:
-    """One connection, as its thread tells it: its state, since when, and its request's bytes so far."""
+    """One connection, as its thread tells it: its state since when, its credit (see above), from which
+    address, and how many bytes of header lines its request has sent."""
 
-    __slots__ = ("connection", "address", "state", "since", "received", "large", "cut")
+    __slots__ = ("connection", "address", "state", "since", "credit", "settled", "received", "large", "cut")
 
     def __init__(self, connection, address):
         self.connection, self.address, self.large, self.cut = connection, address, False, False
-        self.state, self.since, self.received = "idle", time.monotonic(), 0
+        self.state, self.since, self.credit, self.settled, self.received = "idle", time.monotonic(), START, 0.0, 0
+
+    def enter(self, state, moved=0):
+        """Go to `state`, having moved `moved` bytes; the time waited on the client so far is paid for."""
+        now = time.monotonic()
+        if self.state in WAITING:
+            self.credit -= MIN_RATE * (now - self.settled)
+        self.credit = max(min(self.credit + moved, CREDIT), -CREDIT)
+        self.state, self.since, self.settled = state, now, now
+
+    def moved(self, size):
+        """The client sent, or took, `size` bytes while the server waited on it."""
+        now = time.monotonic()
+        self.credit, self.settled = min(self.credit - MIN_RATE * (now - self.settled) + size, CREDIT), now
+
+    def slow(self, now):
+        """Whether the server waits on it with its credit run out."""
+        return self.state in WAITING and self.credit < MIN_RATE * (now - self.settled)
 
     def hang_up(self, why):
         """End the connection from another thread, saying why once; its half a request is no error."""
         self.cut = True
         log.info("%s: closed a connection %s", self.address, why)
         _hang_up(self.connection)
-
-    def slow(self, now):
-        """Whether it is receiving a request slower than MIN_RATE (given a moment to start)."""
-        elapsed = now - self.since
-        return self.state == "receiving" and elapsed > 0.2 and self.received < MIN_RATE * elapsed
 
 
 class RequestHandler(http_server.RequestHandler):
@@ -91,9 +114,10 @@ class RequestHandler(http_server.RequestHandler):
         self.visit = self.server.visits[self.request]
         super().setup()
         self.connection.settimeout(None)  # the server keeps the time (service_actions)
+        self.wfile = io.BufferedWriter(Taken(self.connection, self.visit))  # (what http.server makes, counted)
 
     def send_response(self, code, message=None):
-        self.visit.state, self.visit.since = "sending", time.monotonic()
+        self.visit.enter("sending")
         super().send_response(code, message)
 
     def date_time_string(self, timestamp=None):
@@ -114,9 +138,10 @@ class RequestHandler(http_server.RequestHandler):
 
     def read_head(self):
         visit = self.visit
-        visit.state, visit.since, visit.received = "receiving", time.monotonic(), len(self.raw_requestline)
+        visit.received = len(self.raw_requestline)
         buffered = self.rfile.peek(MAX_HEADERS)  # what has come already (or, if nothing yet, what comes next)
         end = buffered.find(b"\r\n\r\n")
+        visit.enter("receiving", visit.received + end + 4 if end >= 0 else visit.received)
         if end >= 0:  # the whole header block, shorter than a buffer: nothing to count
             visit.received += len(buffered)
             head = heads.read(self.raw_requestline, buffered[:end])
@@ -147,7 +172,7 @@ class RequestHandler(http_server.RequestHandler):
             if self.visit.large:
                 self.visit.large = False
                 self.server.places.release()
-            self.visit.state, self.visit.since = "idle", time.monotonic()
+            self.visit.enter("idle")
 
     def receive(self, length):
         """The body, read as it comes, so that the server sees how fast."""
@@ -159,10 +184,10 @@ class RequestHandler(http_server.RequestHandler):
                     break
                 pieces.append(piece)
                 left -= len(piece)
-                visit.received += len(piece)
+                visit.moved(len(piece))
         except OSError:  # stalled past the timeout, or hung up on by the server
             pass
-        visit.state = "work"
+        visit.enter("work")
         if left:
             self.close_connection = True
             return None
@@ -179,11 +204,27 @@ class HeaderBlock:
         left = MAX_HEADERS - self.visit.received
         line = self.stream.readline(left + 1 if size < 0 else min(size, left + 1))
         self.visit.received += len(line)
+        self.visit.moved(len(line))
         if self.visit.received > MAX_HEADERS:
             error = http.client.LineTooLong("header block")  # which parse_request answers with 431
             error.args = (f"the header lines are over {MAX_HEADERS} bytes in all",)  # all of them, not one
             raise error
         return line
+
+
+class Taken(io.RawIOBase):
+    """The connection's writing end, telling its Visit of each piece of an answer the client takes."""
+
+    def __init__(self, connection, visit):
+        self.connection, self.visit = connection, visit
+
+    def writable(self):
+        return True
+
+    def write(self, data):
+        sent = self.connection.send(data)
+        self.visit.moved(sent)
+        return sent
 
 
 class Server(http_server.Server):
@@ -203,7 +244,7 @@ class Server(http_server.Server):
         self.lock = threading.Lock()
 
     def process_request(self, request, client_address):
-        if not self.slots.acquire(blocking=False) and not (self.reclaim(lambda visit: True)
+        if not self.slots.acquire(blocking=False) and not (self.reclaim(client_address[0], lambda visit: True)
                                                             and self.slots.acquire(timeout=1)):
             try:
                 request.settimeout(1)
@@ -228,26 +269,33 @@ class Server(http_server.Server):
     def place(self, visit):
         """Whether a large request may be held: a place free, or made by a slower one's."""
         if not self.places.acquire(blocking=False) and not (
-                self.reclaim(lambda other: other.large) and self.places.acquire(timeout=1)):
+                self.reclaim(visit.address, lambda other: other.large) and self.places.acquire(timeout=1)):
             return False
         visit.large = True
         return True
 
-    def reclaim(self, eligible):
-        """Hang up on the connection whose place a newcomer should take, if any: see the story above."""
+    def reclaim(self, address, eligible):
+        """Hang up on the connection whose place a newcomer from `address` should take, if any: see the
+        story above."""
         now = time.monotonic()
         with self.lock:
             visits = list(self.visits.values())
         holding: dict = {}
         for visit in visits:
             holding[visit.address] = holding.get(visit.address, 0) + 1
-        candidates = [(not visit.slow(now), -holding[visit.address], visit.since, id(visit), visit)
-                      for visit in visits if eligible(visit) and (visit.slow(now) or visit.state == "idle")]
+        mine = holding.get(address, 0)
+        candidates = []
+        for visit in visits:
+            rank = (0 if visit.slow(now) else 1 if visit.state == "idle"
+                    else 2 if visit.state != "work" and holding[visit.address] > mine + 1 else None)
+            if rank is not None and eligible(visit):  # the slowest, the oldest idle, the least credit first
+                candidates.append((rank, -holding[visit.address], visit.since if rank == 1 else visit.credit,
+                                   id(visit), visit))
         if not candidates:
             return False
-        visit = min(candidates)[-1]
-        visit.hang_up((f"receiving slower than {MIN_RATE // 1024} KiB/s" if visit.slow(now) else "idle")
-                      + ", for a newcomer")
+        rank, *_, visit = min(candidates)
+        visit.hang_up((f"{visit.state} slower than {MIN_RATE // 1024} KiB/s", "idle",
+                       f"of {holding[visit.address]} from one address")[rank] + ", for a newcomer")
         return True
 
     def service_actions(self):
