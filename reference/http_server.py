@@ -38,6 +38,9 @@ log = logging.getLogger("reference")
 MAX_BODY = 1024 * 1024  # bytes
 TIMEOUT = 30  # seconds a connection may stay idle, or take to send a request
 MAX_CONNECTIONS = 100  # connections served at once, by the engine room's guard (this one serves them all)
+LARGE = 16 * 1024  # bytes from which a request is large: it takes one of QUEUE places, and then its turn
+QUEUE = 8  # large requests held at once (reading, waiting, processed): by the guard, WSGI and ASGI
+WAIT = 10  # seconds a costly request may wait for its turn; beyond, it is answered 503
 LINGER = 2  # seconds a refused body is read and dropped, so that its sender reads the refusal
 RETRY = [("Retry-After", "1")]
 

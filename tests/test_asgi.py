@@ -11,7 +11,7 @@ import pytest
 import uvicorn
 
 from conformance.__main__ import main
-from reference import calculator, testbed
+from reference import asgi, calculator, http_server, load, protocol, testbed
 from reference.asgi import make_application
 from reference.http_client import Client
 
@@ -69,3 +69,37 @@ def test_running_the_module_says_what_to_do_instead():
     run = subprocess.run([sys.executable, "-m", "reference.asgi"], capture_output=True, text=True, timeout=30)
     assert run.returncode == 2 and run.stderr.count("\n") == 1
     assert run.stderr.startswith("python -m reference.asgi: error: ") and "reference.calculator:asgi" in run.stderr
+
+
+def post(url, data):
+    """A socket on which `data` was POSTed to `url`, its answer to be read."""
+    sock = socket.create_connection(("127.0.0.1", int(url.split(":")[2].split("/")[0])), timeout=10)
+    sock.sendall(b"POST /api HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s" % (len(data), data))
+    return sock
+
+
+def test_large_requests_take_their_turns_in_a_thread_of_their_own_within_bounds(monkeypatch):
+    """While a large request is answered, QUEUE - 1 more wait their turn without holding a worker thread
+    (small requests are answered all the while), the next is refused 503 before its body is read, and
+    one that waits past WAIT is answered 503 with Retry-After, as by the bundled server."""
+    monkeypatch.setattr(asgi, "WAIT", 1)
+    go = threading.Event()
+    schema = load([{"fn.slow": {"pad": "string"}, "->": [{"Ok_": {}}]}])
+    service = protocol.Service(schema, {"fn.slow": lambda arguments, headers: go.wait(20) and {"Ok_": {}}})
+    large = b'[{}, {"fn.slow": {"pad": "%s"}}]' % (b"x" * 20_000)
+    with uvicorn_serving(make_application(service)) as url:
+        first = post(url, large)
+        time.sleep(0.2)
+        waiting = [post(url, large) for _ in range(http_server.QUEUE - 1)]
+        time.sleep(0.2)
+        with post(url, large) as refused:
+            assert refused.recv(1000).startswith(b"HTTP/1.1 503 ")
+        for _ in range(10):  # more than the default executor's threads
+            assert Client(url).call("fn.ping_", {})[1] == {"Ok_": {}}
+        for sock in waiting:
+            answer = sock.recv(1000)
+            assert answer.startswith(b"HTTP/1.1 503 ") and b"retry-after: 1" in answer.lower(), answer
+            sock.close()
+        go.set()
+        assert first.recv(100).startswith(b"HTTP/1.1 200 ")
+        first.close()

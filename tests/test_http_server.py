@@ -14,8 +14,8 @@ import urllib.parse
 import pytest
 
 from conftest import Connection, raw, serving, started
-from reference import calculator, engine, load
-from reference.engine import guard, turns
+from reference import calculator, engine, http_server, load
+from reference.engine import guard
 
 PING = b'[{}, {"fn.ping_": {}}]'
 
@@ -338,7 +338,7 @@ class Held:
         self.go, self.service = threading.Event(), calculator.service()
 
     def handle(self, data, client=""):
-        if len(data) > guard.LARGE:
+        if len(data) > http_server.LARGE:
             self.go.wait(10)
         return self.service.handle(data)
 
@@ -357,7 +357,7 @@ def test_large_requests_queue_in_bounds_and_small_ones_are_always_served():
     and a small request is answered at once all the while."""
     held = Held()
     with serving(held, max_connections=20) as server:
-        queued = [send(server, LARGE_PING) for _ in range(guard.QUEUE)]
+        queued = [send(server, LARGE_PING) for _ in range(http_server.QUEUE)]
         time.sleep(0.3)
         refused = raw(server, b"POST /api HTTP/1.1\r\nContent-Length: %d\r\n\r\n" % len(LARGE_PING) + LARGE_PING)
         assert refused.startswith(b"HTTP/1.1 503 ") and b"Retry-After: 1" in refused
@@ -371,13 +371,13 @@ def test_large_requests_queue_in_bounds_and_small_ones_are_always_served():
             sock.close()
 
 
-def test_a_costly_request_that_waits_too_long_for_its_turn_gets_503(monkeypatch):
+def test_a_costly_request_that_waits_too_long_for_its_turn_gets_503():
     """The engine's Service gives costly requests one turn: a second waits for it, and is refused
     with 503 if it waits too long; cheap requests are answered all the while."""
-    monkeypatch.setattr(turns, "WAIT", 0.3)
     go = threading.Event()
     schema = load([{"fn.slow": {"pad": "string"}, "->": [{"Ok_": {}}]}])
     service = engine.Service(schema, {"fn.slow": lambda arguments, headers: go.wait(10) and {"Ok_": {}}})
+    service.turns.wait = 0.3
     large = b'[{}, {"fn.slow": {"pad": "%s"}}]' % (b"x" * 20_000)
     with serving(service) as server:
         first = send(server, large)

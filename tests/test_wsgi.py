@@ -6,11 +6,12 @@ import json
 import socket
 import threading
 import time
-from wsgiref.simple_server import WSGIRequestHandler, make_server
+from socketserver import ThreadingMixIn
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 import pytest
 
-from reference import calculator
+from reference import calculator, engine, http_server, load
 from reference.http_client import Client
 from reference.wsgi import make_application
 
@@ -90,3 +91,40 @@ def test_running_the_module_says_what_to_do_instead():
     run = subprocess.run([sys.executable, "-m", "reference.wsgi"], capture_output=True, text=True, timeout=30)
     assert run.returncode == 2 and run.stderr.count("\n") == 1
     assert run.stderr.startswith("python -m reference.wsgi: error: ") and "reference.calculator:wsgi()" in run.stderr
+
+
+class Threading(ThreadingMixIn, WSGIServer):
+    daemon_threads = True
+
+
+def test_large_requests_are_bounded_and_a_turn_not_given_in_time_is_a_503(monkeypatch):
+    """As under the bundled server: QUEUE large requests at once (503 before the body is read beyond),
+    and a costly request that waits too long for its turn gets 503 with Retry-After, not a 500."""
+    go = threading.Event()
+    schema = load([{"fn.slow": {"pad": "string"}, "->": [{"Ok_": {}}]}])
+    service = engine.Service(schema, {"fn.slow": lambda arguments, headers: go.wait(20) and {"Ok_": {}}})
+    service.turns.wait = 0.5
+    server = make_server("127.0.0.1", 0, make_application(service), server_class=Threading, handler_class=QuietHandler)
+    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
+    large = json.dumps([{}, {"fn.slow": {"pad": "x" * 20_000}}]).encode()
+    head = b"POST /api HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % len(large)
+    try:
+        first = socket.create_connection(server.server_address, timeout=10)
+        first.sendall(head + large)
+        time.sleep(0.2)
+        held = [socket.create_connection(server.server_address, timeout=10) for _ in range(http_server.QUEUE - 1)]
+        for sock in held:
+            sock.sendall(head)  # their bodies never come: their places are held
+        time.sleep(0.2)
+        assert request(server.server_address, "POST", body=large)[0] == 503  # the ninth
+        for sock in held:
+            sock.close()
+        time.sleep(0.2)
+        status, headers, body = request(server.server_address, "POST", body=large)  # waits for the first's turn
+        assert (status, headers["Retry-After"]) == (503, "1") and b"busy" in body
+        go.set()
+        assert first.recv(100).startswith(b"HTTP/1.0 200 ")
+        first.close()
+    finally:
+        server.shutdown()
+        server.server_close()

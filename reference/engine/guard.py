@@ -47,12 +47,11 @@ import time
 
 from .. import http_server
 from . import heads
-from .turns import LARGE
+from ..http_server import LARGE, QUEUE
 
 log = logging.getLogger("reference")
 
 MAX_HEADERS = 64 * 1024  # bytes of header lines in one request
-QUEUE = 8  # large requests held at once
 MIN_RATE = 16 * 1024  # bytes per second waited on, below which a connection may lose its place to a newcomer
 CREDIT = 2 * MIN_RATE  # the most credit a connection has: what it moved fast pays for two seconds of waiting
 START = MIN_RATE // 5  # a new connection's credit: a fifth of a second to start sending

@@ -36,7 +36,8 @@ from ..protocol.types import Struct, Type, innermost, reachable
 from .checks import Compiler
 from .scans import deeper, may_hold_surrogates
 from .trims import Trims
-from .turns import LARGE, Turns
+from ..http_server import LARGE
+from .turns import Turns
 
 log = logging.getLogger("reference")
 

@@ -19,16 +19,17 @@ import threading
 import time
 from contextlib import contextmanager
 
-LARGE = 16 * 1024  # bytes in or out from which a request is costly
+from ..http_server import LARGE, WAIT  # (bytes in or out from which a request is costly; seconds it may wait)
+
 COSTLY = 0.02  # seconds of work from which a request is costly
-WAIT = 10  # seconds a costly request may wait for its turn
 MAX_COSTLY = 10_000  # costly calls remembered; beyond, the oldest are forgotten
 
 
 class Turns:
     """The one turn that costly requests take, and which calls were costly lately."""
 
-    def __init__(self):
+    def __init__(self, wait=WAIT):
+        self.wait = wait  # seconds a costly request may wait for its turn
         self.lock = threading.RLock()  # a large request's turn holds for its function's too
         self.costly: dict[tuple, float] = {}  # (client, function) -> its last cost, as a share of costly (1 or more)
         self.learning = threading.Lock()  # changes to `costly`, one thread at a time
@@ -36,8 +37,8 @@ class Turns:
     @contextmanager
     def turn(self):
         """Wait for the turn of costly requests, and hold it (TimeoutError after WAIT seconds)."""
-        if not self.lock.acquire(timeout=WAIT):
-            raise TimeoutError(f"a costly request waited over {WAIT} s for its turn")
+        if not self.lock.acquire(timeout=self.wait):
+            raise TimeoutError(f"a costly request waited over {self.wait:g} s for its turn")
         try:
             yield
         finally:
