@@ -24,10 +24,11 @@ import time
 
 from . import drivers
 from .protocol import blobs
-from .cli import Parser, positive, timeout
+from .cli import Parser, interruptible, positive, timeout
 from .http_client import MAX_RESPONSE, Client, TransportError, Untrusted
 
 
+@interruptible
 def main(argv=None):
     """Make one call (or list or fetch the schema) as the command line says; return the exit status."""
     parser = Parser(prog="python -m reference.client", description=(
@@ -183,8 +184,6 @@ def _drive(options, parser):
         drivers.drive_client(options.url, sys.stdin, sys.stdout)
     except (ValueError, KeyError) as error:
         return parser.fail(f"not an instruction of the driver protocol: {error}")
-    except KeyboardInterrupt:
-        return 130
     return 0
 
 

@@ -10,6 +10,7 @@ function here, so the library modules know nothing of command lines.
 """
 
 import argparse
+import functools
 import json
 import logging
 import math
@@ -20,6 +21,19 @@ from pathlib import Path
 from . import __version__, calculator, drivers, namespaces, sources, testbed
 from . import http_server
 from .http_server import MAX_BODY, MAX_CONNECTIONS, TIMEOUT
+
+
+def interruptible(command):
+    """`command`, a command line's function, ended quietly by Ctrl-C wherever it falls: status 130 (a
+    server's own, which stops it gracefully, returns 0 before)."""
+    @functools.wraps(command)
+    def run(argv=None):
+        try:
+            return command(argv)
+        except KeyboardInterrupt:
+            print(file=sys.stderr)  # (past the ^C the terminal shows)
+            return 130
+    return run
 
 
 class Parser(argparse.ArgumentParser):
@@ -146,6 +160,7 @@ def positive(text):
 
 # python -m reference.server
 
+@interruptible
 def server(argv=None):
     """Serve the calculator (or the testbed) over HTTP until interrupted."""
     parser = Parser(
@@ -181,6 +196,7 @@ def server(argv=None):
 
 # python -m reference.schema
 
+@interruptible
 def schema(argv=None):
     """Check schema files: every problem as `file:line:col: message`; or the suite's schema driver."""
     parser = Parser(prog="python -m reference.schema", description=(

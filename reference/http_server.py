@@ -256,7 +256,7 @@ class Server(ThreadingHTTPServer):
     def __init__(self, service: Answering, host: str = "127.0.0.1", port: int = 8000, path: str = "/api",
                  max_body: int = MAX_BODY, timeout: float = TIMEOUT, tls: ssl.SSLContext | None = None):
         self.service, self.path, self.max_body = service, path, max_body
-        self.serving = self.stopping = False
+        self.serving = self.stopping = self.hurried = False  # (hurried: stop without waiting, as asked)
         self.address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
         super().__init__((host, port), self.handler)
         self.timeout, self.tls = timeout, tls
@@ -286,19 +286,27 @@ class Server(ThreadingHTTPServer):
             self.serving = False
 
     def run(self) -> int:
-        """Serve until Ctrl-C or SIGTERM, then stop gracefully, saying so; return how many requests were cut off."""
-        if threading.current_thread() is threading.main_thread():
-            # Both stop the same way, even when started with SIGINT ignored (as in a background job).
+        """Serve until Ctrl-C or SIGTERM, then stop gracefully, saying so; a second one stops at once.
+        Return how many requests were cut off."""
+        signals = threading.current_thread() is threading.main_thread()
+        if signals:  # both stop the same way, even when started with SIGINT ignored (as in a background job)
             signal.signal(signal.SIGINT, signal.default_int_handler)
             signal.signal(signal.SIGTERM, signal.default_int_handler)
         try:
             self.serve_forever()
         except KeyboardInterrupt:
-            print("Stopping" + (f": requests in flight get up to {self.grace:g} s to be answered." if self.grace
-                                else "."), flush=True)
+            if signals:  # from here on, a signal is a wish to hurry, wherever it falls
+                signal.signal(signal.SIGINT, self.hurry)
+                signal.signal(signal.SIGTERM, self.hurry)
+            print("Stopping" + (f": requests in flight get up to {self.grace:g} s to be answered (Ctrl-C again "
+                                "to stop at once)." if self.grace else "."), flush=True)
         cut = self.stop(self.grace)
         print(f"Stopped; cut off {cut} request{'s' * (cut != 1)} in flight." if cut else "Stopped.", flush=True)
         return cut
+
+    def hurry(self, *_):
+        """Stop without waiting any longer for the requests in flight (a second signal's handler)."""
+        self.hurried = True
 
     def stop(self, grace: float = 0) -> int:
         """Stop serving (from another thread); return how many requests in flight were cut off."""

@@ -20,11 +20,13 @@ from datetime import datetime
 from pathlib import Path
 
 from . import mocking
-from .cli import Parser, add_server_options, check_server_options, core_only, positive, seconds, serve
+from .cli import (Parser, add_server_options, check_server_options, core_only, interruptible, positive, seconds,
+                  serve)
 from .http_client import Client, TimedOut, TransportError, Unreachable
 from .protocol.documents import SchemaError
 
 
+@interruptible
 def main(argv=None):
     """Serve a mock of a live server's schema until interrupted."""
     parser = Parser(

@@ -4,9 +4,11 @@ import http.server
 import json
 import re
 import shlex
+import signal
 import subprocess
 import sys
 import threading
+import time
 
 import pytest
 
@@ -156,3 +158,22 @@ def test_transport_problems_are_one_line_and_exit_2(url):
 
 def test_the_version_is_the_package_s():
     assert client("--version").stdout == f"python -m reference.client {__version__}\n"
+
+
+@pytest.mark.parametrize("args", [
+    ["reference.client", "URL", "fn.add", "-"],  # waiting for the arguments on standard input
+    ["reference.client", "--driver", "URL"],  # waiting for an instruction
+    ["reference.schema", "--driver"],
+    ["reference.mock", "--schema-url", "http://127.0.0.1:9/api", "--wait", "30", "--port", "0"],  # for a schema
+])
+def test_ctrl_c_ends_every_command_quietly(args, url):
+    """Wherever Ctrl-C falls, a command ends with status 130 and no traceback."""
+    process = subprocess.Popen([sys.executable, "-m", *[url if arg == "URL" else arg for arg in args]],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(1.5)  # under way, waiting
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=10)
+    finally:
+        process.kill()
+    assert process.returncode == 130 and "Traceback" not in err, err

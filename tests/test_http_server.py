@@ -179,7 +179,8 @@ def test_the_server_prints_its_url_logs_requests_and_stops_on_ctrl_c():
     finally:
         process.kill()
     assert process.returncode == 0
-    assert out == "Stopping: requests in flight get up to 10 s to be answered.\nStopped.\n"
+    assert out == ("Stopping: requests in flight get up to 10 s to be answered (Ctrl-C again to stop at once).\n"
+                   "Stopped.\n")
     assert "POST fn.add -> Ok_ 28B" in err and "Traceback" not in err
 
 
@@ -435,6 +436,26 @@ def test_stopping_cuts_off_what_is_still_in_flight_after_the_grace():
     assert server.stop(grace=0.3) == 1
     assert in_flight.recv(1000) == b""
     held.go.set()
+
+
+@pytest.mark.parametrize("second", [signal.SIGTERM, signal.SIGINT])
+def test_a_second_signal_during_the_stop_stops_at_once_and_quietly(second):
+    """A request still arriving holds the graceful stop for its 10 s; a second signal ends it at once,
+    with status 0, the request counted as cut off, and no traceback."""
+    process, _, url = started("server")
+    try:
+        with socket.create_connection(("127.0.0.1", urllib.parse.urlsplit(url).port), timeout=10) as sock:
+            sock.sendall(b"POST /api HTTP/1.1\r\nContent-Length: 100\r\n\r\n[{}, ")
+            time.sleep(0.3)
+            process.send_signal(signal.SIGINT)
+            assert process.stdout.readline().startswith("Stopping: requests in flight get up to 10 s")
+            started_at = time.monotonic()
+            process.send_signal(second)
+            out, err = process.communicate(timeout=5)
+    finally:
+        process.kill()
+    assert time.monotonic() - started_at < 3 and process.returncode == 0, err
+    assert out == "Stopped; cut off 1 request in flight.\n" and "Traceback" not in err
 
 
 @pytest.mark.parametrize("signal_", [signal.SIGTERM, signal.SIGINT])

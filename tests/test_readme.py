@@ -49,7 +49,8 @@ def test_the_serving_example_answers_then_stops_cleanly_on_a_signal(signal_):
         out, err = process.communicate(timeout=20)
     finally:
         process.kill()
-    assert process.returncode == 0 and out == "Stopping: requests in flight get up to 10 s to be answered.\nStopped.\n"
+    assert process.returncode == 0 and out == ("Stopping: requests in flight get up to 10 s to be answered (Ctrl-C "
+                                               "again to stop at once).\nStopped.\n")
     assert "Traceback" not in err
 
 

@@ -316,7 +316,7 @@ class Server(http_server.Server):
                 busy = [v for v in self.visits.values() if v.state != "idle"]
             for visit in idle:
                 _hang_up(visit.connection)
-            if not busy or time.monotonic() > deadline:
+            if not busy or time.monotonic() > deadline or self.hurried:
                 break
             time.sleep(0.05)
         for visit in busy:
