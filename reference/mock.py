@@ -14,12 +14,14 @@ import argparse
 import json
 import os
 import sys
+import tempfile
 import time
 import urllib.parse
 from datetime import datetime
 from pathlib import Path
 
 from . import mocking
+from .sources import load
 from .cli import (Parser, add_server_options, check_server_options, core_only, interruptible, positive, seconds,
                   serve)
 from .http_client import Client, TimedOut, TransportError, Unreachable
@@ -43,9 +45,9 @@ def main(argv=None):
                         help="how long --schema-url waits for the server to answer (default %(default)s)")
     parser.add_argument("--cafile", metavar="FILE", help="trust the certificate authority in this PEM file "
                         "for an https:// --schema-url (by default, the system's authorities)")
-    parser.add_argument("--cache", metavar="FILE", help="where --schema-url saves the schema (default "
-                        "$XDG_CACHE_HOME/sdms-reference/HOST-PORT_PATH.json, where $XDG_CACHE_HOME is "
-                        "~/.cache unless set)")
+    parser.add_argument("--cache", metavar="FILE", help="where --schema-url saves the schema, replaced only by "
+                        "one that loads (default $XDG_CACHE_HOME/sdms-reference/HOST-PORT_PATH.json, where "
+                        "$XDG_CACHE_HOME is ~/.cache unless set)")
     parser.add_argument("--stubs", metavar="DIR", help="load the stubs in the *.json files of DIR at start: "
                         "each holds a stub, {\"fn.name\": arguments, \"->\": result}, what fn.createStub_ takes "
                         "(with strictMatch! and count!), or an array of those")
@@ -114,14 +116,28 @@ def _schema_source(options):
         saved = datetime.fromtimestamp(cache.stat().st_mtime).strftime("%Y-%m-%d %H:%M")
         print(f"{error}: using the schema saved in {cache} on {saved}", flush=True)
         return cache
-    try:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        cache.write_text(json.dumps(api, indent=2) + "\n", encoding="utf-8")
-    except OSError as error:
-        raise OSError(f"cannot save the schema to {cache}: {error.strerror}") from None
+    load(api)  # checked before it is kept (SchemaError): a copy saved before stays as it was
+    save(cache, json.dumps(api, indent=2) + "\n")
     print(f"Saved the schema of {options.schema_url} to {cache}; without the server, "
           f"start with --schema-file {cache}", flush=True)
     return api
+
+
+def save(path, text):
+    """Replace the file `path` with `text` at once (a reader never sees half of it, and a link there is
+    replaced, not followed); OSError says what went wrong."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.",
+                                         delete=False) as file:
+            try:
+                file.write(text)
+            except OSError:
+                os.unlink(file.name)
+                raise
+        os.replace(file.name, path)
+    except OSError as error:
+        raise OSError(f"cannot save the schema to {path}: {error.strerror}") from None
 
 
 def fetch(url, wait, cafile=None, pause=0.2):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Connection, dripping, handled_with_peak, serving, started
+from conftest import Connection, Mutated, dripping, handled_with_peak, serving, started
 from reference import calculator, load, mocking
 from reference.http_client import Client
 
@@ -301,6 +301,26 @@ def test_start_from_a_live_server_then_from_the_saved_copy(tmp_path):
             "ErrorVerificationFailure"]
     finally:
         cached.stop()
+
+
+def test_the_saved_copy_is_replaced_only_by_a_schema_that_loads(tmp_path):
+    """A server whose fn.api_ answers a schema that does not load leaves the copy saved before as it was,
+    and a link in the cache's place is replaced, not followed."""
+    cache, elsewhere = tmp_path / "schema.json", tmp_path / "elsewhere.txt"
+    broken = Mutated(calculator.service(), answer=lambda request, message: [{}, {"Ok_": {"api": [
+        {"struct.X": {"a": "nope"}}]}}] if request and "fn.api_" in request[1] else message)
+    with serving(calculator.service()) as live:
+        start_mock("--schema-url", live.url, "--cache", str(cache)).stop()
+    good = cache.read_text()
+    with serving(broken) as odd:
+        refused = run("--schema-url", odd.url, "--cache", str(cache))
+    assert refused.returncode == 2 and 'unknown type "nope"' in refused.stderr and cache.read_text() == good
+    elsewhere.write_text("kept")
+    cache.unlink()
+    cache.symlink_to(elsewhere)
+    with serving(calculator.service()) as live:
+        start_mock("--schema-url", live.url, "--cache", str(cache)).stop()
+    assert elsewhere.read_text() == "kept" and not cache.is_symlink() and cache.read_text() == good
 
 
 def test_a_mock_of_a_server_over_https_with_a_private_certificate_authority(tmp_path, tls):
