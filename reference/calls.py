@@ -180,10 +180,7 @@ def readable(value, path, paths):
 
 
 def _drive(options, parser):
-    try:
-        drivers.drive_client(options.url, sys.stdin, sys.stdout)
-    except (ValueError, KeyError) as error:
-        return parser.fail(f"not an instruction of the driver protocol: {error}")
+    drivers.drive_client(options.url, sys.stdin, sys.stdout)
     return 0
 
 

@@ -216,12 +216,12 @@ def schema(argv=None):
         return 0
     if not options.paths:
         parser.error("name at least one schema file or directory")
-    for path in options.paths:
-        if not Path(path).exists():
-            parser.error(f"{path} does not exist")
     documents, problems = [], []
     for path in options.paths:
-        found, trouble = sources.read(Path(path))
+        try:
+            found, trouble = sources.read(Path(path))
+        except ValueError as error:
+            parser.error(str(error))
         documents, problems = documents + found, problems + trouble
     if options.verbose and not options.json:
         for document in documents:

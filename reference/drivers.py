@@ -25,11 +25,10 @@ MODES = {  # a mode of the driver protocol -> the Client options it means
 }
 
 
-def drive_client(url, instructions, out):
-    """Make the calls the JSON lines of `instructions` ask for; write each result as a JSON line."""
+def drive_client(url, lines, out):
+    """Make the calls the JSON lines of `lines` ask for; write each result as a JSON line."""
     clients = {}
-    for line in instructions:
-        instruction = json.loads(line)
+    for instruction in instructions(lines, out, CLIENT_FIELDS):
         name = instruction["client"]
         if name not in clients:  # a new case: a fresh client, and the old ones' connections closed
             for old in clients.values():
@@ -41,8 +40,7 @@ def drive_client(url, instructions, out):
             reply = {"headers": to_wire(headers), "body": to_wire(body)}
         except TransportError as error:
             reply = {"error": str(error)}
-        out.write(json.dumps({"id": instruction["id"], **reply}) + "\n")
-        out.flush()
+        write(out, {"id": instruction["id"], **reply})
 
 
 def to_wire(value):
@@ -63,29 +61,48 @@ def from_wire(value):
     return [from_wire(element) for element in value] if type(value) is list else value
 
 
-def drive_schema(instructions, out):
-    """Load the documents each JSON line of `instructions` holds; write the verdict as a JSON line."""
-    for number, line in enumerate(instructions, 1):
-        try:
-            instruction = json.loads(line)
-            id_, pairs = instruction["id"], [(document["name"], document["text"]) for document in instruction["documents"]]
-            if not all(type(name) is type(text) is str for name, text in pairs):
-                raise TypeError("a document's name and text are strings")
-        except (ValueError, TypeError, KeyError) as error:  # a person typing, not the runner: say what is wrong
-            out.write(json.dumps({"id": None, "error": f"line {number} is not an instruction: {_why(error)}, such as "
-                                  '{"id": 1, "documents": [{"name": "a.json", "text": "[...]"}]}'}) + "\n")
-            out.flush()
-            continue
+def drive_schema(lines, out):
+    """Load the documents each JSON line of `lines` holds; write the verdict as a JSON line."""
+    for instruction in instructions(lines, out, SCHEMA_FIELDS):
         documents, problems = [], []
-        for name, text in pairs:
-            found, trouble = parse(name, text)
+        for document in instruction["documents"]:
+            found, trouble = parse(document["name"], document["text"])
             documents, problems = documents + found, problems + trouble
         _, problems = sources.check(documents, problems)
         reply = {"accepted": not problems, **({"problems": [sources.as_data(p) for p in problems]} if problems else {})}
-        out.write(json.dumps({"id": id_, **reply}) + "\n")
-        out.flush()
+        write(out, {"id": instruction["id"], **reply})
 
 
-def _why(error):
-    return (str(error) if isinstance(error, json.JSONDecodeError) else
-            "an instruction is an object with an id and documents, each a name and a text")
+def instructions(lines, out, fields):
+    """Each JSON line of `lines` that is an instruction with `fields` (name -> the test of its value); a line
+    that is not is answered with an error that says why, and the next is read (a person may be typing)."""
+    for number, line in enumerate(lines, 1):
+        try:
+            instruction = sources.parse_json(line, f"line {number}")
+            wrong = [name for name, fits in fields.items()
+                     if type(instruction) is not dict or name not in instruction or not fits(instruction[name])]
+        except ValueError as error:
+            write(out, {"id": None, "error": str(error)})
+            continue
+        if wrong:
+            example = json.dumps({name: EXAMPLES[name] for name in fields})
+            write(out, {"id": None, "error": f"line {number} is not an instruction: {', '.join(wrong)} "
+                                             f"missing or wrong, as in {example}"})
+            continue
+        yield instruction
+
+
+def write(out, reply):
+    out.write(json.dumps(reply) + "\n")
+    out.flush()
+
+
+CLIENT_FIELDS = {"id": lambda value: True, "client": lambda value: type(value) is str,
+                 "mode": lambda value: value in MODES, "timeout": lambda value: type(value) in (int, float) and value > 0,
+                 "function": lambda value: type(value) is str, "arguments": lambda value: type(value) is dict,
+                 "headers": lambda value: type(value) is dict}
+SCHEMA_FIELDS = {"id": lambda value: True,
+                 "documents": lambda value: type(value) is list and all(
+                     type(d) is dict and type(d.get("name")) is str and type(d.get("text")) is str for d in value)}
+EXAMPLES = {"id": 1, "client": "case#1", "mode": "json", "timeout": 5, "function": "fn.ping_", "arguments": {},
+            "headers": {}, "documents": [{"name": "a.json", "text": "[...]"}]}

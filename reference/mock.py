@@ -21,7 +21,8 @@ from datetime import datetime
 from pathlib import Path
 
 from . import mocking
-from .sources import load
+from . import sources
+from .sources import load, parse_json, read_file
 from .cli import (Parser, add_server_options, check_server_options, core_only, interruptible, positive, seconds,
                   serve)
 from .http_client import Client, TimedOut, TransportError, Unreachable
@@ -104,8 +105,7 @@ def _schema_source(options):
     that cannot be reached."""
     if options.schema_file or options.schema_dir:
         path = Path(options.schema_file or options.schema_dir)
-        if not path.exists():
-            raise OSError(f"cannot read the schema: {path} does not exist")
+        sources.read(path)  # (ValueError, in one line, if it cannot be read at all)
         return path
     cache = Path(options.cache) if options.cache else default_cache(options.schema_url)
     try:
@@ -171,10 +171,7 @@ def load_stubs(service, folder):
         raise ValueError(f"--stubs {folder} is not a directory")
     count = 0
     for path in sorted(folder.glob("*.json")):
-        try:
-            found = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as error:
-            raise ValueError(f"{path}: not a JSON file ({error})") from None
+        found = parse_json(read_file(path), path)
         for index, stub in enumerate(found if type(found) is list else [found]):
             arguments = stub if type(stub) is dict and "stub" in stub else {"stub": stub}
             reply = service.handle(json.dumps([{}, {"fn.createStub_": arguments}]).encode())

@@ -1,4 +1,5 @@
-"""Schema sources: files and directories read, and each problem located at its line and column.
+"""Schema sources: files and directories read, and each problem located at its line and column; and
+how every tool reads a file or JSON text it is given, within bounds.
 
 The core (protocol/) makes a Schema of documents, and says where a problem is
 as a document, an entry and a path of keys inside it. Here, for people and
@@ -10,21 +11,26 @@ problem with a type.
 """
 
 import json
+import os
 import re
+import stat
 from collections.abc import Iterable
 from pathlib import Path
 
+from .protocol.codec import deeper
 from .protocol.documents import Document, Problem, SchemaError, Where, parse
+from .protocol.limits import MAX_DEPTH, allow_depth
 from .protocol.loader import Schema
 
 SKIP = re.compile(r"[ \t\n\r]*").match  # JSON's whitespace
+MAX_FILE = 16 * 1024 * 1024  # bytes of a file a tool reads: a schema, stubs, a call's arguments
 DECODER = json.JSONDecoder()
 
 
 def load(source: "str | Path | list | Schema", internal: Iterable = (), extensions: dict | None = None) -> Schema:
     """Load a schema from a JSON file, a directory of them, JSON text, a list of entries, or a
     Schema's documents (`internal` and `extensions` as the core's Schema takes them); SchemaError
-    lists every problem, each located in its text."""
+    lists every problem, each located in its text (a file that cannot be read among them)."""
     problems: list = []
     if isinstance(source, Schema):
         documents = source.documents
@@ -33,7 +39,10 @@ def load(source: "str | Path | list | Schema", internal: Iterable = (), extensio
     elif isinstance(source, str) and source.lstrip().startswith("["):
         documents, problems = parse("<schema>", source)
     else:
-        documents, problems = read(Path(source))
+        try:
+            documents, problems = read(Path(source))
+        except ValueError as error:
+            raise SchemaError([Problem(Where(str(source)), [], str(error).removeprefix(f"{source}: "))]) from None
     schema, problems = check(documents, problems, internal, extensions)
     if schema is None:
         raise SchemaError(problems, documents)
@@ -50,26 +59,64 @@ def check(documents, problems=(), internal=(), extensions=None):
 
 
 def read(path):
-    """Parse the JSON documents of a file or directory: (the documents read, the problems of the rest)."""
-    shown = path if path.is_absolute() else f"{path} (from {Path.cwd()})"
-    if path.is_dir():
-        files = sorted(p for p in path.iterdir() if p.suffix == ".json" and p.is_file())
-        if not files:
-            return [], [Problem(Where(str(path)), [], f"{shown} holds no .json files")]
-    elif not path.exists():
-        return [], [Problem(Where(str(path)), [], f"{shown} does not exist")]
-    else:
-        files = [path]
+    """Parse the JSON documents of a file, or of the *.json files of a directory: (the documents read, the
+    problems of the others); ValueError if `path` itself cannot be read (read_file)."""
+    if not path.exists():
+        raise ValueError(f"{path}: does not exist")
+    files = sorted(p for p in path.iterdir() if p.suffix == ".json") if path.is_dir() else [path]
+    if not files:
+        raise ValueError(f"{path}: holds no .json files")
     documents, problems = [], []
     for file in files:
         try:
-            found, trouble = parse(str(file), file.read_text(encoding="utf-8"))
-        except OSError as error:
-            found, trouble = [], [Problem(Where(str(file)), [], error.strerror or str(error))]
-        except UnicodeDecodeError as error:
-            found, trouble = [], [Problem(Where(str(file)), [], f"not valid JSON: {error}")]
+            found, trouble = parse(str(file), read_file(file))
+        except ValueError as error:
+            if file == path:
+                raise
+            found, trouble = [], [Problem(Where(str(file)), [], str(error).removeprefix(f"{file}: "))]
         documents, problems = documents + found, problems + trouble
     return documents, problems
+
+
+def read_file(path):
+    """The text of the file a tool was given: a regular file (not a pipe or a device, which might never
+    end) of at most MAX_FILE bytes of UTF-8; else ValueError, saying what is wrong in one line."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # (a pipe would wait here)
+    except OSError as error:
+        raise ValueError(f"{path}: cannot be read: {error.strerror}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            raise ValueError(f"{path}: not a regular file")
+        with os.fdopen(descriptor, "rb", closefd=False) as file:
+            data = file.read(MAX_FILE + 1)
+    except OSError as error:
+        raise ValueError(f"{path}: cannot be read: {error.strerror}") from None
+    finally:
+        os.close(descriptor)
+    if len(data) > MAX_FILE:
+        raise ValueError(f"{path}: over {MAX_FILE // 1024 // 1024} MiB, more than a tool reads")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ValueError(f"{path}: not UTF-8 text (byte {error.start} is not)") from None
+
+
+def parse_json(text, what):
+    """The JSON value in `text` (`what` it is, for the message), nested at most MAX_DEPTH levels; else
+    ValueError, saying what is wrong in one line."""
+    allow_depth()
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise ValueError(f"{what}: nests arrays and objects deeper than {MAX_DEPTH:,} levels") from None
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{what}: not JSON: {error.msg} (line {error.lineno}, column {error.colno})") from None
+    except ValueError as error:  # a number of too many digits, say
+        raise ValueError(f"{what}: not JSON: {str(error).split(';')[0]}") from None
+    if deeper(value, MAX_DEPTH):
+        raise ValueError(f"{what}: nests arrays and objects deeper than {MAX_DEPTH:,} levels")
+    return value
 
 
 def as_data(problem):

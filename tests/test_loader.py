@@ -260,7 +260,7 @@ def test_a_loaded_schema_loads_again():
 
 @pytest.mark.parametrize("files, expected", [
     ({"a.json": "[{,]"}, "a.json:1:3: not valid JSON: Expecting property name enclosed in double quotes"),
-    ({"a.json": b"\xff\xfe["}, "a.json: not valid JSON"),
+    ({"a.json": b"\xff\xfe["}, "a.json: not UTF-8 text (byte 0 is not)"),
     ({"notes.txt": "x"}, "holds no .json files"),
     ({"a.json": '[{"struct.A": {"x": "nope"}}]'}, 'a.json:1:21: struct.A: unknown type "nope"'),
 ])
@@ -287,7 +287,7 @@ def test_one_unreadable_file_hides_no_other_problem(tmp_path):
 
 def test_a_missing_file_is_a_schema_problem(tmp_path):
     """A path that does not exist is reported, with the operating system's reason."""
-    with pytest.raises(SchemaError, match="missing.json does not exist"):
+    with pytest.raises(SchemaError, match="missing.json: does not exist"):
         load(tmp_path / "missing.json")
 
 

@@ -1,6 +1,7 @@
 """The mock server over real sockets: start-up, stubs, verification, generated values."""
 
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -261,7 +262,7 @@ def test_start_up_problems_are_one_line_errors_and_exit_2(tmp_path, calculator_u
     """The same status as the runner's for a target it cannot use."""
     missing = run("--schema-file", str(tmp_path / "none.json"))
     assert (missing.returncode, missing.stderr) == (
-        2, f"python -m reference.mock: error: cannot read the schema: {tmp_path / 'none.json'} does not exist\n")
+        2, f"python -m reference.mock: error: {tmp_path / 'none.json'}: does not exist\n")
     (tmp_path / "bad.json").write_text('[{"fn.f": {}}]')
     bad = run("--schema-file", str(tmp_path / "bad.json"))
     assert bad.returncode == 2 and bad.stderr.startswith(f"python -m reference.mock: error: invalid schema, 1 problem:\n  {tmp_path / 'bad.json'}:1:2: fn.f: ")
@@ -538,3 +539,24 @@ def test_stubs_are_loaded_from_a_folder_at_start_and_listed(tmp_path):
     assert refused.stderr.startswith(f"python -m reference.mock: error: {folder / 'c.json'}: "
                                      '{"ErrorInvalidRequestBody_": {"cases": [{"path": ["fn.createStub_", "stub", '
                                      '"fn.add", "x"]')
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda path: os.mkfifo(path), "{path}: not a regular file"),  # which would never end
+    (lambda path: path.symlink_to("/dev/zero"), "{path}: not a regular file"),  # nor this one
+    (lambda path: path.write_text("[" * 100_000 + "]" * 100_000), "{path}: nests arrays and objects deeper than 1,024 "
+                                                                 "levels"),
+    (lambda path: path.write_bytes(b'{"fn.add": {}, "->": {"Ok_": {"result": "\xe9"}}}'),
+     "{path}: not UTF-8 text (byte 41 is not)"),
+    (lambda path: path.write_text("{"), "{path}: not JSON: Expecting property name enclosed in double quotes "
+                                        "(line 1, column 2)"),
+])
+def test_a_stub_file_that_cannot_be_read_is_one_line_and_exit_2(tmp_path, make, message):
+    """Every file is read only if it is a regular file of bounded size, and parsed within bounds."""
+    folder = tmp_path / "stubs"
+    folder.mkdir()
+    make(folder / "a.json")
+    started_at = time.monotonic()
+    refused = run("--schema-file", str(CALCULATOR), "--stubs", str(folder))
+    assert time.monotonic() - started_at < 10 and refused.returncode == 2, refused.stderr
+    assert refused.stderr == f"python -m reference.mock: error: {message.format(path=folder / 'a.json')}\n"

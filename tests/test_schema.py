@@ -1,6 +1,7 @@
 """python -m reference.schema: the schema checker's command line and its driver, as a user runs them."""
 
 import json
+import os
 import subprocess
 import sys
 
@@ -37,7 +38,7 @@ def test_a_sound_schema_is_counted_in_english(tmp_path):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["nope.json"], "nope.json does not exist"),
+    (["nope.json"], "nope.json: does not exist"),
     ([], "name at least one schema file or directory"),
     (["--driver", "x.json"], "--driver reads its schemas from standard input, not from FILE_OR_DIR"),
 ])
@@ -48,10 +49,29 @@ def test_bad_command_lines_are_one_line_and_exit_2(tmp_path, args, message):
 
 def test_the_driver_answers_a_line_that_is_no_instruction_and_goes_on():
     good = json.dumps({"id": 4, "documents": [{"name": "a.json", "text": '[{"struct.A": {}}]'}]})
-    status, out, err = check("--driver", stdin="not json\n[1]\n" + '{"documents": []}\n' + good + "\n")
+    deep = "[" * 100_000 + "]" * 100_000
+    status, out, err = check("--driver", stdin=f"not json\n[1]\n" + '{"documents": []}\n' + deep + "\n" + good + "\n")
     replies = [json.loads(line) for line in out.splitlines()]
     assert (status, err) == (0, "")
-    assert [reply["id"] for reply in replies] == [None, None, None, 4] and replies[3]["accepted"] is True
-    assert replies[0]["error"].startswith("line 1 is not an instruction: Expecting value")
-    assert all(reply["error"].startswith(f"line {n} is not an instruction: an instruction is an object with an id "
-                                         "and documents") for n, reply in zip((2, 3), replies[1:3]))
+    assert [reply["id"] for reply in replies] == [None, None, None, None, 4] and replies[4]["accepted"] is True
+    assert replies[0]["error"] == "line 1: not JSON: Expecting value (line 1, column 1)"
+    assert replies[1]["error"].startswith("line 2 is not an instruction: id, documents missing or wrong, as in {")
+    assert replies[2]["error"].startswith("line 3 is not an instruction: id missing or wrong, as in {")
+    assert replies[3]["error"] == "line 4: nests arrays and objects deeper than 1,024 levels"
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda path: os.mkfifo(path), "{path}: not a regular file"),
+    (lambda path: path.symlink_to("/dev/zero"), "{path}: not a regular file"),
+    (lambda path: path.write_bytes(b'[{"struct.\xe9": {}}]'), "{path}: not UTF-8 text (byte 10 is not)"),
+    (lambda path: path.mkdir(), "{path}: holds no .json files"),
+])
+def test_a_file_that_is_no_schema_file_is_one_line_and_exit_2(tmp_path, make, message):
+    """Given alone or in a directory, a file is read only if it is a regular file of bounded size."""
+    path = tmp_path / "s.json"
+    make(path)
+    status, out, err = check(str(path), cwd=tmp_path)
+    assert (status, out) == (2, "") and err == (f"python -m reference.schema: error: {message.format(path=path)} "
+                                                "(see python -m reference.schema --help)\n")
+    if not path.is_dir():  # in a directory given, a problem of the schema it makes
+        assert check(str(tmp_path), cwd=tmp_path) == (1, f"{message.format(path=path)}\n1 problem\n", "")
