@@ -2,16 +2,20 @@
 
 How this works
 --------------
-One call per run, made with `Client`. The arguments are a JSON object, a
-file holding one (`@FILE`, or `-` for standard input), `NAME=VALUE` pairs
-(VALUE is JSON, or else text), or a mix, later ones winning. The answer is
-printed as JSON, on one line when it goes to a pipe or a file and indented
-on a terminal, bytes (which JSON lacks) as base64 text with a note on
-standard error saying where they are. The exit status says how the call
-went: 0 for `Ok_`, 1 for an error result, 2 for a usage or transport
-problem. `--list` shows the server's functions, `--schema` prints its
-schema, ready to be saved to a file; `-v` shows the request and the answer
-whole, with the time it took; `--driver` speaks the conformance suite's
+One call per run, made with `Client`. The arguments are `NAME=TEXT` and
+`NAME:=JSON` pairs, as httpie writes them (`=` gives text, but JSON where the
+server's schema says the field is not text: `x=1` is the number for a number
+field, `name=1` the text for a string one), a JSON object, a file holding one
+(`@FILE`, or `-` for standard input), or a mix, later ones winning; headers
+(`-H`) are written the same way. Options may stand anywhere. The answer's
+body is printed as JSON, on one line when it goes to a pipe or a file and
+indented (in colour, unless NO_COLOR is set) on a terminal, bytes as base64
+text with a note on standard error saying where. The exit status says how the
+call went: 0 for `Ok_`, 1 for an error result, 2 for a usage or transport
+problem. `--session FILE` keeps headers between calls, and the token an `Ok_`
+result gives, as the `@auth_` a `Session` tag carries; `--list` shows the
+server's functions, `--schema` prints its schema; `-v` shows the request and
+the whole answer on standard error; `--driver` speaks the conformance suite's
 client driver protocol (drivers.py).
 """
 
@@ -19,13 +23,18 @@ import argparse
 import difflib
 import json
 import os
+import re
 import sys
 import time
+from pathlib import Path
 
-from . import drivers
+from . import drivers, sources
 from .protocol import blobs
 from .cli import Parser, interruptible, positive, timeout
 from .http_client import MAX_RESPONSE, Client, TransportError, Untrusted
+
+PAIR = re.compile(r"(@?[A-Za-z_][\w!]*)(:?=)(.*)", re.DOTALL)  # NAME=TEXT, NAME:=JSON
+TEXT = ("string", "string?", "bytes", "bytes?")  # the types whose values `=` gives as they are written
 
 
 @interruptible
@@ -38,13 +47,15 @@ def main(argv=None):
     parser.add_argument("url", metavar="URL", help="the server, such as http://127.0.0.1:8000/api (https:// too)")
     parser.add_argument("function", nargs="?", metavar="FUNCTION", help="the function to call, such as fn.add")
     parser.add_argument("arguments", nargs="*", metavar="ARGUMENT",
-                        help="its arguments: a JSON object, @FILE holding one, - to read one from standard "
-                             "input, or NAME=VALUE pairs (VALUE is JSON, or else text); default {}")
-    parser.add_argument("-H", "--header", action="append", default=[], type=_header, metavar="NAME=VALUE",
-                        help="a request header, repeatable; VALUE is JSON, or else text: "
-                             "-H '@auth_={\"Ephemeral\": {\"username\": \"ann\"}}'")
-    parser.add_argument("--select", type=_object, metavar="JSON",
-                        help="keep only these result fields (the @select_ header): '{\"->\": {\"Ok_\": [\"result\"]}}'")
+                        help="its arguments (none: {}): NAME=TEXT (JSON where the schema's field is not text), "
+                             "NAME:=JSON, a JSON object, @FILE holding one, or - to read one from standard input")
+    parser.add_argument("-H", "--header", action="append", default=[], metavar="NAME=TEXT|NAME:=JSON",
+                        help="a request header, repeatable, written as an argument is: "
+                             "-H '@auth_:={\"Ephemeral\": {\"username\": \"ann\"}}'")
+    parser.add_argument("--select", metavar="JSON", help="keep only these result fields (the @select_ "
+                        "header): '{\"->\": {\"Ok_\": [\"result\"]}}'")
+    parser.add_argument("--session", metavar="FILE", help="keep headers between calls in FILE: those given "
+                        "with -H, and the token an Ok_ result holds, as @auth_ {\"Session\": {\"token\": ...}}")
     parser.add_argument("--binary", action="store_true", help="negotiate MessagePack (the answer is printed "
                         "as JSON all the same)")
     parser.add_argument("--list", action="store_true", help="list the server's functions, their arguments and "
@@ -62,16 +73,17 @@ def main(argv=None):
                         "for an https:// URL (by default, the system's authorities)")
     parser.add_argument("--max-response", type=positive, default=MAX_RESPONSE, metavar="BYTES",
                         help="the longest answer read (default %(default)s)")
-    parser.add_argument("-v", "--verbose", action="store_true", help="show the request and the answer whole, "
-                        "[headers, body], with its size and the time it took (on standard error)")
+    parser.add_argument("-v", "--verbose", action="store_true", help="also show the request and the whole "
+                        "answer, [headers, body], with its size and the time it took, on standard error")
     parser.add_argument("--driver", action="store_true", help="speak the conformance suite's client driver "
                         "protocol on standard input and output instead (python -m conformance client --command "
                         "'python -m reference.client --driver')")
-    options = parser.parse_args(argv)
+    options = parser.parse_intermixed_args(argv)
     if options.driver:
         if options.function or options.schema or options.list:
             parser.error("--driver takes its calls from standard input, not from the command line")
-        return _drive(options, parser)
+        drivers.drive_client(options.url, sys.stdin, sys.stdout)
+        return 0
     asked = [name for name in ("schema", "list") if getattr(options, name)]
     if len(asked) > 1 or (asked and options.function):
         parser.error(f"--{asked[0]} calls no FUNCTION" if options.function else "--schema or --list, not both")
@@ -81,19 +93,23 @@ def main(argv=None):
         parser.error("--internal goes with --schema or --list")
     if options.cafile and not options.url.startswith("https://"):
         parser.error("--cafile is for an https:// URL; this one is plain HTTP")
-    arguments = _arguments(options.arguments, parser)
     try:
         client = Client(options.url, binary=options.binary, timeout=options.timeout,
                         max_response=options.max_response, cafile=options.cafile)
+        call = Call(options, client) if not asked else None
     except ValueError as error:
         parser.error(str(error))
     pretty = options.pretty or (not options.compact and sys.stdout.isatty())
     try:
         with client:
-            return _run(client, options, arguments, pretty)
+            if asked:
+                return _show(client, options, pretty)
+            return call.make(pretty)
     except TransportError as error:
         hint = "; to trust a private CA, give its certificate with --cafile" if isinstance(error, Untrusted) else ""
         return parser.fail(f"{error}{hint}")
+    except ValueError as error:  # what the schema said makes an argument impossible, or the session unwritable
+        return parser.fail(str(error))
     except BrokenPipeError:  # the reader went away (| head): what it did not read is not missed
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
@@ -101,37 +117,125 @@ def main(argv=None):
 
 EXAMPLES = """examples:
   python -m reference.client http://127.0.0.1:8000/api fn.add x=1 y=2
+  python -m reference.client http://127.0.0.1:8000/api fn.saveVariable name=x value:=1.5
   python -m reference.client http://127.0.0.1:8000/api fn.add '{"x": 1, "y": 2}'
   python -m reference.client http://127.0.0.1:8000/api fn.evaluate @expression.json
+  python -m reference.client http://127.0.0.1:8000/api fn.login username=ann --session ann.json
+  python -m reference.client http://127.0.0.1:8000/api fn.getVariables --session ann.json
   python -m reference.client http://127.0.0.1:8000/api --list"""
 
 
-def _run(client, options, arguments, pretty):
-    """Fetch what the options ask for, print it; the exit status."""
+class Call:
+    """The call the command line asks for: its arguments and headers, read (ValueError if one cannot
+    be) but for the `NAME=TEXT` pairs, which the schema decides when they are made."""
+
+    def __init__(self, options, client):
+        self.options, self.client, self.schema = options, client, None
+        self.arguments, self.pairs = {}, []
+        for text in options.arguments:
+            if text == "-" or text.startswith(("@", "{")):
+                self.arguments.update(_object(*_given(text)))
+            elif PAIR.fullmatch(text):
+                self.pairs.append(PAIR.fullmatch(text).groups())
+            else:
+                raise ValueError(f"argument {text!r} is not NAME=TEXT, NAME:=JSON, a JSON object, @FILE or -")
+        self.headers = (_object(*_given("@" + options.session)) if options.session and Path(options.session).exists()
+                        else {})
+        for text in options.header:
+            if not PAIR.fullmatch(text) or not text.startswith("@"):
+                raise ValueError(f"-H {text}: a header is @NAME=TEXT or @NAME:=JSON, as in -H @id_=a1")
+        if options.select:
+            self.headers["@select_"] = _object(options.select, "--select")
+
+    def make(self, pretty):
+        """Make the call, print what it answered; the exit status."""
+        headers = {**self.headers, **self.values([PAIR.fullmatch(text).groups() for text in self.options.header],
+                                                 self.declared_headers)}
+        arguments = {**self.arguments, **self.values(self.pairs, self.declared_arguments)}
+        started = time.perf_counter()
+        answer = self.client.call(self.options.function, arguments, headers)
+        if self.options.verbose:
+            sent, received = self.client.last
+            print(f"> POST {self.client.url}\n> {_text(sent)}\n< {json.dumps(readable(list(answer), [], []))}\n"
+                  f"< {len(received)} bytes in {(time.perf_counter() - started) * 1000:.1f} ms", file=sys.stderr)
+        if "ErrorInvalidRequestBody_" in answer[1]:
+            _suggest(self.client, self.options.function, answer[1])
+        if self.options.session:
+            self.keep(headers, answer[1])
+        paths: list = []
+        _print(readable(answer[1], [], paths), pretty)
+        for path in paths:
+            print(f"note: {'.'.join(map(str, path))} is bytes, shown as base64", file=sys.stderr)
+        return 0 if "Ok_" in answer[1] else 1
+
+    def values(self, pairs, declared):
+        """The values of NAME=TEXT and NAME:=JSON pairs, `=` giving JSON where `declared` (the types of
+        their names, by the schema, asked for only if some `=` needs it) says the name is not text."""
+        types = declared() if any(operator == "=" for _, operator, _ in pairs) else {}
+        values = {}
+        for name, operator, text in pairs:
+            if operator == ":=":
+                values[name] = sources.parse_json(text, f"{name}:=")
+            elif types.get(name, "string") in TEXT:
+                values[name] = text
+            else:
+                try:
+                    values[name] = sources.parse_json(text, f"{name}=")
+                except ValueError as error:  # sent as it is, for the server to say what is wrong, if anything
+                    if types[name] not in ("any", "any?"):
+                        print(f"note: {name} is {json.dumps(types[name])}, and {error}: sent as text", file=sys.stderr)
+                    values[name] = text
+        return values
+
+    def entries(self):
+        """The server's schema, with its stock entries, asked for once."""
+        if self.schema is None:
+            self.schema = self.client.schema(internal=True)
+        return self.schema
+
+    def declared_arguments(self):
+        """The types of the function's arguments, by name, as the schema writes them."""
+        return next((entry[key] for entry in self.entries() for key in entry if key == self.options.function), {})
+
+    def declared_headers(self):
+        """The types of the request headers, by name, as the schema writes them."""
+        return {name: type_ for entry in self.entries() for key in entry if key.startswith("headers.")
+                for name, type_ in entry[key].items()}
+
+    def keep(self, headers, body):
+        """Keep the session's headers, and as its @auth_ the token an Ok_ result holds, if the schema has
+        a Session tag with a token in union.Auth_."""
+        token = body.get("Ok_", {}).get("token")
+        auth = next((entry["union.Auth_"] for entry in self.entries() if "union.Auth_" in entry), [])
+        if type(token) is str and any(tag.get("Session") == {"token": "string"} for tag in auth):
+            headers["@auth_"] = {"Session": {"token": token}}
+        sources.write_file(Path(self.options.session), json.dumps(
+            {name: value for name, value in headers.items() if name != "@select_"}, indent=2) + "\n")
+
+
+def _show(client, options, pretty):
+    """Print the schema, or the list of functions, as asked; the exit status."""
     if options.schema:
-        return _print(client.schema(options.internal), pretty)
-    if options.list:
+        _print(client.schema(options.internal), pretty)
+    else:
         print("\n".join(listing(client.schema(options.internal))))
-        return 0
-    headers = dict(options.header, **({"@select_": options.select} if options.select else {}))
-    started = time.perf_counter()
-    answer = client.call(options.function, arguments, headers)
-    if options.verbose:
-        sent, received = client.last
-        print(f"> POST {client.url}\n> {_text(sent)}\n< {len(received)} bytes in "
-              f"{(time.perf_counter() - started) * 1000:.1f} ms", file=sys.stderr)
-    if "ErrorInvalidRequestBody_" in answer[1]:
-        _suggest(client, options.function, answer[1])
-    paths: list = []
-    _print(readable(list(answer) if options.verbose else answer[1], [], paths), pretty)
-    for path in paths:
-        print(f"note: {'.'.join(map(str, path))} is bytes, shown as base64", file=sys.stderr)
-    return 0 if "Ok_" in answer[1] else 1
+    return 0
 
 
 def _print(value, pretty):
-    print(json.dumps(value, indent=2 if pretty else None, ensure_ascii=False))
-    return 0
+    text = json.dumps(value, indent=2 if pretty else None, ensure_ascii=False)
+    print(COLOURS.sub(_coloured, text) if pretty and sys.stdout.isatty() and "NO_COLOR" not in os.environ else text)
+
+
+# Colours, as a terminal shows them: keys blue, text green, numbers cyan, true, false and null magenta.
+COLOURS = re.compile(r'("(?:[^"\\]|\\.)*")(\s*:)?|(-?\d[\d.eE+-]*)|\b(true|false|null)\b')
+
+
+def _coloured(match):
+    text, key, number, literal = match.groups()
+    if text is not None:
+        return f"\033[34m{text}\033[0m{key}" if key else f"\033[32m{text}\033[0m"
+    return f"\033[36m{number}\033[0m" if number else f"\033[35m{literal}\033[0m"
 
 
 def _text(data):
@@ -179,61 +283,18 @@ def readable(value, path, paths):
     return value
 
 
-def _drive(options, parser):
-    drivers.drive_client(options.url, sys.stdin, sys.stdout)
-    return 0
+def _given(argument):
+    """(the text, where it comes from) of an argument: written out, in @FILE, or on standard input (-)."""
+    if argument == "-":
+        return sources.text_of(sys.stdin.buffer.read(sources.MAX_FILE + 1), "standard input"), "standard input"
+    if argument.startswith("@"):
+        return sources.read_file(Path(argument[1:])), argument[1:]
+    return argument, "the argument " + repr(argument[:40] + "..." * (len(argument) > 40))
 
 
-def _arguments(texts, parser):
-    """The arguments the command line gives, as one object: later ones win."""
-    arguments = {}
-    for text in texts:
-        name, equals, value = text.partition("=")
-        if text == "-" or text.startswith("@"):
-            arguments.update(_read(text, parser))
-        elif text.lstrip().startswith("{"):
-            arguments.update(_object(text, parser))
-        elif equals and name:
-            arguments[name] = _value(value)
-        else:
-            parser.error(f"argument {text!r} is not a JSON object, @FILE, - or NAME=VALUE")
-    return arguments
-
-
-def _read(text, parser):
-    """The JSON object in the file `@FILE`, or on standard input for `-`."""
-    try:
-        data = sys.stdin.read() if text == "-" else open(text[1:], encoding="utf-8").read()
-    except OSError as error:
-        parser.error(f"cannot read {text[1:]}: {error.strerror}")
-    return _object(data, parser, "standard input" if text == "-" else text[1:])
-
-
-def _object(text, parser=None, where=None):
-    try:
-        value = json.loads(text)
-    except ValueError:
-        value = None
+def _object(text, where):
+    """The JSON object in `text`, from `where`; ValueError says why there is none."""
+    value = sources.parse_json(text, where)
     if type(value) is not dict:
-        message = f"{where or repr(text)} {'does not hold' if where else 'is not'} a JSON object"
-        if parser is None:
-            raise argparse.ArgumentTypeError(message)
-        parser.error(message)
+        raise ValueError(f"{where}: not a JSON object")
     return value
-
-
-def _value(text):
-    """A value on the command line: JSON if it is JSON, else the text itself."""
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text
-
-
-def _header(text):
-    name, equals, value = text.partition("=")
-    if not name.startswith("@"):
-        raise argparse.ArgumentTypeError(f"{text!r}: a header's NAME starts with @, as in @id_=1")
-    if not equals:
-        raise argparse.ArgumentTypeError(f"{text!r} has no =: a header is NAME=VALUE, as in @id_=1")
-    return name, _value(value)

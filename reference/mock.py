@@ -14,7 +14,6 @@ import argparse
 import json
 import os
 import sys
-import tempfile
 import time
 import urllib.parse
 from datetime import datetime
@@ -117,27 +116,10 @@ def _schema_source(options):
         print(f"{error}: using the schema saved in {cache} on {saved}", flush=True)
         return cache
     load(api)  # checked before it is kept (SchemaError): a copy saved before stays as it was
-    save(cache, json.dumps(api, indent=2) + "\n")
+    sources.write_file(cache, json.dumps(api, indent=2) + "\n")
     print(f"Saved the schema of {options.schema_url} to {cache}; without the server, "
           f"start with --schema-file {cache}", flush=True)
     return api
-
-
-def save(path, text):
-    """Replace the file `path` with `text` at once (a reader never sees half of it, and a link there is
-    replaced, not followed); OSError says what went wrong."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.",
-                                         delete=False) as file:
-            try:
-                file.write(text)
-            except OSError:
-                os.unlink(file.name)
-                raise
-        os.replace(file.name, path)
-    except OSError as error:
-        raise OSError(f"cannot save the schema to {path}: {error.strerror}") from None
 
 
 def fetch(url, wait, cafile=None, pause=0.2):

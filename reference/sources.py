@@ -14,6 +14,7 @@ import json
 import os
 import re
 import stat
+import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -94,12 +95,34 @@ def read_file(path):
         raise ValueError(f"{path}: cannot be read: {error.strerror}") from None
     finally:
         os.close(descriptor)
+    return text_of(data, path)
+
+
+def text_of(data, where):
+    """The text of at most MAX_FILE bytes of UTF-8 read from `where`; else ValueError saying why not."""
     if len(data) > MAX_FILE:
-        raise ValueError(f"{path}: over {MAX_FILE // 1024 // 1024} MiB, more than a tool reads")
+        raise ValueError(f"{where}: over {MAX_FILE // 1024 // 1024} MiB, more than a tool reads")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:
-        raise ValueError(f"{path}: not UTF-8 text (byte {error.start} is not)") from None
+        raise ValueError(f"{where}: not UTF-8 text (byte {error.start} is not)") from None
+
+
+def write_file(path, text):
+    """Replace the file `path` with `text` at once: a reader never sees half of it, and a link in its
+    place is replaced, not followed; ValueError says what went wrong."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.",
+                                         delete=False) as file:
+            try:
+                file.write(text)
+            except OSError:
+                os.unlink(file.name)
+                raise
+        os.replace(file.name, path)
+    except OSError as error:
+        raise ValueError(f"{path}: cannot be written: {error.strerror}") from None
 
 
 def parse_json(text, what):

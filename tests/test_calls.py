@@ -2,6 +2,8 @@
 
 import http.server
 import json
+import os
+import pty
 import re
 import shlex
 import signal
@@ -60,7 +62,7 @@ def test_arguments_come_from_a_file_or_standard_input(url, tmp_path):
     assert (from_file.returncode, from_file.stdout) == (0, '{"Ok_": {"result": 3}}\n')
     assert (from_stdin.returncode, from_stdin.stdout) == (0, '{"Ok_": {"result": 6}}\n')
     missing = client(url, "fn.add", f"@{tmp_path / 'none.json'}")
-    assert missing.returncode == 2 and f"cannot read {tmp_path / 'none.json'}: No such file" in missing.stderr
+    assert missing.returncode == 2 and f"{tmp_path / 'none.json'}: cannot be read: No such file" in missing.stderr
 
 
 def test_the_answer_is_one_line_in_a_pipe_and_indented_when_asked(url):
@@ -69,12 +71,14 @@ def test_the_answer_is_one_line_in_a_pipe_and_indented_when_asked(url):
     assert client(url, "fn.add", "x=1", "y=2", "--pretty").stdout == '{\n  "Ok_": {\n    "result": 3\n  }\n}\n'
 
 
-def test_verbose_shows_the_request_the_whole_answer_and_the_time(url):
+def test_verbose_shows_the_request_the_whole_answer_and_the_time_beside_the_answer(url):
+    """-v adds to standard error; standard output holds the answer's body, as without it."""
     run = client(url, "fn.ping_", "-H", "@id_=abc", "-v")
     lines = run.stderr.splitlines()
-    assert (run.returncode, json.loads(run.stdout)) == (0, [{"@id_": "abc"}, {"Ok_": {}}])
+    assert (run.returncode, run.stdout) == (0, '{"Ok_": {}}\n')
     assert lines[0] == f"> POST {url}" and json.loads(lines[1][2:]) == [{"@time_": 5000, "@id_": "abc"}, {"fn.ping_": {}}]
-    assert re.fullmatch(r"< 30 bytes in \d+\.\d ms", lines[2]) and len(lines) == 3
+    assert json.loads(lines[2][2:]) == [{"@id_": "abc"}, {"Ok_": {}}]
+    assert re.fullmatch(r"< 30 bytes in \d+\.\d ms", lines[3]) and len(lines) == 4
 
 
 def test_the_functions_are_listed_and_a_near_name_suggested(url):
@@ -129,9 +133,13 @@ def test_a_schema_is_fetched_to_a_file(url, tmp_path):
 
 @pytest.mark.parametrize("args, message", [
     ([], "name a FUNCTION to call (--list shows them), or ask for --schema"),
-    (["fn.add", "[1]"], "argument '[1]' is not a JSON object, @FILE, - or NAME=VALUE"),
-    (["fn.add", "-H", "id=1"], "'id=1': a header's NAME starts with @, as in @id_=1"),
-    (["fn.add", "-H", "@id_"], "'@id_' has no =: a header is NAME=VALUE, as in @id_=1"),
+    (["fn.add", "[1]"], "argument '[1]' is not NAME=TEXT, NAME:=JSON, a JSON object, @FILE or -"),
+    (["fn.add", "-H", "id=1"], "-H id=1: a header is @NAME=TEXT or @NAME:=JSON, as in -H @id_=a1"),
+    (["fn.add", "-H", "@id_"], "-H @id_: a header is @NAME=TEXT or @NAME:=JSON, as in -H @id_=a1"),
+    (["fn.add", "x:=1.", "y=2"], "x:=: not JSON: Extra data (line 1, column 2)"),
+    (["fn.add", '{"x": ' + "[" * 20_000 + "]" * 20_000 + "}"], "nests arrays and objects deeper than 1,024 levels"),
+    (["fn.add", "x:=" + "[" * 20_000 + "]" * 20_000], "x:=: nests arrays and objects deeper than 1,024 levels"),
+    (["fn.add", "-H", "@id_:=" + "[" * 20_000 + "]" * 20_000], "@id_:=: nests arrays and objects deeper than"),
     (["fn.add", "--internal"], "--internal goes with --schema or --list"),
     (["fn.add", "--schema"], "--schema calls no FUNCTION"),
     (["--schema", "--list"], "--schema or --list, not both"),
@@ -177,3 +185,42 @@ def test_ctrl_c_ends_every_command_quietly(args, url):
     finally:
         process.kill()
     assert process.returncode == 130 and "Traceback" not in err, err
+
+
+def test_text_and_json_are_said_as_httpie_says_them_and_the_schema_decides_the_rest(url):
+    """NAME=TEXT is text where the field is text (a variable named 123), and JSON where it is not (a value
+    of 5); NAME:=JSON is JSON always; text that cannot be what the field is goes as text, with a note."""
+    user = ["-H", '@auth_:={"Ephemeral": {"username": "texts"}}']
+    assert client(url, "fn.saveVariable", "name=123", "value=5", *user).returncode == 0
+    found = client(url, "fn.getVariable", *user, "name=123")  # (an option between arguments)
+    assert json.loads(found.stdout) == {"Ok_": {"variable!": {"name": "123", "value": 5}}}
+    assert client(url, "fn.saveVariable", "name:=\"n\"", "value:=2.5", *user).returncode == 0
+    wrong = client(url, "fn.add", "x=one", "y=2")
+    assert wrong.returncode == 1 and "TypeUnexpected" in wrong.stdout
+    assert wrong.stderr == 'note: x is "number", and x=: not JSON: Expecting value (line 1, column 1): sent as text\n'
+
+
+def test_a_session_keeps_the_headers_and_the_token_of_a_login(url, tmp_path):
+    """--session FILE: -H headers are kept, and so is the token fn.login answers, as its @auth_."""
+    session = tmp_path / "ann.json"
+    assert client(url, "fn.login", "username=session-ann", "--session", str(session)).returncode == 0
+    kept = json.loads(session.read_text())
+    assert list(kept) == ["@auth_"] and list(kept["@auth_"]) == ["Session"]
+    assert client(url, "fn.saveVariable", "name=v", "value=1", "--session", str(session), "-H", "@id_=7").returncode == 0
+    assert json.loads(session.read_text())["@id_"] == 7
+    run = client(url, "fn.getVariables", "--session", str(session))
+    assert json.loads(run.stdout) == {"Ok_": {"variables": [{"name": "v", "value": 1}]}}
+    assert client(url, "fn.logout", "username=session-ann", "--session", str(session)).returncode == 0
+
+
+def test_colour_on_a_terminal_unless_no_color(url):
+    """Keys, text and numbers in colour when the answer goes to a terminal; NO_COLOR turns it off."""
+    def on_a_terminal(**environment):
+        leader, follower = pty.openpty()
+        subprocess.run([sys.executable, "-m", "reference.client", url, "fn.add", "x=1", "y=2"], stdout=follower,
+                       stderr=subprocess.PIPE, timeout=30, env={**os.environ, **environment})
+        os.close(follower)
+        with os.fdopen(leader, "rb") as terminal:
+            return terminal.read1(4096).decode()
+    assert "\x1b[34m\"Ok_\"\x1b[0m:" in on_a_terminal() and "\x1b[36m3\x1b[0m" in on_a_terminal()
+    assert on_a_terminal(NO_COLOR="1").replace("\r\n", "\n") == '{\n  "Ok_": {\n    "result": 3\n  }\n}\n'

@@ -50,7 +50,7 @@ def test_bad_command_lines_are_one_line_and_exit_2(tmp_path, args, message):
 def test_the_driver_answers_a_line_that_is_no_instruction_and_goes_on():
     good = json.dumps({"id": 4, "documents": [{"name": "a.json", "text": '[{"struct.A": {}}]'}]})
     deep = "[" * 100_000 + "]" * 100_000
-    status, out, err = check("--driver", stdin=f"not json\n[1]\n" + '{"documents": []}\n' + deep + "\n" + good + "\n")
+    status, out, err = check("--driver", stdin="not json\n[1]\n" + '{"documents": []}\n' + deep + "\n" + good + "\n")
     replies = [json.loads(line) for line in out.splitlines()]
     assert (status, err) == (0, "")
     assert [reply["id"] for reply in replies] == [None, None, None, None, 4] and replies[4]["accepted"] is True
