@@ -42,14 +42,14 @@ import msgpack
 
 from . import stubs
 from .sources import load
-from .protocol import Service
+from .protocol import Service, codec
 from .protocol.generate import Context, OverBudget, Random, make
 from .protocol.types import Type
 
 log = logging.getLogger("reference")
 
 NO_MATCHING_STUB: dict = {"ErrorNoMatchingStub_": {}}
-MAX_LISTED = 1024 * 1024  # bytes of recorded calls (as MessagePack) that one answer lists
+MAX_LISTED = 1024 * 1024  # bytes of recorded calls (as JSON) that one answer lists
 MAX_STUBS, MAX_CALLS, MAX_STATE = 1000, 10_000, 64 * 1024 * 1024  # kept by default: stubs, calls, and their bytes
 LENGTH = (0, 3)  # generated arrays and maps have at least the first and fewer than the second elements
 ENTRIES = Path(__file__).parent / "schemas" / "mock.json"  # the mock's own functions and types
@@ -210,13 +210,14 @@ class Mock:
 
 def listed(packed, omission):
     """What an answer lists of calls or stubs kept as MessagePack, oldest first: the newest within
-    MAX_LISTED bytes, and under `omission` how many older ones were left out, if any."""
+    MAX_LISTED bytes as JSON (the larger wire), and under `omission` how many older ones were left out."""
     kept, size = [], 0
     for data in reversed(packed):
-        size += len(data)
+        value = msgpack.unpackb(data)
+        size += len(codec.ENCODER.encode(value)) + 2  # (and the comma and blank between two)
         if size > MAX_LISTED:
             break
-        kept.append(msgpack.unpackb(data))
+        kept.append(value)
     omitted = len(packed) - len(kept)
     return kept[::-1], {omission: omitted} if omitted else {}
 

@@ -433,6 +433,18 @@ def test_answers_listing_recorded_calls_keep_the_newest_megabyte_and_count_the_r
         assert body({"fn.verifyNoMoreInteractions_": {}}) == OK
 
 
+def test_an_answer_listing_calls_stays_within_the_bound_as_json(monkeypatch):
+    """Calls that are small as MessagePack and four times larger as JSON (empty strings): the bound is
+    that of the JSON answer (a 93-byte fn.verify_ once answered 1.6 MB, where 1 MiB is the bound)."""
+    monkeypatch.setattr(mocking, "MAX_LISTED", 10_000)
+    with serving(mocking.service(calculator.entries())) as server:
+        connection = Connection(server.url)
+        for _ in range(20):
+            connection.call([{}, {"fn.deleteVariables": {"names": [""] * 500}}])
+        status, _, data = connection.post(b'[{}, {"fn.verify_": {"call": {"fn.add": {}}}}]')
+        assert status == 200 and 8_000 < len(data) <= 10_000 + 200
+
+
 SELECTING = [
     {"fn.test": {"value!": "struct.Value"}, "->": [{"Ok_": {"value!": "struct.Value"}}]},
     {"struct.Value": {"sel!": "_ext.Select_", "n!": "integer"}},
