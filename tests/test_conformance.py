@@ -2,6 +2,7 @@
 
 import contextlib
 import http.client
+import os
 import http.server
 import json
 import re
@@ -12,6 +13,7 @@ import sys
 import threading
 import time
 import xml.etree.ElementTree as ElementTree
+from pathlib import Path
 
 import msgpack
 import pytest
@@ -789,6 +791,21 @@ def test_a_run_stops_starting_cases_at_maxfail_and_the_next_runs_only_what_faile
         status, lines = run(capsys, "run", "--target", server.url, "--lf", "--id", "envelope/**")
     assert lines[0] == "No failures recorded by the last run; running every case selected (--last-failed)."
     assert status == 0 and not json.load(open(".conformance_cache/last-failed.json"))["server"]
+
+
+@pytest.mark.parametrize("planted", ["link", "fifo", "large"])
+def test_what_a_checkout_plants_in_the_cache_is_never_followed_or_read_whole(planted, testbed_url, tmp_path, capsys):
+    """A link in the record's place is replaced, not written through; a pipe or a huge file is not read."""
+    elsewhere = tmp_path / "elsewhere.txt"
+    elsewhere.write_text("kept")
+    folder = Path(".conformance_cache")
+    folder.mkdir()
+    record = folder / "last-failed.json"
+    {"link": lambda: record.symlink_to(elsewhere), "fifo": lambda: os.mkfifo(record),
+     "large": lambda: record.write_text(" " * 5_000_000 + "{}")}[planted]()
+    status, lines = run(capsys, "run", "--target", testbed_url, "--lf", "--id", "envelope/**")
+    assert status == 0 and lines[0].startswith("No failures recorded by the last run")
+    assert elsewhere.read_text() == "kept" and not record.is_symlink() and json.loads(record.read_text()) == {"server": []}
 
 
 def test_a_driver_that_writes_something_else_than_a_reply_stops_the_run_in_one_line(capsys):
