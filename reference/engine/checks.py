@@ -1,15 +1,13 @@
-"""Compiled checks: whether a value is valid for a type, answered without describing why not.
+"""Compiled checks: whether a value is valid for a type, without describing why not.
 
-The core's validator (protocol/validate.py) walks a value and yields a case for
-every way it fails; most values do not fail, and for them describing nothing
-costs a generator and a call or two for every value. A `Compiler` turns each
-type of a schema, once, into a predicate that only says yes or no: yes means
-the core's walk would find no case; no means "walk it", and the walk says what
-is wrong. One loop, `_fields`, checks an object's fields and goes into the fields of a
-struct or union value it holds itself: a call for each object, and none of
-the generators of the walk. Each entry of `PREDICATES` and `COMPILERS` mirrors
-that of `validate.CHECKS` for its kind; an `_ext.` type is always walked. tests/test_engine.py holds the
-answers to the walk's.
+The core's validator (protocol/validate.py) yields a case for every way a value
+fails, at the cost of a generator and a call or two a value, even when nothing
+fails, which is most often. A `Compiler` turns each type, once, into a yes or
+no: yes when the walk would find no case; no sends the value to the walk, to
+say what is wrong. One loop, `_fields`, checks an object's fields and goes
+into the struct and union values it holds itself. Each entry of `PREDICATES`
+and `COMPILERS` mirrors `validate.CHECKS`' for its kind; an `_ext.` type is
+always walked. tests/test_engine.py holds the answers to the walk's.
 """
 
 import functools

@@ -2,39 +2,27 @@
 
 How this works
 --------------
-`Server` is the bundled transport's (http_server.py) with a `Visit` on record for
-each connection: what it is doing ("idle", "receiving" a request, at "work",
-"sending" an answer), since when, from which address, and its credit: a
-connection earns a byte of credit for each byte it sends or takes, up to
-CREDIT, and pays MIN_RATE bytes for each second the server waits on it
-(receiving, sending; not idle, not at work), over its whole life, whatever the
-shape of its bursts. One whose credit has run out is slow.
-Its thread notes each change in its own record, attributes written, no lock
-taken; the server reads the records only when it has a choice to make:
+`Server` is the bundled transport (http_server.py) with a `Visit` on record for
+each connection: its state ("idle", "receiving", at "work", "sending") since
+when, its address, and its credit: a byte for each byte it sends or takes (up
+to CREDIT), less MIN_RATE bytes for each second the server waits on it, over
+its whole life. A connection whose credit has run out is slow. Threads write
+their own records, without a lock; the server reads them when it must choose:
 
-- At most `max_connections` connections are served. When all are taken, a
-  newcomer takes the place of a slow one (sending its requests slowly, or
-  taking its answers slowly or not at all), else of an idle one (the oldest
-  first), preferring those of the address that holds the most; else of one
-  not at work of an address holding two places more than the newcomer's (the
-  one with the least credit): no address keeps more than its share from
-  another, however fast it reconnects; else the newcomer gets 503. A
-  connection may be as slow as it likes while the server has room; once it
-  is full, the slow lose their places first.
-- At most QUEUE large requests (over LARGE bytes) are held at once, arriving
-  or answered; a newcomer takes the place of a slow one, else it gets 503.
-  Processing turns are the service's: the engine's Service gives costly
-  requests one at a time.
-- A request's header lines may hold MAX_HEADERS bytes in all (431 beyond); a
-  whole request must arrive within `timeout` of its first byte, an answer must
-  be taken within `timeout`, and an idle connection is closed after `timeout`.
-  The server keeps these times itself, so sockets have no timeout of their own
-  (which would cost a poll() before every read and write).
-- `stop()` is graceful: requests in flight get GRACE seconds to be answered.
+- When all `max_connections` places are taken, a newcomer takes that of a
+  slow connection, else of an idle one (the oldest), preferring the address
+  holding the most; else of one not at work of an address holding two places
+  more than the newcomer's; else it gets 503.
+- At most QUEUE large requests are held at once; a newcomer takes the place of
+  a slow one, else gets 503. Their turns are the service's (turns.py).
+- Header lines may hold MAX_HEADERS bytes in all (else 431). A request must
+  arrive, an answer be taken, within `timeout`, which is also how long a
+  connection may stay idle: the server keeps the time, so sockets need no
+  timeout of their own (which costs a poll() before every read and write).
+- `stop()` gives requests in flight GRACE seconds.
 
-Two things cost http.server more than our whole answer to a small message, and
-the guard does them at once: a simple request's head is read by heads.py, not
-by the email package, and the Date header is written once a second.
+It reads a simple request's head itself (heads.py), and writes the Date
+header once a second: in http.server, both cost more than our whole answer.
 """
 
 import http.client
@@ -72,18 +60,16 @@ class Visit:
         self.connection, self.address, self.large, self.cut = connection, address, False, False
         self.state, self.since, self.credit, self.settled, self.received = "idle", time.monotonic(), START, 0.0, 0
 
-    def enter(self, state, moved=0):
-        """Go to `state`, having moved `moved` bytes; the time waited on the client so far is paid for."""
-        now = time.monotonic()
-        if self.state in WAITING:
-            self.credit -= MIN_RATE * (now - self.settled)
-        self.credit = max(min(self.credit + moved, CREDIT), -CREDIT)
-        self.state, self.since, self.settled = state, now, now
+    def enter(self, state):
+        """Go to `state`, the time waited on the client so far paid for."""
+        self.moved(0)
+        self.state, self.since = state, self.settled
 
     def moved(self, size):
-        """The client sent, or took, `size` bytes while the server waited on it."""
+        """The client sent, or took, `size` bytes: credited, and the time waited on it paid for."""
         now = time.monotonic()
-        self.credit, self.settled = min(self.credit - MIN_RATE * (now - self.settled) + size, CREDIT), now
+        spent = MIN_RATE * (now - self.settled) if self.state in WAITING else 0
+        self.credit, self.settled = max(min(self.credit - spent + size, CREDIT), -CREDIT), now
 
     def slow(self, now):
         """Whether the server waits on it with its credit run out."""
@@ -113,7 +99,8 @@ class RequestHandler(http_server.RequestHandler):
         self.visit = self.server.visits[self.request]
         super().setup()
         self.connection.settimeout(None)  # the server keeps the time (service_actions)
-        self.wfile = io.BufferedWriter(Taken(self.connection, self.visit))  # (what http.server makes, counted)
+        counted = Counted(self.connection, self.visit)  # (http.server's buffered streams, counted)
+        self.rfile, self.wfile = io.BufferedReader(counted), io.BufferedWriter(counted)
 
     def send_response(self, code, message=None):
         self.visit.enter("sending")
@@ -140,7 +127,7 @@ class RequestHandler(http_server.RequestHandler):
         visit.received = len(self.raw_requestline)
         buffered = self.rfile.peek(MAX_HEADERS)  # what has come already (or, if nothing yet, what comes next)
         end = buffered.find(b"\r\n\r\n")
-        visit.enter("receiving", visit.received + end + 4 if end >= 0 else visit.received)
+        visit.enter("receiving")
         if end >= 0:  # the whole header block, shorter than a buffer: nothing to count
             visit.received += len(buffered)
             head = heads.read(self.raw_requestline, buffered[:end])
@@ -173,24 +160,9 @@ class RequestHandler(http_server.RequestHandler):
                 self.server.places.release()
             self.visit.enter("idle")
 
-    def receive(self, length):
-        """The body, read as it comes, so that the server sees how fast."""
-        visit, pieces, left = self.visit, [], length
-        try:
-            while left:
-                piece = self.rfile.read1(min(left, 65536))
-                if not piece:
-                    break
-                pieces.append(piece)
-                left -= len(piece)
-                visit.moved(len(piece))
-        except OSError:  # stalled past the timeout, or hung up on by the server
-            pass
-        visit.enter("work")
-        if left:
-            self.close_connection = True
-            return None
-        return b"".join(pieces)
+    def answer(self, data, started):
+        self.visit.enter("work")
+        super().answer(data, started)
 
 
 class HeaderBlock:
@@ -203,7 +175,6 @@ class HeaderBlock:
         left = MAX_HEADERS - self.visit.received
         line = self.stream.readline(left + 1 if size < 0 else min(size, left + 1))
         self.visit.received += len(line)
-        self.visit.moved(len(line))
         if self.visit.received > MAX_HEADERS:
             error = http.client.LineTooLong("header block")  # which parse_request answers with 431
             error.args = (f"the header lines are over {MAX_HEADERS} bytes in all",)  # all of them, not one
@@ -211,19 +182,27 @@ class HeaderBlock:
         return line
 
 
-class Taken(io.RawIOBase):
-    """The connection's writing end, telling its Visit of each piece of an answer the client takes."""
+class Counted(io.RawIOBase):
+    """The connection, as its streams read and write it, telling its Visit of each piece that comes or is taken."""
 
     def __init__(self, connection, visit):
         self.connection, self.visit = connection, visit
 
+    def readable(self):
+        return True
+
     def writable(self):
         return True
 
+    def readinto(self, buffer):
+        size = self.connection.recv_into(buffer)
+        self.visit.moved(size)
+        return size
+
     def write(self, data):
-        sent = self.connection.send(data)
-        self.visit.moved(sent)
-        return sent
+        size = self.connection.send(data)
+        self.visit.moved(size)
+        return size
 
 
 class Server(http_server.Server):

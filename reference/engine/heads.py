@@ -1,19 +1,13 @@
 """Heads: a simple request's line and header lines, read at once.
 
-How this works
---------------
-http.server reads a request's header lines with the email package, which
-takes more work than everything else in an exchange of a small message
-(about 175k instructions for the four header lines http.client sends, where
-the service's whole answer to `fn.add` takes 60k). Most requests are simple:
-a request line `METHOD /path HTTP/1.1`, then lines `Name: value` of printable
-ASCII, all arrived by the time the request line is read. `read()` reads such
-a head with one regular expression a line, into the HTTPMessage the email
-package would make of it. Anything else it leaves to http.server, which
-answers it as it always does: HTTP/1.0, a path of `//`, a header name that is
-no token, a byte outside ASCII, a line folded onto the next, 100 lines or
-more, or `Expect:` (which http.server answers with 100 Continue).
-tests/test_heads.py holds what it reads to http.server's reading.
+http.server reads header lines with the email package: 175k instructions for
+the four lines http.client sends, where our whole answer to `fn.add` takes
+60k. `read()` reads a simple head (a request line `METHOD /path HTTP/1.1` and
+lines `Name: value` of printable ASCII, all arrived) with one regular
+expression a line, into the HTTPMessage the email package would make. Anything
+else is left to http.server (HTTP/1.0, a path of `//`, a name that is no
+token, a byte outside ASCII, a folded line, 100 lines or more, `Expect:`).
+tests/test_heads.py holds it to http.server's reading.
 """
 
 import re

@@ -1,15 +1,13 @@
 """Matching in linear time: stubs against a call, or a verification against recorded calls.
 
-The mock's definition of a partial match (stubs.partial) asks, for each object
-or array in a stub's array, whether some element of the call's array holds it:
-a search whose cost can grow with the product of the two arrays, and more
-with nesting. `Matching` finds the same answer faster. Elements equal to one
-of the call's are found by their canonical form in a set; the others are
-looked for only among the call's elements that hold the same leaf (a value
-that is no object or array) at the same place (an index of `leaves`). What remains is a search, which each
-match may spend STEPS steps per byte on: a stub that would take longer is
-taken as not matching, and the log says so. tests/test_engine.py holds its
-answers to the definition's.
+A partial match (stubs.partial) asks, for each object or array in a stub's
+array, whether some element of the call's array holds it: a search growing
+with the product of both arrays, and more with nesting. `Matching` finds the
+same answer faster: an element equal to one of the call's by its canonical
+form in a set, the others among the call's elements holding the same leaf at
+the same place (an index of `leaves`). What search remains may spend STEPS
+steps per byte; beyond, no match, and the log says so. tests/test_engine.py
+holds its answers to the definition's.
 """
 
 import logging

@@ -1,12 +1,10 @@
 """Scans: what JSON text could hold, read off the bytes before anything is parsed.
 
-The core reads a JSON message and then asks two questions of what it parsed
-(protocol/codec.py): does any string hold half of a UTF-16 surrogate pair,
-and does it nest more than MAX_DEPTH levels? Both cost a walk of the whole
-message. Most messages cannot hold either, and the bytes say so at C speed:
-half a pair can only be written as an escape, and nesting needs brackets.
-These scans answer "no" for such messages; "maybe" sends the message to the
-core, which answers. tests/test_engine.py holds them to the core's walks.
+The core asks two questions of a JSON message it parsed (protocol/codec.py):
+does a string hold half a UTF-16 surrogate pair, and does it nest past
+MAX_DEPTH? Each costs a walk. The bytes answer "no" for most messages at C
+speed: half a pair is only written as an escape, and nesting needs brackets;
+"maybe" leaves it to the core. tests/test_engine.py holds them to its walks.
 """
 
 import re

@@ -2,79 +2,67 @@
 
 How this works
 --------------
-`Service` is the core's Service (protocol/service.py, `Core` here): the same
-steps, called in the same order by the same `answer()`. From the schema it
-works out, once, `Facts` for each function: compiled checks of its arguments
-and results (checks.py), whether either can hold bytes, and whether its `Ok_`
-result can be written at once. Six steps are specialised, each taking its
-short path where the facts allow and otherwise doing what the core's does
-(calling it by name, `Core.decode(self, ...)`: in CPython 3.11 `super()`
-costs more than the rest of a step):
+`Service` is the core's (protocol/service.py, `Core` here): the same steps in
+the same order, called by the same `answer()`. From the schema it works out,
+once, `Facts` for each function: compiled checks of its arguments and results
+(checks.py), and whether either can hold bytes. Six steps take a short path
+where the facts allow, and are else the core's (called by name: in CPython
+3.11 `super()` costs more than the rest of a step):
 
-- `decode` (step 1) reads JSON with C's scanner alone, unless the text could
-  hold half a surrogate pair or nest too deep (scans.py);
-- `check_headers`, `check_arguments` and `check_result` (steps 3, 6, 8) ask
-  the compiled checks, and leave it to the core's walk to say what is wrong
-  when they say no;
-- `select` (step 10) trims with the selection compiled (trims.py);
-- `encode` (step 11) writes JSON at once, with a C encoder made once, or
-  MessagePack to a client that has the checksum.
+- `decode` (1) reads JSON with C's scanner alone, unless the text could hold
+  half a surrogate pair or nest too deep (scans.py);
+- `check_headers`, `check_arguments`, `check_result` (3, 6, 8) ask the
+  compiled checks, and walk only to say what is wrong;
+- `select` (10) trims with the selection compiled (trims.py);
+- `encode` (11) writes JSON with a C encoder made once, or MessagePack to a
+  client that has the checksum, and learns what answering cost.
 
-The short paths log nothing: the core's steps (`--plain`, and the command
-lines whenever the debug log is on) say what each one did. Costly requests
-take turns (turns.py); what answering cost is learned at step 11.
+The short paths log nothing: the core's steps do (`--plain`, and the command
+lines with the debug log on). Costly requests take turns (turns.py).
 """
 
-import logging
 from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from time import perf_counter, thread_time
 
+from ..http_server import LARGE
 from ..protocol import blobs, codec, service
 from ..protocol.limits import MAX_DEPTH
 from ..protocol.service import JSON, MSGPACK, Reply
-from ..protocol.types import Struct, Type, innermost, reachable
+from ..protocol.types import Struct, innermost, reachable
 from .checks import Compiler
 from .scans import deeper, may_hold_surrogates
 from .trims import Trims
-from ..http_server import LARGE
 from .turns import Turns
-
-log = logging.getLogger("reference")
 
 # The C encoder that json.dumps makes anew at each call, made once; None where there is none. It is
 # the json module's private interface, called as json.encoder calls it: (markers, default, encoder,
 # indent, key separator, item separator, sort_keys, skipkeys, allow_nan).
 WRITE = c_make_encoder and c_make_encoder(None, None, encode_basestring, None, ": ", ", ", False, False, False)
+Core = service.Service
 
 
 class Facts:
-    """What the engine knows of one function, from the schema."""
+    """What the engine knows of one function: whether its arguments (an object) are valid, whether a
+    result is, whether either can hold base64 text standing for bytes, whether an Ok_ has bytes to mark."""
 
-    __slots__ = ("arguments", "result", "restores_arguments", "restores_result", "marks", "shallow")
+    __slots__ = ("arguments", "result", "restores_arguments", "restores_result", "marks")
 
     def __init__(self, function, compiler):
-        ok = function.result.tags["Ok_"]
-        self.arguments = compiler.fields_of_object(function.arguments)  # whether arguments (an object) are valid
-        self.result = compiler.tags(function.result)  # whether a result is
-        self.restores_arguments = holds(function.arguments, {"bytes", "ext"})  # whether arguments can hold
-        self.restores_result = holds(function.result, {"bytes", "ext"})  # base64 text standing for bytes; results
-        self.marks = holds(ok, {"bytes", "any", "ext"})  # whether an Ok_ result can hold bytes to mark
-        self.shallow = 2 + depth(Type("struct", False, ok)) <= MAX_DEPTH  # whether it always nests well within
-        # MAX_DEPTH (else: count its brackets)
+        self.arguments, self.result = compiler.fields_of_object(function.arguments), compiler.tags(function.result)
+        self.restores_arguments = holds(function.arguments, {"bytes", "ext"})
+        self.restores_result = holds(function.result, {"bytes", "ext"})
+        self.marks = holds(function.result.tags["Ok_"], {"bytes", "any", "ext"})
 
 
 class Exchange(service.Exchange):
-    """A request on its way, with the Facts of its function (None if the schema lacks it)."""
+    """A request on its way, with the Facts of its function (None if the schema lacks it), and the
+    clocks (perf_counter, thread_time) as its handler was called."""
 
     __slots__ = ("facts", "clocks")
 
     def __init__(self, headers, name, arguments, client, facts):
         service.Exchange.__init__(self, headers, name, arguments, client)
-        self.facts = facts
-        self.clocks = None  # perf_counter() and thread_time() when its handler was called
-
-
-Core = service.Service
+        self.facts, self.clocks = facts, None
 
 
 class Service(Core):
@@ -98,10 +86,9 @@ class Service(Core):
         """Step 1, read by C's scanner alone where the bytes cannot hold what the core looks for."""
         if data[:1] == b"[" and not may_hold_surrogates(data):
             try:
-                text = data.decode()
                 # scan_once is the json module's private interface to its C scanner (JSONDecoder.raw_decode
                 # calls it, with whitespace skipped): (value, where it ended), StopIteration for no value.
-                message, end = codec.DECODER.scan_once(text, 0)  # (JSON, so the scan below takes linear time)
+                message, end = codec.DECODER.scan_once(text := data.decode(), 0)  # (JSON: the scan is linear)
                 if end == len(text) and type(message) is list and len(message) == 2 \
                         and (len(data) <= MAX_DEPTH or not deeper(data, MAX_DEPTH)):
                     headers, body = message
@@ -115,7 +102,7 @@ class Service(Core):
         return Exchange(exchange.headers, exchange.name, exchange.arguments, client, self.facts.get(exchange.name))
 
     def answer(self, exchange):
-        """Steps 2 to 10, as the core takes them; in turn, if its function's answers were costly."""
+        """Steps 2 to 10, as the core takes them; in turn, if its client's calls of it were costly."""
         costly = self.turns.costly
         if costly and (exchange.client, exchange.name) in costly:
             with self.turns.turn():
@@ -123,17 +110,11 @@ class Service(Core):
         return Core.answer(self, exchange)
 
     def check_headers(self, exchange):
-        """Step 3, passed at once when the compiled checks find each header valid."""
-        if exchange.headers and not self.valid_headers(exchange.headers):
-            Core.check_headers(self, exchange)
-
-    def valid_headers(self, headers):
-        """Whether each header is named with @, and a declared one valid, as the compiled checks see it."""
-        for name, value in headers.items():
+        """Step 3, passed at once when each header is named with @ and, if declared, compiled valid."""
+        for name, value in exchange.headers.items() if exchange.headers else ():
             valid = self.headers.get(name)
             if name[:1] != "@" or (valid is not None and not valid(value)):
-                return False
-        return True
+                return Core.check_headers(self, exchange)
 
     def check_arguments(self, exchange):
         """Step 6, passed at once when the compiled check finds the arguments valid."""
@@ -157,19 +138,19 @@ class Service(Core):
         return self.trims.trim(selection, result, exchange.function) if selection and "Ok_" in result else result
 
     def encode(self, exchange, result):
-        """Step 11, written at once where the facts allow (else as the core writes it): JSON with the C
-        encoder, unless there are bytes to mark, something it does not write (NaN, half a surrogate
-        pair) or too deep a nesting; MessagePack to a steady client. What answering cost is learned."""
-        facts, reply, ok = exchange.facts, None, "Ok_" in result
+        """Step 11, written at once where it can be (else as the core writes it): JSON with the C encoder,
+        unless there are bytes to mark, something it does not write (NaN, half a surrogate pair) or too
+        deep a nesting; MessagePack to a steady client. What answering cost is learned."""
+        reply, ok = None, "Ok_" in result
         if "@bin_" in exchange.headers:
             reply = self.write_binary(exchange, result)
-        elif not ok or not facts.marks:  # (an Ok_ result is of a function the schema has)
+        elif not ok or not exchange.facts.marks:  # (an Ok_ result is of a function the schema has)
             try:
                 data = "".join(WRITE([exchange.response_headers, result], 0)).encode()
+                if len(data) <= MAX_DEPTH or not deeper(data, MAX_DEPTH):
+                    reply = Reply(data, JSON, exchange.name, "Ok_" if ok else next(iter(result)))
             except (ValueError, TypeError, RecursionError):
-                data = None
-            if data and not ((not ok or exchange.added or not facts.shallow) and deeper(data, MAX_DEPTH)):
-                reply = Reply(data, JSON, exchange.name, "Ok_" if ok else next(iter(result)))
+                pass
         if reply is None:
             reply, result = Core.encode(self, exchange, result)
         if exchange.clocks is not None:
@@ -178,10 +159,9 @@ class Service(Core):
 
     def write_binary(self, exchange, result):
         """The Reply of an Ok_ result in MessagePack to a steady client (it has the checksum, asks for no
-        packing), written at once; else None."""
+        packing); else None."""
         headers = exchange.response_headers
-        if "Ok_" not in result or "@pac_" in headers \
-                or self.encoding.checksum not in exchange.headers["@bin_"]:
+        if "Ok_" not in result or "@pac_" in headers or self.encoding.checksum not in exchange.headers["@bin_"]:
             return None
         try:
             data = codec.encode([{**headers, "@bin_": [self.encoding.checksum]}, result], self.encoding)
@@ -194,18 +174,3 @@ def holds(node, kinds):
     """Whether a value of a Struct or Union can hold a value of one of `kinds` anywhere inside."""
     return any(innermost(type_).kind in kinds for inner in reachable(node) if isinstance(inner, Struct)
                for type_ in inner.fields.values())
-
-
-def depth(type_, seen=()):
-    """How many levels of arrays and objects a value of `type_` nests at most; MAX_DEPTH + 1 when
-    that has no bound (a recursive type). `any` and `_ext.` values are not counted here."""
-    if type_.kind in ("array", "map"):
-        return 1 + depth(type_.of, seen)
-    if type_.kind not in ("struct", "union", "fn"):
-        return 0
-    if id(type_.of) in seen:
-        return MAX_DEPTH + 1
-    seen = (*seen, id(type_.of))
-    structs = [type_.of] if type_.kind == "struct" else type_.of.tags.values()
-    inside = max((depth(field, seen) for struct in structs for field in struct.fields.values()), default=0)
-    return (1 if type_.kind == "struct" else 2) + inside

@@ -1,13 +1,10 @@
 """Compiled trims: a selection turned, once, into a function that copies only what it changes.
 
-The core trims a result (protocol/select.py) by walking it whole, type beside
-value, calling a trim for every field it keeps. Most of a result is kept as it
-is: a field whose type reaches no struct or union the selection names needs no
-walk, and fields a selection drops need none either. `Trims.trim()` compiles a
-selection, for a function, into closures that filter the objects the
-selection names and copy the rest only on the way to them, and keeps the last
-few it compiled, by the selection's text. tests/test_engine.py holds what it
-makes to the core's `apply()`.
+The core trims a result (protocol/select.py) by walking it whole. But a field
+whose type reaches no struct or union the selection names needs no walk, nor
+does one it drops. `Trims.trim()` compiles a selection for a function into
+closures that filter the objects it names and copy the rest only on the way to
+them, and keeps the last few. tests/test_engine.py holds them to `apply()`.
 """
 
 from ..protocol.types import innermost, reachable

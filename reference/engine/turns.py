@@ -1,18 +1,13 @@
 """Turns: costly requests are answered one at a time, cheap ones as they come.
 
-What a request costs the server is what answering it takes: the bytes that
-come in, the bytes that go out, and the time at work (and the memory, which
-grows with all three). Most requests cost little. A request is costly when it
-is large (over LARGE bytes), or when its client's last call of the same
-function was: its answer was over LARGE bytes, or its handler and what came
-after took over COSTLY seconds of work (a 29-byte request for a full paper
-tape, a verification over a large log of calls). What a call costs is learned
-from the function's own work and answer, for each client apart: no client can
-make a function costly for another, whatever it sends. Costly requests take
-turns, one at a time, each waiting at most WAIT seconds for its turn
-(`TimeoutError` beyond, which the transports answer with 503), and a costly
-call is forgotten again as the answers grow cheap: each cheap one halves what
-is remembered, and below costly it is gone.
+A request is costly when it is large (over LARGE bytes), or when its client's
+last call of the same function was: an answer over LARGE bytes, or over COSTLY
+seconds of work from its handler on (a 29-byte request for a full tape, a
+verification over a large log). It is learned from the function's own work and
+answer, for each client apart: no client makes a function costly for another,
+whatever it sends, and each cheap answer halves what is remembered. Costly
+requests take one turn, each waiting at most `wait` seconds for it (then
+TimeoutError, which the transports answer 503).
 """
 
 import threading
