@@ -3,7 +3,8 @@
 Values compare exactly (`3` equals `3.0`, `true` is not `1`); an object whose keys
 are all matcher words (`WORDS`) is a matcher instead, as conformance/README.md's
 table says: `$type`, `$capture`, `$var`, `$unordered`, `$includes`, `$startsWith`,
-`$partial`, `$oneOf`, `$not`, `$absent`, `$literal`. Requests use `{"$var": name}`
+`$partial`, `$oneOf`, `$not`, `$absent`, `$literal`, and `$encodingOf` and
+`$checksumOf`, the binary encoding of a schema captured before (language.py). Requests use `{"$var": name}`
 too, and "$user" (anywhere in a string) stands for a username unique to the case.
 MessagePack values are written `{"$bin": "<base64>"}` for bytes, `{"$ext": [type,
 "<base64>"]}` for extension types, and `"#12"` for the map key 12.
@@ -14,10 +15,12 @@ import json
 
 import msgpack
 
+from .language import Schema
+
 PACKED, UNDEFINED = msgpack.ExtType(17, b""), msgpack.ExtType(18, b"")
 
 WORDS = {"$type", "$capture", "$var", "$unordered", "$includes", "$startsWith", "$partial", "$oneOf", "$not",
-         "$absent", "$literal"}
+         "$absent", "$literal", "$encodingOf", "$checksumOf"}
 TYPES = {
     "string": lambda v: type(v) is str,
     "integer": lambda v: type(v) is int,  # written without a fraction or exponent: 5, never 5.0
@@ -79,6 +82,11 @@ def _matcher(expected, actual, captured, path):
         return
     if "$var" in expected:
         yield from compare(expected_value(expected["$var"], captured), actual, captured, path)
+    for word in ("$encodingOf", "$checksumOf"):  # the encoding a server of the captured schema must use
+        if word in expected:
+            names, checksum = Schema(expected_value(expected[word], captured)).encoding()
+            wanted = {name: i for i, name in enumerate(names)} if word == "$encodingOf" else checksum
+            yield from compare(wanted, actual, captured, path)
     if "$not" in expected and not list(compare(expected["$not"], actual, dict(captured), path)):
         yield path, f"expected anything but {_show(expected['$not'])}, got {_show(actual)}"
     if "$oneOf" in expected:

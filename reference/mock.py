@@ -6,11 +6,17 @@ The schema comes from a live server (`--schema-url`, fetched with `fn.api_`
 and saved in a cache file, which is used, with a line saying so, whenever
 that server cannot be reached), or from a saved copy (`--schema-file`,
 `--schema-dir`). `--stubs DIR` loads stubs from the JSON files of a folder
-before the first request, each checked as `fn.createStub_` checks one. The
-mock itself is mocking.py's; cli.py serves it as it serves every server.
+before the first request, each checked as `fn.createStub_` checks one.
+
+Two more sources make the mock a relay (relay.py): `--record URL` passes each
+call on to the server at URL and saves its answer in `--stubs DIR` as a stub
+file, for a later mock to answer with; `--proxy URL` passes each call on and
+logs every answer outside the server's own schema. The mock itself is
+mocking.py's; cli.py serves it as it serves every server.
 """
 
 import argparse
+import difflib
 import json
 import os
 import sys
@@ -19,10 +25,10 @@ import urllib.parse
 from datetime import datetime
 from pathlib import Path
 
-from . import mocking
+from . import mocking, relay
 from . import sources
 from .sources import load, parse_json, read_file
-from .cli import (Parser, add_server_options, check_server_options, core_only, interruptible, positive, seconds,
+from .cli import (Parser, add_server_options, check_server_options, core_only, interruptible, positive, rate, seconds,
                   serve)
 from .http_client import Client, TimedOut, TransportError, Unreachable
 from .protocol.documents import SchemaError
@@ -41,6 +47,11 @@ def main(argv=None):
                         "which is used when the server cannot be reached")
     source.add_argument("--schema-file", metavar="FILE", help="read the schema from a saved JSON file")
     source.add_argument("--schema-dir", metavar="DIR", help="read the schema from a directory of JSON files")
+    source.add_argument("--record", metavar="URL", type=_http_url, help="fetch the schema as --schema-url does, "
+                        "pass every call on to that server, and save each answer in --stubs DIR as a stub file")
+    source.add_argument("--proxy", metavar="URL", type=_http_url, help="fetch the schema as --schema-url does, "
+                        "pass every call on to that server, and log each answer outside its own schema "
+                        "(answered as ErrorInvalidResponseBody_ when the request has the header @check: true)")
     parser.add_argument("--wait", type=seconds, default=10, metavar="SECONDS",
                         help="how long --schema-url waits for the server to answer (default %(default)s)")
     parser.add_argument("--cafile", metavar="FILE", help="trust the certificate authority in this PEM file "
@@ -50,7 +61,8 @@ def main(argv=None):
                         "$XDG_CACHE_HOME is ~/.cache unless set)")
     parser.add_argument("--stubs", metavar="DIR", help="load the stubs in the *.json files of DIR at start: "
                         "each holds a stub, {\"fn.name\": arguments, \"->\": result}, what fn.createStub_ takes "
-                        "(with strictMatch! and count!), or an array of those")
+                        "(with strictMatch! and count!), or an array of those; with --record, where the answers "
+                        "are saved")
     add_server_options(parser, port=8080)
     parser.add_argument("--seed", type=int, default=0, help="seed of the generated values (default %(default)s)")
     parser.add_argument("--collection-length", type=int, nargs=2, default=mocking.LENGTH, metavar=("MIN", "MAX"),
@@ -62,7 +74,13 @@ def main(argv=None):
     optional.add_argument("--all-optional-fields", dest="optional", action="store_const", const="all",
                           help="always generate optional fields (default: a coin decides each)")
     parser.add_argument("--no-generation", action="store_true",
-                        help="answer unstubbed calls with ErrorNoMatchingStub_ instead of generated values")
+                        help="answer unstubbed calls with ErrorNoMatchingStub_, which names the nearest stub "
+                             "and where it differs, instead of generated values")
+    parser.add_argument("--delay", type=seconds, default=0, metavar="SECONDS",
+                        help="answer every call of the mocked service this much later (default %(default)s)")
+    parser.add_argument("--fault-rate", type=rate, default=0, metavar="RATE",
+                        help="answer this fraction of the calls, from 0 to 1, with ErrorUnknown_, as a "
+                             "failing handler would (default %(default)s)")
     parser.add_argument("--max-stubs", type=positive, default=mocking.MAX_STUBS, metavar="N",
                         help="stubs kept; the oldest is dropped (default %(default)s)")
     parser.add_argument("--max-calls", type=positive, default=mocking.MAX_CALLS, metavar="N",
@@ -75,20 +93,31 @@ def main(argv=None):
     if not 0 <= low <= high:
         parser.error("--collection-length needs 0 <= MIN <= MAX")
     check_server_options(parser, options)
-    if options.cafile and not options.schema_url:
-        parser.error("--cafile is for an https:// --schema-url")
+    url = options.schema_url or options.record or options.proxy
+    if options.cafile and not url:
+        parser.error("--cafile is for an https:// --schema-url, --record or --proxy")
+    if options.record and not options.stubs:
+        parser.error("--record needs --stubs DIR, where the answers are saved")
+    relayed = None
     try:
-        source = _schema_source(options)
-        service = mocking.service(source, core_only(options), seed=options.seed, optional=options.optional,
-                                  length=(low, max(high, low)), generation=not options.no_generation,
-                                  max_stubs=options.max_stubs, max_calls=options.max_calls,
-                                  max_state=options.max_state)
-        if options.stubs:
+        if options.stubs:  # (before the schema is fetched: a wrong folder is told at once)
+            _check_folder(Path(options.stubs), create=bool(options.record))
+        source = _schema_source(options, url)
+        if url and not options.schema_url:
+            relayed = relay.Relay(url, Path(options.stubs) if options.record else None, options.wait, options.cafile)
+        service = mocking.service(source, core_only(options), proxy=bool(options.proxy), seed=options.seed,
+                                  optional=options.optional, length=(low, max(high, low)),
+                                  generation=not options.no_generation, max_stubs=options.max_stubs,
+                                  max_calls=options.max_calls, max_state=options.max_state,
+                                  delay=options.delay, faults=options.fault_rate, relay=relayed)
+        if options.stubs and not options.record:
             count = load_stubs(service, Path(options.stubs))
             print(f"Loaded {count} stub{'s' * (count != 1)} from {options.stubs}", flush=True)
     except (TransportError, OSError, SchemaError, ValueError) as error:
         return parser.fail(str(error))
-    return serve(service, options, f"a mock of {options.schema_url or source}", parser)
+    what = (f"a recorder of {url}, saving to {options.stubs}" if options.record else
+            f"a validating proxy of {url}" if options.proxy else f"a mock of {url or source}")
+    return serve(service, options, what, parser)
 
 
 def _http_url(text):
@@ -99,17 +128,35 @@ def _http_url(text):
     return text
 
 
-def _schema_source(options):
-    """The schema to mock: fetched (and saved), the path of a saved copy, or the cache of a server
-    that cannot be reached."""
-    if options.schema_file or options.schema_dir:
-        path = Path(options.schema_file or options.schema_dir)
+def _check_folder(folder, create):
+    """ValueError unless `folder` is a directory (made, if `create` and it does not exist)."""
+    if create and not folder.exists():
+        folder.mkdir(parents=True)
+    if not folder.is_dir():
+        raise ValueError(f"--stubs {folder}: not a directory")
+
+
+def _schema_source(options, url):
+    """The schema to mock: fetched from `url` (and saved), the path of a saved copy, or the cache of a
+    server that cannot be reached."""
+    if options.schema_file:
+        path = Path(options.schema_file)
+        if path.is_dir():
+            raise ValueError(f"--schema-file {path}: a directory (see --schema-dir)")
         sources.read(path)  # (ValueError, in one line, if it cannot be read at all)
         return path
-    cache = Path(options.cache) if options.cache else default_cache(options.schema_url)
+    if options.schema_dir:
+        path = Path(options.schema_dir)
+        if path.exists() and not path.is_dir():
+            raise ValueError(f"--schema-dir {path}: not a directory (see --schema-file)")
+        sources.read(path)
+        return path
+    cache = Path(options.cache) if options.cache else default_cache(url)
     try:
-        api = fetch(options.schema_url, options.wait, options.cafile)
+        api = fetch(url, options.wait, options.cafile)
     except (Unreachable, TimedOut) as error:  # the server is down: what it said before will do
+        if options.record or options.proxy:
+            raise
         if not cache.is_file():
             raise TransportError(f"{error}; and no schema of it was saved before in {cache}") from None
         saved = datetime.fromtimestamp(cache.stat().st_mtime).strftime("%Y-%m-%d %H:%M")
@@ -117,7 +164,7 @@ def _schema_source(options):
         return cache
     load(api)  # checked before it is kept (SchemaError): a copy saved before stays as it was
     sources.write_file(cache, json.dumps(api, indent=2) + "\n")
-    print(f"Saved the schema of {options.schema_url} to {cache}; without the server, "
+    print(f"Saved the schema of {url} to {cache}; without the server, "
           f"start with --schema-file {cache}", flush=True)
     return api
 
@@ -148,21 +195,47 @@ def default_cache(url):
 
 def load_stubs(service, folder):
     """Give `service` the stubs of every *.json file in `folder`, in name order, each checked as
-    fn.createStub_ checks it; the number loaded, or ValueError naming the file and what is wrong."""
-    if not folder.is_dir():
-        raise ValueError(f"--stubs {folder} is not a directory")
+    fn.createStub_ checks it; the number loaded, or ValueError saying where each is wrong."""
     count = 0
     for path in sorted(folder.glob("*.json")):
-        found = parse_json(read_file(path), path)
+        text = read_file(path)
+        found = parse_json(text, path)
         for index, stub in enumerate(found if type(found) is list else [found]):
-            arguments = stub if type(stub) is dict and "stub" in stub else {"stub": stub}
-            reply = service.handle(json.dumps([{}, {"fn.createStub_": arguments}]).encode())
+            wrapped = type(stub) is dict and "stub" in stub
+            reply = service.handle(json.dumps([{}, {"fn.createStub_": stub if wrapped else {"stub": stub}}]).encode())
             body = json.loads(reply.data)[1]
-            if "Ok_" not in body:
-                where = f"{path}, stub {index + 1}" if type(found) is list else str(path)
-                raise ValueError(f"{where}: {json.dumps(body, ensure_ascii=False)[:500]}")
+            if "Ok_" not in body:  # each case located in the file: past "fn.createStub_", and "stub" if added
+                steps = [index] * (type(found) is list)
+                raise ValueError("\n".join(_wrong(path, text, steps, case["path"][1 if wrapped else 2:], case["reason"],
+                                                   service.schema)
+                                           for case in body.get("ErrorInvalidRequestBody_", {}).get("cases", [])))
             count += 1
     return count
+
+
+SAID = {"ObjectKeyDisallowed": "no such field", "FunctionUnknown": "no such function",
+        "RequiredObjectKeyMissing": "missing"}  # what a stub file's common slips are, in words
+
+
+def _wrong(path, text, steps, inside, reason, schema):
+    """One line that says where a stub file is wrong, and how: "FILE:LINE:COLUMN: at PATH: what"."""
+    place = sources.position(text, steps + inside)
+    (reason, data), = reason.items()
+    said = (f"expected {', '.join(data['expected'])}, found {', '.join(data['actual'])}" if reason == "TypeUnexpected"
+            else SAID.get(reason) or reason + (f" {json.dumps(data)}" if data else ""))
+    if reason in ("ObjectKeyDisallowed", "FunctionUnknown"):
+        names = {key for _, entry, _ in schema.entries for key in _keys(entry)}
+        near = difflib.get_close_matches(str(inside[-1]), names, n=1)
+        said += f"; did you mean {json.dumps(near[0])}?" if near else ""
+    where = ".".join(str(step) for step in inside) or "the stub"
+    return f"{path}:{place['line']}:{place['column']}: at {where}: {said}"
+
+
+def _keys(value):
+    """Every key of the objects in `value`."""
+    if type(value) is dict:
+        return [key for key, element in value.items() for key in (key, *_keys(element))]
+    return [key for element in value for key in _keys(element)] if type(value) is list else []
 
 
 if __name__ == "__main__":

@@ -33,14 +33,17 @@ compact and gives a fresh copy each time one is read.
 import functools
 import json
 import logging
+import random
 import sys
 import threading
+import time
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
 import msgpack
 
-from . import stubs
+from . import relay, stubs
 from .sources import load
 from .protocol import Service, codec
 from .protocol.generate import Context, OverBudget, Random, make
@@ -48,7 +51,6 @@ from .protocol.types import Type
 
 log = logging.getLogger("reference")
 
-NO_MATCHING_STUB: dict = {"ErrorNoMatchingStub_": {}}
 MAX_LISTED = 1024 * 1024  # bytes of recorded calls (as JSON) that one answer lists
 MAX_STUBS, MAX_CALLS, MAX_STATE = 1000, 10_000, 64 * 1024 * 1024  # kept by default: stubs, calls, and their bytes
 LENGTH = (0, 3)  # generated arrays and maps have at least the first and fewer than the second elements
@@ -66,21 +68,27 @@ class Stub:
     uses: int  # answers left; -1 for no limit
     size: int  # about how many bytes of memory it takes
 
+    def shown(self):
+        """The stub as fn.listStubs_ shows it (struct.Stubbed_)."""
+        return {"stub": {self.function: self.arguments, "->": msgpack.unpackb(self.result)}, "strictMatch!": self.strict,
+                **({"count!": self.uses} if self.uses >= 0 else {})}
+
 
 @dataclass
 class Call:
-    """A call the mock answered."""
+    """A call the mock answered, as fn.listCalls_ shows it (struct.Recorded_), in MessagePack."""
 
-    data: bytes  # {"fn.name": arguments}, as MessagePack
+    data: bytes
     verified: bool = False  # matched by some fn.verify_
 
 
 class Mock:
     """The stubs, recorded calls and random values of one mock server."""
 
-    def __init__(self, schema, seed=0, optional="random", length=LENGTH, generation=True,
-                 max_stubs=MAX_STUBS, max_calls=MAX_CALLS, max_state=MAX_STATE, matching=None):
+    def __init__(self, schema, seed=0, optional="random", length=LENGTH, generation=True, max_stubs=MAX_STUBS,
+                 max_calls=MAX_CALLS, max_state=MAX_STATE, matching=None, delay=0.0, faults=0.0, relay=None):
         self.schema, self.generation = schema, generation
+        self.delay, self.faults, self.relay = delay, faults, relay  # relay: another way to answer (relay.py)
         self.matching = matching or ByDefinition
         self.random, self.optional, self.length = Random(seed), optional, length
         self.max_stubs, self.max_calls, self.max_state = max_stubs, max_calls, max_state
@@ -100,18 +108,33 @@ class Mock:
                 "fn.setRandomSeed_": self.set_random_seed}
 
     def answer(self, name, arguments, headers):
-        """Answer a call of the mocked service."""
-        function = self.schema.functions[name]
-        call = Call(msgpack.packb({name: arguments}))
+        """Answer a call of the mocked service, after `delay` seconds, and record it."""
+        time.sleep(self.delay)
+        stub, result = (None, self.relay(name, arguments, headers)) if self.relay else self.stubbed(name, arguments, headers)
+        call = Call(msgpack.packb({"call": {name: arguments}, "headers": headers, "at": round(time.time() * 1000),
+                                   **({"stub!": stub} if stub else {})}))
         with self.lock:
             self.calls.append(call)
             self.call_bytes += len(call.data)
             while len(self.calls) > self.max_calls or self.call_bytes > self.max_state // 2:
                 self.call_bytes -= len(self.calls.pop(0).data)
-            newest = self.stubs[::-1]  # newest first; matched outside the lock
-        matching = self.matching(len(call.data))
-        stub = next((stub for stub in newest if stub.function == name and stub.uses != 0
-                     and matching.matches(stub.arguments, arguments, stub.strict, stub.size)), None)
+        return result
+
+    def stubbed(self, name, arguments, headers):
+        """(the call part of the stub that answers the call, or None; the result): a fault, the newest
+        matching stub's, or a generated one."""
+        if self.faults and random.random() < self.faults:
+            return None, {"ErrorUnknown_": {"caseId": f"a fault, as the mock was asked ({uuid.uuid4()})"}}
+        function = self.schema.functions[name]
+        with self.lock:
+            newest = [stub for stub in self.stubs[::-1] if stub.function == name and stub.uses != 0]
+        matching = self.matching(len(msgpack.packb(arguments)))  # (matched outside the lock)
+        stub = next((stub for stub in newest if matching.matches(stub.arguments, arguments, stub.strict, stub.size)),
+                    None)
+        missed = nearest(newest, arguments, matching) if stub is None and newest else None
+        if missed:
+            log.info("%s %.200s matched no stub; the nearest, %.200s, differs at %s", name, as_json(arguments),
+                     as_json(missed[0]["stub"]), "; ".join(missed[1]))
         with self.lock:
             try:
                 if stub is not None and stub.uses != 0:  # (another call may have used it up meanwhile)
@@ -119,14 +142,15 @@ class Mock:
                         stub.uses -= 1
                     # A stub's missing required fields are made without optional fields.
                     context = Context(self.random, "none", self.length, function)
-                    return stubs.fill(msgpack.unpackb(stub.result), Type("union", False, function.result), context)
+                    return {name: stub.arguments}, stubs.fill(msgpack.unpackb(stub.result),
+                                                              Type("union", False, function.result), context)
                 if not self.generation and headers.get("@gen_") is not True:
-                    return NO_MATCHING_STUB
+                    return None, no_matching_stub(missed)
                 context = Context(self.random, self.optional, self.length, function)
-                return {"Ok_": make(Type("struct", False, function.result.tags["Ok_"]), context)}
+                return None, {"Ok_": make(Type("struct", False, function.result.tags["Ok_"]), context)}
             except OverBudget as error:
                 log.warning("%s: its result is too large to make up (%s); stub it whole", name, error)
-                return NO_MATCHING_STUB
+                return None, no_matching_stub(missed)
 
     def create_stub(self, arguments, headers):
         stub = arguments["stub"]
@@ -150,7 +174,7 @@ class Mock:
             records = list(self.calls)  # matched outside the lock, each decoded in turn
         matching, matched = self.matching(len(msgpack.packb(wanted))), []
         for record in records:
-            call = msgpack.unpackb(record.data)
+            call = msgpack.unpackb(record.data)["call"]
             if name in call and matching.matches(wanted, call[name], strict, len(record.data)):
                 matched.append(record)
             matching.forget()  # the next call's values may reuse the ids of this one's
@@ -163,7 +187,7 @@ class Mock:
         if not (too_many or too_few):
             return {"Ok_": {}}
         reason = "TooManyMatchingCalls" if too_many else "TooFewMatchingCalls"
-        calls, omitted = listed([record.data for record in records], "omittedCalls!")
+        calls, omitted = listed([record.data for record in records], "omittedCalls!", "call")
         return {"ErrorVerificationFailure": {"reason": {reason: {
             "wanted": criteria, "found": found, "allCalls": calls, **omitted}}}}
 
@@ -171,7 +195,7 @@ class Mock:
         with self.lock:
             unverified = [record for record in self.calls if not record.verified]
         if unverified:
-            calls, omitted = listed([record.data for record in unverified], "omittedCalls!")
+            calls, omitted = listed([record.data for record in unverified], "omittedCalls!", "call")
             return {"ErrorVerificationFailure": {"additionalUnverifiedCalls": calls, **omitted}}
         return {"Ok_": {}}
 
@@ -190,10 +214,7 @@ class Mock:
     def list_stubs(self, arguments, headers):
         with self.lock:
             kept = list(self.stubs)
-        shown = [msgpack.packb({"stub": {stub.function: stub.arguments, "->": msgpack.unpackb(stub.result)},
-                                "strictMatch!": stub.strict, **({"count!": stub.uses} if stub.uses >= 0 else {})})
-                 for stub in kept]
-        stubbed, omitted = listed(shown, "omittedStubs!")
+        stubbed, omitted = listed([msgpack.packb(stub.shown()) for stub in kept], "omittedStubs!")
         return {"Ok_": {"stubs": stubbed, **omitted}}
 
     def list_calls(self, arguments, headers):
@@ -208,18 +229,44 @@ class Mock:
         return {"Ok_": {}}
 
 
-def listed(packed, omission):
-    """What an answer lists of calls or stubs kept as MessagePack, oldest first: the newest within
-    MAX_LISTED bytes as JSON (the larger wire), and under `omission` how many older ones were left out."""
+def listed(packed, omission, part=None):
+    """What an answer lists of calls or stubs kept as MessagePack (or of a `part` of each), oldest first:
+    the newest within MAX_LISTED bytes as JSON (the larger wire), and under `omission` how many older
+    ones were left out."""
     kept, size = [], 0
     for data in reversed(packed):
-        value = msgpack.unpackb(data)
+        value = msgpack.unpackb(data)[part] if part else msgpack.unpackb(data)
         size += len(codec.ENCODER.encode(value)) + 2  # (and the comma and blank between two)
         if size > MAX_LISTED:
             break
         kept.append(value)
     omitted = len(packed) - len(kept)
     return kept[::-1], {omission: omitted} if omitted else {}
+
+
+def nearest(candidates, arguments, matching):
+    """The stub of `candidates` whose arguments differ from a call's at the fewest names, as listed, and
+    where it differs: (stub, [difference, ...])."""
+    found = []
+    for stub in candidates:
+        names = list(stub.arguments) + [name for name in arguments if stub.strict and name not in stub.arguments]
+        differences = [f"{name}: the stub has {as_json(stub.arguments.get(name, '(nothing)'))[:80]}, the call "
+                       f"{as_json(arguments.get(name, '(nothing)'))[:80]}" for name in names
+                       if not matching.matches({name: stub.arguments.get(name)}, {name: arguments.get(name)},
+                                               stub.strict, 0)]
+        found.append((len(differences), len(found), stub, differences))  # (the newest of the nearest)
+    _, _, stub, differences = min(found)
+    return stub.shown(), differences
+
+
+def as_json(value):
+    """A value as JSON text, its bytes as base64, for the log."""
+    return codec.ENCODER.encode(value)
+
+
+def no_matching_stub(missed):
+    """The answer to a call no stub matched, with the nearest one, if any."""
+    return {"ErrorNoMatchingStub_": {"nearest!": missed[0], "differences!": missed[1]} if missed else {}}
 
 
 def footprint(value):
@@ -238,12 +285,12 @@ def schema(source):
     return load(source, internal=[json.loads(ENTRIES.read_text(encoding="utf-8"))], extensions=stubs.KINDS)
 
 
-def service(source, plain=False, **options):
+def service(source, plain=False, proxy=False, **options):
     """A mock Service for the schema `source`; `plain` serves with the core alone, matching by the
-    definitions (the engine room is then not even imported)."""
+    definitions (the engine room is then not even imported); `proxy`, as a validating proxy (relay.py)."""
     mocked = schema(source)
-    if plain:
-        return Service(mocked, Mock(mocked, matching=ByDefinition, **options).handlers())
+    if plain or proxy:
+        return (relay.Proxy if proxy else Service)(mocked, Mock(mocked, matching=ByDefinition, **options).handlers())
     from . import engine
     return engine.Service(mocked, Mock(mocked, matching=engine.Matching, **options).handlers())
 

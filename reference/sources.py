@@ -171,14 +171,14 @@ def located(problem, texts):
     first = problem.first
     try:
         if first is not None and texts.get(first.document) is not None:
-            first = first._replace(**_position(texts[first.document], [first.entry - 1, first.key]))
-        where = problem.where._replace(**_position(text, [problem.where.entry - 1, *problem.path], problem.value))
+            first = first._replace(**position(texts[first.document], [first.entry - 1, first.key]))
+        where = problem.where._replace(**position(text, [problem.where.entry - 1, *problem.path], problem.value))
     except (ValueError, RecursionError):  # text that is not what the entries were read from
         return problem
     return problem._replace(where=where, first=first)
 
 
-def _position(text, steps, value=False):
+def position(text, steps, value=False):
     """The line and column of the key `steps` leads to in JSON text (of its value, if `value`),
     or of the deepest found."""
     at = shown = SKIP(text, 0).end()

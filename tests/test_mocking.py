@@ -1,5 +1,6 @@
 """The mock server over real sockets: start-up, stubs, verification, generated values."""
 
+import http.server
 import json
 import os
 import socket
@@ -41,9 +42,9 @@ def test_a_mock_fetched_from_a_live_server_serves_the_same_public_schema(calcula
         assert connection.call([{}, {"fn.api_": {}}]) == live
         everything = connection.call([{}, {"fn.api_": {"includeInternal!": True}}])[1]["Ok_"]["api"]
         keys = {next(k for k in e if k[0] not in "/-$") for e in everything}
-        assert len(everything) == 50 and {"fn.createStub_", "fn.verify_", "fn.verifyNoMoreInteractions_",
+        assert len(everything) == 51 and {"fn.createStub_", "fn.verify_", "fn.verifyNoMoreInteractions_",
                                           "fn.clearStubs_", "fn.clearCalls_", "fn.setRandomSeed_",
-                                          "fn.listStubs_", "fn.listCalls_", "struct.Stubbed_",
+                                          "fn.listStubs_", "fn.listCalls_", "struct.Stubbed_", "struct.Recorded_",
                                           "_ext.Stub_", "_ext.Call_", "union.CallCountCriteria_",
                                           "union.VerificationFailure_", "errors.Mock_"} <= keys
         for bad in ([{}, {"fn.add": {"x": "1", "y": 2}}], [{}, {"fn.logout": {"username": "a"}}], [{}, {}]):
@@ -51,14 +52,14 @@ def test_a_mock_fetched_from_a_live_server_serves_the_same_public_schema(calcula
 
 
 def test_the_mock_encoding_is_the_other_implementation_s_and_its_listings():
-    """The other implementation's mock of the calculator has 59 names; ours six more, those of
+    """The other implementation's mock of the calculator has 59 names; ours nine more, those of
     fn.listStubs_ and fn.listCalls_ (conformance/PROTOCOL.md, section 12)."""
     service = mocking.service(calculator.entries())
-    listings = {"fn.listStubs_", "fn.listCalls_", "stubs", "calls", "omittedStubs!", "omittedCalls!"}
+    listings = {"fn.listStubs_", "fn.listCalls_", "stubs", "calls", "omittedStubs!", "omittedCalls!", "headers", "at",
+                "stub!"}
     peers = [name for name in service.encoding.names if name not in listings]
-    assert len(peers) == 59
+    assert len(peers) == 59 and len(service.encoding.ids) == 68
     assert zlib.crc32("\n".join(peers).encode()) - 2**32 == -959690647
-    assert service.encoding.checksum == 762507610 and len(service.encoding.ids) == 65
 
 
 @pytest.mark.parametrize("steps", [
@@ -211,6 +212,35 @@ def test_without_generation_unstubbed_calls_get_no_matching_stub():
         assert connection.call([{}, ADD])[1] == {"Ok_": {"result": 1}}
 
 
+def test_a_call_no_stub_matches_is_answered_with_the_nearest_stub_and_where_it_differs(caplog):
+    """Of the stubs of the function, the one that differs at the fewest arguments, the newest of those."""
+    with serving(mocking.service(calculator.entries(), generation=False)) as server:
+        connection = Connection(server.url)
+        for call in ({"x": 1, "y": 5}, {"x": 2, "y": 5}, {"x": 1, "y": 3}):
+            connection.call([{}, stub({"fn.add": call}, {"Ok_": {"result": 0}}, **{"strictMatch!": True})])
+        caplog.set_level("INFO", logger="reference")
+        nearest = {"stub": {"fn.add": {"x": 1, "y": 3}, "->": {"Ok_": {"result": 0}}}, "strictMatch!": True}
+        assert connection.call([{}, ADD])[1] == {"ErrorNoMatchingStub_": {
+            "nearest!": nearest, "differences!": ["y: the stub has 3, the call 2"]}}
+        assert ('fn.add {"x": 1, "y": 2} matched no stub; the nearest, {"fn.add": {"x": 1, "y": 3}, "->": '
+                '{"Ok_": {"result": 0}}}, differs at y: the stub has 3, the call 2') in caplog.text
+        assert connection.call([{}, {"fn.add": {"x": 1, "y": 3}}])[1] == {"Ok_": {"result": 0}}
+
+
+def test_faults_and_delays_are_answered_as_asked():
+    with serving(mocking.service(calculator.entries(), faults=1.0, delay=0.3)) as server:
+        connection = Connection(server.url)
+        started_at = time.monotonic()
+        assert list(connection.call([{}, ADD])[1]) == ["ErrorUnknown_"]
+        assert time.monotonic() - started_at >= 0.3
+        assert list(connection.call([{}, {"fn.listCalls_": {}}])[1]) == ["Ok_"]  # (the mock's own are not)
+    with serving(mocking.service(calculator.entries(), faults=0.5, seed=1)) as server:
+        connection = Connection(server.url)
+        answers = [list(connection.call([{}, ADD])[1])[0] for _ in range(200)]
+        assert 50 < answers.count("ErrorUnknown_") < 150 and answers.count("Ok_") == 200 - answers.count(
+            "ErrorUnknown_")
+
+
 EVERY_TYPE = [
     {"fn.all": {}, "->": [{"Ok_": {
         "b": "boolean", "i": "integer", "n": "number", "s": "string", "y": "bytes", "a": "any",
@@ -242,7 +272,10 @@ def run(*args):
 
 
 @pytest.mark.parametrize("args, message", [
-    ([], "one of the arguments --schema-url --schema-file --schema-dir is required"),
+    ([], "one of the arguments --schema-url --schema-file --schema-dir --record --proxy is required"),
+    (["--record", "http://127.0.0.1:1/api"], "--record needs --stubs DIR, where the answers are saved"),
+    (["--schema-file", "a", "--fault-rate", "2"], "argument --fault-rate: '2' is not a number between 0 and 1"),
+    (["--schema-file", "a", "--delay", "-1"], "argument --delay: '-1' is not a number of seconds (0 or more)"),
     (["--schema-file", "a", "--schema-dir", "b"], "argument --schema-dir: not allowed with argument --schema-file"),
     (["--schema-file", "a", "--collection-length", "3", "1"], "--collection-length needs 0 <= MIN <= MAX"),
     (["--schema-file", "a", "--no-optional-fields", "--all-optional-fields"], "not allowed with argument"),
@@ -542,15 +575,89 @@ def test_stubs_are_loaded_from_a_folder_at_start_and_listed(tmp_path):
         assert mocked.connection.call([{}, {"fn.listStubs_": {}}])[1] == {"Ok_": {"stubs": [
             {"stub": {"fn.add": {"x": 1}, "->": {"Ok_": {"result": 100}}}, "strictMatch!": False},
             {"stub": {"fn.add": {"x": 2}, "->": {"Ok_": {"result": 200}}}, "strictMatch!": False, "count!": 1}]}}
-        assert mocked.connection.call([{}, {"fn.listCalls_": {}}])[1] == {"Ok_": {"calls": [{"fn.add": {"x": 1, "y": 5}}]}}
+        [recorded] = mocked.connection.call([{}, {"fn.listCalls_": {}}])[1]["Ok_"]["calls"]
+        assert recorded == {"call": {"fn.add": {"x": 1, "y": 5}}, "headers": {}, "stub!": {"fn.add": {"x": 1}},
+                            "at": recorded["at"]} and abs(recorded["at"] / 1000 - time.time()) < 60
     finally:
         mocked.stop()
     (folder / "c.json").write_text(json.dumps({"fn.add": {"x": "one"}, "->": {"Ok_": {}}}))
     refused = run("--schema-file", str(CALCULATOR), "--stubs", str(folder))
-    assert refused.returncode == 2 and refused.stderr.count("\n") == 1
-    assert refused.stderr.startswith(f"python -m reference.mock: error: {folder / 'c.json'}: "
-                                     '{"ErrorInvalidRequestBody_": {"cases": [{"path": ["fn.createStub_", "stub", '
-                                     '"fn.add", "x"]')
+    assert refused.returncode == 2
+    assert refused.stderr == f"python -m reference.mock: error: {folder / 'c.json'}:1:13: at fn.add.x: " \
+                             "expected Number, found String\n"
+
+
+@pytest.mark.parametrize("text, said", [
+    ('{"stub": {"fn.add": {"x": 1}, "->": {"Ok_": {}}},\n "strictmatch": true}', ["2:2: at strictmatch: no such "
+                                                                                  'field; did you mean "strictMatch!"?']),
+    ('[{"fn.add": {}, "->": {"Ok_": {}}},\n {"fn.ad": {}, "->": {"Ok_": {}}}]', ['2:3: at fn.ad: no such function; '
+                                                                               'did you mean "fn.add"?']),
+    ('{"fn.add": {"x": true}, "->": {"Ok_": {"reslt": 3}}}', ["1:13: at fn.add.x: expected Number, found Boolean",
+                                                              '1:40: at ->.Ok_.reslt: no such field; did you mean '
+                                                              '"result"?']),
+])
+def test_every_problem_of_a_stub_file_is_a_line_that_says_where_and_what(tmp_path, text, said):
+    (tmp_path / "a.json").write_text(text)
+    refused = run("--schema-file", str(CALCULATOR), "--stubs", str(tmp_path))
+    assert refused.returncode == 2
+    assert refused.stderr.removeprefix("python -m reference.mock: error: ").splitlines() == [
+        f"{tmp_path / 'a.json'}:{line}" for line in said]
+
+
+def test_calls_recorded_from_a_live_server_are_answered_again_without_it(tmp_path, calculator_url):
+    """--record URL --stubs DIR saves each answer as a stub file; a mock started on those stubs answers the
+    same calls the same way, and others with the nearest recording."""
+    folder, cache = tmp_path / "recorded", tmp_path / "api.json"
+    recorder = start_mock("--record", calculator_url, "--stubs", str(folder), "--cache", str(cache))
+    calls = [{"fn.add": {"x": 1, "y": 2}}, {"fn.evaluate": {"expression": {"Constant": {"value": 4}}}}, ADD]
+    try:
+        answers = [recorder.connection.call([{}, call])[1] for call in calls]
+    finally:
+        recorder.stop()
+    assert answers[0] == {"Ok_": {"result": 3}} and sorted(path.name for path in folder.iterdir()) == [
+        "0001-fn.add.json", "0002-fn.evaluate.json", "0003-fn.add.json"]
+    replay = start_mock("--schema-file", str(cache), "--stubs", str(folder), "--no-generation")
+    try:
+        assert replay.banner[0] == f"Loaded 3 stubs from {folder}\n"
+        assert [replay.connection.call([{}, call])[1] for call in calls] == answers
+        missed = replay.connection.call([{}, {"fn.add": {"x": 1, "y": 7}}])[1]["ErrorNoMatchingStub_"]
+        assert missed["differences!"] == ["y: the stub has 2, the call 7"]
+    finally:
+        replay.stop()
+
+
+class Wrong(http.server.BaseHTTPRequestHandler):
+    """A server that answers fn.api_ with the calculator's schema and fn.add with a text result."""
+
+    def do_POST(self):
+        request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        body = ({"Ok_": {"api": json.loads(CALCULATOR.read_text())}} if "fn.api_" in request[1] else
+                {"Ok_": {"result": "three"}})
+        data = json.dumps([{}, body]).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass
+
+
+def test_a_validating_proxy_logs_answers_outside_the_server_s_schema_and_checks_them_when_asked(tmp_path):
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Wrong)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    proxy = start_mock("--proxy", f"http://127.0.0.1:{server.server_port}/api", "--cache", str(tmp_path / "api.json"))
+    try:
+        assert proxy.connection.call([{}, ADD])[1] == {"Ok_": {"result": "three"}}
+        checked = proxy.connection.call([{"@check": True}, ADD])[1]
+        assert checked == {"ErrorInvalidResponseBody_": {"cases": [{"path": ["Ok_", "result"], "reason": {
+            "TypeUnexpected": {"actual": {"String": {}}, "expected": {"Number": {}}}}}]}}
+        assert proxy.connection.call([{}, {"fn.add": {"x": "1", "y": 2}}])[1]["ErrorInvalidRequestBody_"]
+    finally:
+        proxy.process.terminate()
+        log = proxy.process.communicate(timeout=10)[1]
+        server.shutdown()
+    assert "WARNING fn.add answered outside its own schema: [{'path': ['Ok_', 'result']" in log
 
 
 @pytest.mark.parametrize("make, message", [

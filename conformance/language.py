@@ -1,0 +1,173 @@
+"""The schema language, as the suite reads it itself: the types a server's fn.api_ declares.
+
+How this works
+--------------
+The suite imports nothing of the reference implementation, so that the two
+check each other: this is its own reading of a schema (PROTOCOL.md, sections
+5 and 6), made for the checks of a case (the binary encoding a server should
+use) and for the fuzzer (fuzz.py), which makes values of every type and
+checks answers against them. `Schema(entries)` reads the entries `fn.api_`
+answers with `includeInternal!`, every stock one included, and trusts them:
+the server loaded them already. A type is a `Type`: its kind (one of KINDS),
+whether null is allowed, and `of`: the element type of an array or map, the
+name of a struct, union or function. `problems(value, type)` yields where and
+why a value is not of its type, as the server's validation cases would say
+it; `encoding()` is the binary encoding the server must use.
+"""
+
+import re
+import zlib
+from typing import Any, NamedTuple
+
+SCALARS = ("boolean", "integer", "number", "string", "bytes", "any")
+KINDS = (*SCALARS, "array", "map", "struct", "union", "fn", "ext")
+INT64 = (-(2**63), 2**63 - 1)
+BASE64 = re.compile(r"(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?")
+KEYS = ("info.", "struct.", "union.", "fn.", "headers.", "errors.", "_ext.")
+
+
+class Type(NamedTuple):
+    kind: str
+    nullable: bool = False
+    of: Any = None
+
+
+class Schema:
+    """A server's schema: its structs and unions (fields by name), its functions (arguments, and
+    results by tag, the errors.* tags included), its headers, by name."""
+
+    def __init__(self, entries):
+        self.entries, self.structs, self.unions, self.functions = entries, {}, {}, {}
+        self.request_headers, self.response_headers, groups, own = {}, {}, {}, {}
+        for entry in entries:
+            [key] = [k for k in entry if k.startswith(KEYS)]
+            if key.startswith("struct."):
+                self.structs[key] = self.fields(entry[key])
+            elif key.startswith(("union.", "errors.")):
+                (self.unions if key.startswith("union.") else groups)[key] = self.tags(entry[key])
+            elif key.startswith("fn."):
+                internal = key.endswith("_") or entry.get("$internal") is True
+                own[key] = re.compile(entry.get("_errors", r"errors\.Validation_$" if internal else r"errors\."))
+                self.functions[key] = Function(key, self.fields(entry[key]), self.tags(entry["->"]),
+                                               internal, entry.get("$authenticated") is not False)
+            elif key.startswith("headers."):
+                self.request_headers.update(self.fields(entry[key]))
+                self.response_headers.update(self.fields(entry["->"]))
+        for name, function in self.functions.items():
+            for group, tags in groups.items():
+                if own[name].match(group):
+                    function.results.update(tags)
+        self.protected = "union.Auth_" in self.unions  # (a function is, unless internal or $authenticated: false)
+
+    def fields(self, body):
+        """Field name -> Type, of an object of field names to type expressions."""
+        return {name: self.type(expression) for name, expression in body.items()}
+
+    def tags(self, body):
+        """Tag -> its fields, of an array of tag objects."""
+        return {tag: self.fields(fields) for item in body for tag, fields in item.items() if tag != "///"}
+
+    def type(self, expression):
+        """The Type of a type expression: "number?", ["string"], {"string": "any"}, "struct.X"."""
+        if isinstance(expression, list):
+            return Type("array", False, self.type(expression[0]))
+        if isinstance(expression, dict):
+            return Type("map", False, self.type(expression["string"]))
+        name = expression.removesuffix("?")
+        kind = name if name in SCALARS else name.split(".")[0].lstrip("_")
+        return Type(kind, name != expression, None if name in SCALARS else name)
+
+    def struct(self, type_):
+        """The fields of a struct, union tag or call Type: {tag: fields} for a union or a call."""
+        if type_.kind == "struct":
+            return self.structs[type_.of]
+        return self.unions[type_.of] if type_.kind == "union" else {type_.of: self.functions[type_.of].arguments}
+
+    def encoding(self):
+        """The binary encoding (PROTOCOL.md, section 8): the names of every function, Ok_, and every field
+        and tag reachable from a function's arguments or its Ok_ fields, by code point, with the signed
+        CRC-32 of them joined by newlines; (names, checksum)."""
+        names, seen, waiting = {"Ok_"}, set(), []
+        for name, function in self.functions.items():
+            names.add(name)
+            waiting += [function.arguments, function.results["Ok_"]]
+        while waiting:
+            fields = waiting.pop()
+            names.update(fields)
+            for type_ in fields.values():
+                while type_.kind in ("array", "map"):
+                    type_ = type_.of
+                if type_.kind in ("struct", "union", "fn") and (type_.kind, type_.of) not in seen:
+                    seen.add((type_.kind, type_.of))
+                    inner = self.struct(type_)
+                    waiting += [inner] if type_.kind == "struct" else list(inner.values())
+                    names.update(() if type_.kind == "struct" else inner)
+        names = sorted(names)
+        crc = zlib.crc32("\n".join(names).encode())
+        return names, crc - 2**32 if crc >= 2**31 else crc
+
+    def problems(self, value, type_, path=()):
+        """Yield (path, reason) for each way `value` is not a `type_` (null only if nullable; `any` never
+        null; an integer written as one and within 64 bits; bytes as base64 text, or bytes)."""
+        if value is None:
+            if not type_.nullable:
+                yield path, "TypeUnexpected"
+            return
+        kind = type_.kind
+        if kind in ("struct", "union", "fn"):
+            yield from (self.object_problems(value, self.struct(type_), path) if kind == "struct"
+                        else self.tag_problems(value, self.struct(type_), path))
+        elif kind in ("array", "map"):
+            if type(value) is not (list if kind == "array" else dict):
+                yield path, "TypeUnexpected"
+            else:
+                for key, element in (enumerate(value) if kind == "array" else value.items()):
+                    yield from self.problems(element, type_.of, (*path, key))
+        elif not SCALAR_CHECKS[kind](value):
+            yield path, "NumberOutOfRange" if type(value) is int and kind in ("integer", "number") else "TypeUnexpected"
+
+    def object_problems(self, value, fields, path):
+        """Yield the problems of an object that should hold `fields`."""
+        if type(value) is not dict:
+            yield path, "TypeUnexpected"
+            return
+        for name in fields:
+            if not name.endswith("!") and name not in value:
+                yield path, "RequiredObjectKeyMissing"
+        for name, element in value.items():
+            if name in fields:
+                yield from self.problems(element, fields[name], (*path, name))
+            else:
+                yield (*path, name), "ObjectKeyDisallowed"
+
+    def tag_problems(self, value, tags, path):
+        """Yield the problems of a value that should be one of `tags`, holding its fields."""
+        if type(value) is not dict:
+            yield path, "TypeUnexpected"
+        elif len(value) != 1:
+            yield path, "ObjectSizeUnexpected"
+        else:
+            [(tag, fields)] = value.items()
+            if tag not in tags:
+                yield (*path, tag), "ObjectKeyDisallowed"
+            else:
+                yield from self.object_problems(fields, tags[tag], (*path, tag))
+
+
+class Function(NamedTuple):
+    name: str
+    arguments: dict  # field name -> Type
+    results: dict  # tag -> its fields: Ok_, the function's own errors, its errors.* groups' tags
+    internal: bool  # a stock function, or one marked $internal
+    authenticated: bool  # not marked "$authenticated": false
+
+
+SCALAR_CHECKS = {
+    "boolean": lambda value: type(value) is bool,
+    "integer": lambda value: type(value) is int and INT64[0] <= value <= INT64[1],
+    "number": lambda value: type(value) is float or (type(value) is int and INT64[0] <= value <= INT64[1]),
+    "string": lambda value: type(value) is str,
+    "bytes": lambda value: type(value) is bytes or (type(value) is str and BASE64.fullmatch(value) is not None),
+    "any": lambda value: True,
+    "ext": lambda value: type(value) is dict,  # a selection, a mock's call or stub: rules of their own
+}
