@@ -38,6 +38,10 @@ def main(argv=None):
     run.add_argument("--without", type=_features, default=set(), metavar="LIST",
                      help="protocol features the target lacks, so their cases are not checked: "
                           + ", ".join(f"{name} ({meaning})" for name, meaning in cases.FEATURES.items()))
+    run.add_argument("--limit", type=_limit, action="append", default=[], metavar="NAME=VALUE",
+                     help="a limit the target keeps, repeatable; its cases then check that value, and without it "
+                          "accept any clean answer: " + "; ".join(f"{name}, {meaning} (the guide's: {value})"
+                                                                  for name, (value, _, meaning) in cases.LIMITS.items()))
     run.add_argument("--workers", type=_positive, default=4, metavar="N", help="cases run at once (default 4)")
     run.add_argument("--wait", type=_seconds, default=10, metavar="SECONDS",
                      help="how long to wait for the target to answer (default 10)")
@@ -124,6 +128,16 @@ def _positive(text):
     return int(text)
 
 
+def _limit(text):
+    name, equals, value = text.partition("=")
+    if name not in cases.LIMITS or not equals:
+        raise argparse.ArgumentTypeError(f"{text!r} is not NAME=VALUE with NAME one of {', '.join(cases.LIMITS)}")
+    most = cases.LIMITS[name][1]
+    if not value.isdigit() or not 1 <= int(value) <= most:
+        raise argparse.ArgumentTypeError(f"the {name} limit must be a whole number from 1 to {most:,}, not {value!r}")
+    return name, int(value)
+
+
 def _seconds(text):
     try:
         seconds = float(text)
@@ -155,8 +169,11 @@ def _run(options, parser):
           + (f"; {len(other)} are for other services" if other else "")
           + (f"; {len(unchecked)} are not checked (without {', '.join(sorted(options.without))})" if unchecked else "")
           + ".", flush=True)
+    limits = dict(options.limit)
+    if limits:
+        print("Declared limits: " + ", ".join(f"{name} {value:,}" for name, value in limits.items()), flush=True)
     results = _running(options, selected, lambda progress: runner.run(
-        selected, target, options.workers, _matching(known, selected), progress, options.level))
+        selected, target, options.workers, _matching(known, selected), progress, options.level, limits))
     results += [runner.Result(c, "other-service", [f"needs {', '.join(c['requires'])}"], 0) for c in other]
     results += [runner.Result(c, "not-checked", [f"uses {', '.join(sorted(options.without & set(c['features'])))}"],
                               0) for c in unchecked]

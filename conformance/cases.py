@@ -5,7 +5,7 @@ Each file of `cases/` (servers), `clients/` and `schemas/` holds `{"description"
 conformance/README.md explains: a case's `id` (never reused), the
 `requirements` it checks, its `level` (a step's `spec` part is MUST whatever
 the case's level), what it `requires` of the service, the `features` it
-uses, and its `steps`.
+uses, the `limits` its requests and answers depend on, and its `steps`.
 
 The suite's checks on itself are in lint.py.
 """
@@ -25,6 +25,12 @@ FEATURES = {  # protocol features a target may be declared to lack, and how a ca
     "select": "the @select_ header",
     "headers": "the stock headers @id_, @time_ and @unsafe_",
     "http": "HTTP statuses and media types, and requests that are not POSTs of a message",
+}
+
+LIMITS = {  # limits a target may declare (run --limit NAME=VALUE): the guide's value, the most a run sends, meaning
+    "body": (1024 * 1024, 64 * 1024 * 1024, "the largest request body read, in bytes"),
+    "depth": (1024, 100_000, "the deepest message read, in levels of arrays and objects"),
+    "cases": (100, 100_000, "the most validation cases one answer lists"),
 }
 
 

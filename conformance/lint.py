@@ -2,7 +2,8 @@
 
 `check()` finds every problem: files that break the fixture schema (`conforms`,
 for the small part of JSON Schema it uses), ids used twice or retired, unknown
-requirements, features a case uses but does not list, generated files that are
+requirements, features a case uses but does not list, limits it uses but does
+not name (`limited`), generated files that are
 not what `tables` makes, and expectations that do not fit the schema of their
 service (`consistent`, with `fits`). `fair` holds levels to the rule: a case is
 MUST only if the spec states every requirement it cites, and what a MUST part
@@ -64,9 +65,26 @@ def check(directory=cases.CASES):
                 problems.append(f"{where}: its requests use the features {tables.features(case['steps'])}, "
                                 f"not {case['features']}")
             schema = schemas.get(next((s for s in ("calculator", "testbed") if s in case["requires"]), "testbed"))
+            problems += [f"{where}: {p}" for p in limited(case)]
             problems += [f"{where}: {p}" for p in consistent(case, schema)]
             problems += [f"{where}: {p}" for p in fair(case, schema)]
     return problems
+
+
+def limited(case):
+    """Yield how the limits a case names differ from those it uses, or from those it may answer without."""
+    used = set(_limits(case["steps"]))
+    if used != set(case.get("limits", ())):
+        yield f"it uses the limits {sorted(used)}, but names {case.get('limits', [])}"
+    if any("undeclared" in step for step in case["steps"]) and not used:
+        yield "a step has an answer for undeclared limits, but the case uses none"
+
+
+def _limits(value):
+    """The names of the limits a value uses ({"$limit": name})."""
+    if type(value) is dict:
+        return ([value["$limit"]] if "$limit" in value else []) + [n for v in value.values() for n in _limits(v)]
+    return [n for v in value for n in _limits(v)] if type(value) is list else []
 
 
 def _level(case):

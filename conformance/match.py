@@ -3,9 +3,11 @@
 Values compare exactly (`3` equals `3.0`, `true` is not `1`); an object whose keys
 are all matcher words (`WORDS`) is a matcher instead, as conformance/README.md's
 table says: `$type`, `$capture`, `$var`, `$unordered`, `$includes`, `$startsWith`,
-`$partial`, `$oneOf`, `$not`, `$absent`, `$literal`, and `$encodingOf` and
-`$checksumOf`, the binary encoding of a schema captured before (language.py). Requests use `{"$var": name}`
-too, and "$user" (anywhere in a string) stands for a username unique to the case.
+`$partial`, `$oneOf`, `$not`, `$absent`, `$literal`, `$each` and `$length` (every
+element, "$index" standing for its place, and how many), `$limit` (a limit the
+target declared, or any count from 1), and `$encodingOf` and `$checksumOf`, the
+binary encoding of a schema captured before (language.py). Requests use `{"$var":
+name}` too, and "$user" (anywhere in a string) stands for a username unique to the case.
 MessagePack values are written `{"$bin": "<base64>"}` for bytes, `{"$ext": [type,
 "<base64>"]}` for extension types, and `"#12"` for the map key 12.
 """
@@ -20,7 +22,7 @@ from .language import Schema
 PACKED, UNDEFINED = msgpack.ExtType(17, b""), msgpack.ExtType(18, b"")
 
 WORDS = {"$type", "$capture", "$var", "$unordered", "$includes", "$startsWith", "$partial", "$oneOf", "$not",
-         "$absent", "$literal", "$encodingOf", "$checksumOf"}
+         "$absent", "$literal", "$encodingOf", "$checksumOf", "$limit", "$each", "$length"}
 TYPES = {
     "string": lambda v: type(v) is str,
     "integer": lambda v: type(v) is int,  # written without a fraction or exponent: 5, never 5.0
@@ -82,6 +84,21 @@ def _matcher(expected, actual, captured, path):
         return
     if "$var" in expected:
         yield from compare(expected_value(expected["$var"], captured), actual, captured, path)
+    if "$limit" in expected:  # the runner keeps each declared limit under ("limit", its name)
+        declared = captured.get(("limit", expected["$limit"]))
+        if declared is not None:
+            yield from compare(declared, actual, captured, path)
+        elif type(actual) is not int or actual < 1:
+            yield path, f"expected a count from 1 (the {expected['$limit']} limit, not declared), got {_show(actual)}"
+    if "$length" in expected or "$each" in expected:
+        if type(actual) is not list:
+            yield path, f"expected an array, got {_show(actual)}"
+            return
+        if "$length" in expected:
+            yield from ((where, f"the number of elements: {why}")
+                        for where, why in compare(expected["$length"], len(actual), captured, path))
+        for index, element in enumerate(actual if "$each" in expected else ()):
+            yield from compare(_indexed(expected["$each"], index), element, captured, path + (index,))
     for word in ("$encodingOf", "$checksumOf"):  # the encoding a server of the captured schema must use
         if word in expected:
             names, checksum = Schema(expected_value(expected[word], captured)).encoding()
@@ -148,6 +165,15 @@ def _assign(expected, actual, captured, used):
                 captured.update(scratch)
                 return found
     return None
+
+
+def _indexed(value, index):
+    """`value` with the text "$index" replaced by `index` wherever it is a whole value."""
+    if value == "$index":
+        return index
+    if type(value) is dict:
+        return {key: _indexed(element, index) for key, element in value.items()}
+    return [_indexed(element, index) for element in value] if type(value) is list else value
 
 
 def _equal(expected, actual):

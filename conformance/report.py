@@ -103,9 +103,9 @@ CHECK_RULES = [(re.compile(pattern), rule) for pattern, rule in (  # checks of t
 def cause(result):
     """What a failure's first difference is about, the same for every case it shows in: where, and
     what kind of difference, without the values (`[0].@enc_: missing`)."""
-    text = re.sub(r"^step \d+ of \d+: ", "", first_difference(result))
+    text = re.sub(r"^step \d+( of \d+)?: ", "", first_difference(result))
     if not text.startswith(("[", "(top)")):  # a check of the whole answer, or a case of another kind
-        return re.split(r": |, got |\d", text)[0].strip()
+        return re.sub(r" \d+ bytes \(step \d+\)", "", re.split(r": |, got ", text)[0]).strip()
     where, _, why = text.partition(": ")
     if "; the closest differs at " in why:  # no element matched: how the nearest one differs
         where, _, why = why.split("; the closest differs at ")[1].partition(" ")

@@ -29,7 +29,7 @@ from typing import NamedTuple
 import msgpack
 
 from . import deadlines, report
-from .cases import LEVELS
+from .cases import LEVELS, LIMITS
 from .match import compare, explain, from_msgpack, substitute, to_msgpack, unpacked
 
 RETRIES = 5
@@ -178,9 +178,9 @@ def _is_message(value):
     return type(value) is list and len(value) == 2 and type(value[0]) is dict and type(value[1]) is dict
 
 
-def run(cases, target, workers=4, known=frozenset(), progress=None, level="MAY"):
-    """Run `cases` (exclusive ones alone, at the end) at `level`; return their Results in case order.
-    Once `progress` answers a Result with True, no further case starts."""
+def run(cases, target, workers=4, known=frozenset(), progress=None, level="MAY", limits=None):
+    """Run `cases` (exclusive ones alone, at the end) at `level`, with the `limits` the target declared;
+    return their Results in case order. Once `progress` answers a Result with True, no further case starts."""
     shared = [c for c in cases if not c.get("exclusive")]
     alone = [c for c in cases if c.get("exclusive")]
     results, stopped = {}, []
@@ -188,7 +188,7 @@ def run(cases, target, workers=4, known=frozenset(), progress=None, level="MAY")
     def one(case):
         if stopped:
             return
-        result = run_case(case, target, known, level)
+        result = run_case(case, target, known, level, limits)
         results[case["id"]] = result
         if progress and progress(result):
             stopped.append(case)
@@ -200,17 +200,21 @@ def run(cases, target, workers=4, known=frozenset(), progress=None, level="MAY")
     return [results[c["id"]] for c in cases if c["id"] in results]
 
 
-def run_case(case, target, known=frozenset(), level="MAY"):
-    """Run one case's steps at `level`; a step that breaks a MUST, or the case's only level, ends it."""
-    started, user, captured = time.monotonic(), f"cf-{uuid.uuid4().hex[:12]}", {}
-    state = {"encodings": {}, "sizes": []}
+def run_case(case, target, known=frozenset(), level="MAY", limits=None):
+    """Run one case's steps at `level`; a step that breaks a MUST, or the case's only level, ends it. A
+    step's `undeclared` response is expected instead when a limit the case depends on was not declared."""
+    started, user, limits = time.monotonic(), f"cf-{uuid.uuid4().hex[:12]}", limits or {}
+    captured = {("limit", name): value for name, value in limits.items()}  # (for $limit: match.py)
+    state = {"encodings": {}, "sizes": [], "limits": {name: limits.get(name, LIMITS[name][0]) for name in LIMITS}}
+    undeclared = not set(case.get("limits", ())) <= limits.keys()
     transcript, problems, failed_level = [], [], ""
     whole = case["level"] in LEVELS[level]  # (else only the spec parts are checked)
     connection = target.connect()
     try:
         for number, step in enumerate(case["steps"], 1):
-            must, rest = _step(step, connection, target, user, captured, state, transcript, whole,
-                               None if case["level"] == "MUST" else 200)
+            expected = step["undeclared"] if undeclared and "undeclared" in step else step["response"]
+            must, rest = _step(step["request"], expected, connection, target, user, captured, state, transcript,
+                               whole, None if case["level"] == "MUST" else 200)
             where = f"step {number} of {len(case['steps'])}"
             if must or (rest and "spec" not in step and case["level"] == "MUST"):
                 problems, failed_level = [f"{where}: {p}" for p in must or rest], "MUST"
@@ -239,10 +243,9 @@ def outcome(case, problems, known, started, level, replay, replay_title="To repr
                   tuple(replay) if problems else (), replay_title)
 
 
-def _step(step, connection, target, user, captured, state, transcript, whole=True, status=200):
+def _step(request, expected, connection, target, user, captured, state, transcript, whole=True, status=200):
     """Send one step's request (again while unexpectedly unavailable); return how the answer differs
-    from its spec part, and from the rest if `whole` (whose HTTP status is `status` unless given)."""
-    request, expected = step["request"], step["response"]
+    from what is `expected`: its spec part, and the rest if `whole` (whose HTTP status is `status` unless given)."""
     data, media_type = _request_bytes(request, captured, user, state)
     method, path = request.get("method", "POST"), request.get("path", target.path)
     for attempt in range(RETRIES):
@@ -324,9 +327,14 @@ def tolerated(actual, wanted):
 def _request_bytes(request, captured, user, state):
     if "message" in request:
         return json.dumps(substitute(request["message"], captured, user)).encode(), "application/json"
-    if "text" in request or "repeated" in request:
-        text = request["text"] if "text" in request else "".join(p * n for p, n in request["repeated"])
-        return substitute(text, captured, user).encode(), "application/json"
+    if "repeated" in request:  # [piece, how many times], each piece text or {"$bin": base64}
+        pieces = [(base64.b64decode(piece["$bin"]) if type(piece) is dict else piece, _count(count, state["limits"]))
+                  for piece, count in request["repeated"]]
+        if any(type(piece) is bytes for piece, _ in pieces):
+            return b"".join((p if type(p) is bytes else p.encode()) * n for p, n in pieces), "application/octet-stream"
+        return substitute("".join(p * n for p, n in pieces), captured, user).encode(), "application/json"
+    if "text" in request:
+        return substitute(request["text"], captured, user).encode(), "application/json"
     if "base64" in request:
         return base64.b64decode(request["base64"]), "application/octet-stream"
     if "msgpack" in request:
@@ -337,6 +345,12 @@ def _request_bytes(request, captured, user, state):
             message = [message[0], _with_ids(message[1], ids)]
         return msgpack.packb(to_msgpack(message)), "application/octet-stream"
     return b"", "application/json"
+
+
+def _count(count, limits):
+    """How many times a piece is repeated: a number, or {"$limit": name, "plus": n}, the limit's value
+    (declared, or else the guide's) and n."""
+    return count if type(count) is int else limits[count["$limit"]] + count.get("plus", 0)
 
 
 def _with_ids(value, ids):
@@ -379,8 +393,11 @@ def _compare(expected, response, answer, captured, user, state, status=200):
     if "either" in expected:  # several answers are right: one of them will do
         tries = [list(_compare(option, response, answer, dict(captured), user, state, status))
                  for option in expected["either"]]
-        if all(tries):
-            yield f"none of the {len(tries)} answers allowed: " + " | ".join(found[0] for found in tries)
+        if all(tries):  # how the closest differs, first, so that its failure is grouped with their like
+            closest = min(tries, key=len)
+            yield from closest
+            yield (f"(that is the closest of the {len(tries)} answers allowed; the others differ too: "
+                   + " | ".join(found[0] for found in tries if found is not closest) + ")")
         return
     status = expected.get("status", status)
     if status is not None and response.status != status:

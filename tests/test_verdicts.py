@@ -50,6 +50,12 @@ def literal_integer(value, type_, path, function):  # a whole number, of any siz
         yield validate.type_unexpected(value, "Integer", path)
 
 
+def whole_integer(value, type_, path, function):  # a whole number within 64 bits, however written
+    if type(value) is float and math.isfinite(value) and value.is_integer():
+        value = int(value)
+    yield from validate.check_integer(value, type_, path, function)
+
+
 def literal_number(value, type_, path, function):
     if type(value) not in (int, float):
         yield validate.type_unexpected(value, "Number", path)
@@ -283,13 +289,15 @@ def too_large(text):  # a number too large for a double gets a reason of its own
     return float(text)
 
 
+GUIDE_LIMITS = ("--limit", "body=1048576", "--limit", "depth=1024", "--limit", "cases=100")  # what ours keeps
+
+
 @pytest.mark.parametrize("patch, answer, request_, failing", [
     ({"DECODER": (codec, json.JSONDecoder(parse_float=too_large))}, None, None, ["testbed/parse/number-too-large"]),
-    ({"MAX_DEPTH": (codec, 1023)}, None, None, ["testbed/nesting/json-1024"]),
-    ({"MAX_DEPTH": (codec, 1025)}, None, None, ["testbed/nesting/json-1025"]),
+    ({"MAX_DEPTH": (codec, 1023)}, None, None, ["testbed/nesting/json-at-the-limit"]),
+    ({"MAX_DEPTH": (codec, 1025)}, None, None, ["testbed/nesting/json-past-the-limit"]),
     ({"MAX_INT64": (validate, 2**200), "MIN_INT64": (validate, -2**200)}, None, None,
      ["testbed/numbers/past-64-bits/int/argument", "testbed/types/int/array-element/invalid-2"]),
-    ({"integer": (validate.CHECKS, literal_integer)}, None, None, ["testbed/numbers/exponent/int/argument"]),
     ({}, deep_keys_as_names, None, ["testbed/binary/keys/every-known-key"]),
     ({}, flat_headers, None, ["testbed/binary/packed/unions"]),
     ({}, doubles, None, ["testbed/numbers/beyond-doubles/int/argument", "testbed/types/int/argument/valid-2"]),
@@ -301,12 +309,12 @@ def too_large(text):  # a number too large for a double gets a reason of its own
     ({"check_arguments": (service.Service, unsafe_arguments(service.Service.check_arguments))}, None, None,
      ["headers/unsafe/arguments-still-checked"]),
     ({"from_base64": (blobs, url_safe_base64)}, None, None, ["bytes/alphabet/url-safe"]),
-    ({"MAX_CASES": (validate, 50)}, None, None, ["validation/cap/first-hundred"]),
-    ({"MAX_CASES": (validate, 10**6), "MAX_CASE_BYTES": (validate, 10**9)}, None, None, ["validation/cap/first-hundred"]),
+    ({"MAX_CASES": (validate, 50)}, None, None, ["validation/cap/first-cases"]),
+    ({"MAX_CASES": (validate, 10**6), "MAX_CASE_BYTES": (validate, 10**9)}, None, None, ["validation/cap/first-cases"]),
     ({}, single_floats, None, ["binary/numbers/doubles"]),
     ({}, names_in_header_rows, None, ["binary/packed/header-row-ids"]),
     ({"MAX_GENERATED_DEPTH": (generate, 20)}, None, None, ["testbed/api/examples"]),
-], ids=["parse-reason", "nesting-1023", "nesting-1025", "past-64-bits", "exponent-as-integer", "map-keys",
+], ids=["parse-reason", "nesting-1023", "nesting-1025", "past-64-bits", "map-keys",
         "packing", "doubles", "null-id", "checksums", "select-unknown-function", "id-on-parse-failures",
         "pac-from-the-start", "unsafe-arguments", "url-safe-base64", "cap-50", "no-cap", "single-floats",
         "names-in-header-rows", "generated-depth-20"])
@@ -314,7 +322,7 @@ def test_a_server_with_one_convention_wrong_fails_a_case(patch, answer, request_
     for name, (owner, value) in patch.items():
         (monkeypatch.setitem if type(owner) is dict else monkeypatch.setattr)(owner, name, value)
     with serving(Mutated(testbed.service(plain=True), answer, request_)) as server:
-        status, results = report(tmp_path, capsys, server.url, *(f"--id={id_}" for id_ in failing))
+        status, results = report(tmp_path, capsys, server.url, *GUIDE_LIMITS, *(f"--id={id_}" for id_ in failing))
     failed = {id_ for id_, r in results.items() if r["status"] == "fail"}
     assert status == 1 and set(failing) <= failed, sorted(failed)[:20]
 
@@ -411,20 +419,43 @@ def no_length_is_bad_request(original):
         (400, "No length", []) if not length and method == "POST" else original(method, path, length, api_path, max_body))
 
 
-def chunks_unread(original):  # a request without a Content-Length goes on, and its handler breaks
+def chunks_unread(original):  # a request without a Content-Length goes on, and its handler breaks (no answer)
     return lambda method, path, length, api_path, max_body: (
         None if not length and method == "POST" else original(method, path, length, api_path, max_body))
 
 
 @pytest.mark.parametrize("wrong, options, failing", [
-    (no_length_is_bad_request, {}, ["http/length/required", "http/length/chunked"]),
-    (chunks_unread, {}, ["http/length/required", "http/length/chunked"]),
+    (no_length_is_bad_request, {}, ["http/length/neither", "http/length/chunked"]),
+    (chunks_unread, {}, ["http/length/neither", "http/length/chunked"]),
     (None, {"max_body": 8 * 1024 * 1024}, ["http/length/too-large"]),
 ], ids=["no-length-400", "chunks-unread", "no-limit"])
 def test_a_transport_with_one_rule_wrong_fails_a_case(wrong, options, failing, monkeypatch, tmp_path, capsys):
     if wrong:
         monkeypatch.setattr(http_server, "refusal", wrong(http_server.refusal))
     with serving(testbed.service(), **options) as server:
-        status, results = report(tmp_path, capsys, server.url, "--id", "http/**")
+        status, results = report(tmp_path, capsys, server.url, *GUIDE_LIMITS, "--id", "http/**")
     failed = {id_ for id_, r in results.items() if r["status"] == "fail"}
-    assert status == 1 and set(failing) <= failed and results["http/length/one-mebibyte"]["status"] == "pass"
+    assert status == 1 and set(failing) == failed and results["http/length/at-the-limit"]["status"] == "pass"
+
+
+@pytest.mark.parametrize("patch, options, declared", [
+    ({}, {"max_body": 2 * 1024 * 1024}, ["body=2097152"]),
+    ({}, {"max_body": 512 * 1024}, ["body=524288"]),
+    ({"MAX_DEPTH": (codec, 1000)}, {}, ["depth=1000"]),
+    ({"MAX_DEPTH": (codec, 300)}, {}, ["depth=300"]),
+    ({"MAX_CASES": (validate, 10**5), "MAX_CASE_BYTES": (validate, 10**9)}, {}, ["cases=100000"]),
+    ({"MAX_CASES": (validate, 7)}, {}, ["cases=7"]),
+    ({"integer": (validate.CHECKS, whole_integer)}, {}, []),
+], ids=["body-2m", "body-512k", "depth-1000", "depth-300", "cap-100000", "cap-7", "whole-numbers"])
+def test_a_correct_server_with_other_limits_or_choices_passes_declared_or_not(patch, options, declared, monkeypatch,
+                                                                              tmp_path, capsys):
+    """Limits are the target's own: declared, their cases check the value; undeclared, any clean answer."""
+    for name, (owner, value) in patch.items():
+        (monkeypatch.setitem if type(owner) is dict else monkeypatch.setattr)(owner, name, value)
+    chosen = ("--id", "http/length/**", "--id", "testbed/nesting/**", "--id", "validation/cap/**",
+              "--id", "testbed/numbers/**")
+    with serving(testbed.service(plain=True), **options) as server:
+        for limits in ([], declared):
+            status, results = report(tmp_path, capsys, server.url, *chosen,
+                                     *(argument for limit in limits for argument in ("--limit", limit)))
+            assert status == 0 and len(results) > 100, [i for i, r in results.items() if r["status"] != "pass"]

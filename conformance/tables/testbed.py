@@ -171,25 +171,30 @@ def features(steps):
     """The protocol features a case's steps use (binary, select, headers, http)."""
     used = set()
     for step in steps:
-        request, response = step["request"], step["response"]
+        request = step["request"]
+        responses = [answer for response in (step["response"], step.get("undeclared", {}))
+                     for answer in (response, *response.get("either", ()))]
         message = request.get("message") or request.get("msgpack")
         headers = message[0] if type(message) is list and message and type(message[0]) is dict else {}
-        raw = base64.b64decode(request.get("base64", ""))
+        pieces = [piece["$bin"] for piece, _ in request.get("repeated", ()) if type(piece) is dict]
+        raw = base64.b64decode(request.get("base64") or (pieces or [""])[0])
         if {"@bin_", "@pac_"} & headers.keys() or "msgpack" in request or raw[:1] == b"\x92" \
-                or response.get("wire") == "msgpack":
+                or any(response.get("wire") == "msgpack" for response in responses):
             used.add("binary")
         if "@select_" in headers:
             used.add("select")
         if {"@id_", "@time_", "@unsafe_"} & headers.keys():
             used.add("headers")
-        if {"method", "path", "framing"} & request.keys() or {"status", "headers", "either"} & response.keys():
+        if {"method", "path", "framing"} & request.keys() or any({"status", "headers"} & r.keys() for r in responses):
             used.add("http")
     return sorted(used)
 
 
-def case(id_, description, requirements, steps, level=None, requires=("testbed", "live"), exclusive=False, spec=True):
+def case(id_, description, requirements, steps, level=None, requires=("testbed", "live"), exclusive=False, spec=True,
+         limits=()):
     """A case in the fixture format. Its level follows from its requirements (or is MAY, if
-    given so); with `spec`, a SHOULD case that cites the spec too gets MUST parts."""
+    given so); with `spec`, a SHOULD case that cites the spec too gets MUST parts; `limits` names the
+    limits a target may declare that its steps depend on."""
     requirements = list(dict.fromkeys(requirements))
     derived = cases.level_of(requirements)
     assert level in (None, derived, "MAY"), f"{id_}: {level} but its requirements make it {derived}"
@@ -197,7 +202,8 @@ def case(id_, description, requirements, steps, level=None, requires=("testbed",
     if level != "MUST" and spec and any(cases.rule_levels().get(r) == "MUST" for r in requirements):
         steps = [with_spec(step) for step in steps]
     found = {"id": id_, "description": description, "requirements": requirements,
-             "level": level, "requires": list(requires), "features": features(steps), "steps": steps}
+             "level": level, "requires": list(requires), "features": features(steps),
+             **({"limits": list(limits)} if limits else {}), "steps": steps}
     return {**found, "exclusive": True} if exclusive else found
 
 

@@ -105,20 +105,24 @@ def number_cases():
             for position, (template, path, tag, cites) in positions.items():
                 template = template.replace("KIND", kind)
                 text = template.replace("TOKEN", token)
-                taken = value is not None and (whole or kind == "num")
-                if taken:  # the answer echoes the value (a header is not echoed)
-                    sent = json.loads(template.replace("TOKEN", json.dumps(value)))
-                    fields = {} if position == "request-header" else sent[0].get("@result", {"Ok_": sent[1]["fn.echo"]})["Ok_"]
-                    answer = echo(fields)
-                    rules = [requirement, *cites, *judged]
-                else:
-                    reason = RANGE if value is None else unexpected("Number", "Integer")
-                    answer = error(tag, ([key.replace("KIND", kind) if type(key) is str else key for key in path], reason))
-                    rules = [requirement, *cites, *judged, "case.path", "conv.path-format", "conv.reasons"]
+                # (the answer echoes the value; a header is not echoed)
+                sent = json.loads(template.replace("TOKEN", json.dumps(value)))
+                fields = {} if position == "request-header" else sent[0].get("@result", {"Ok_": sent[1]["fn.echo"]})["Ok_"]
+                reason = RANGE if value is None else unexpected("Number", "Integer")
+                refused = error(tag, ([key.replace("KIND", kind) if type(key) is str else key for key in path], reason))
+                refusal = [requirement, *cites, *judged, "case.path", "conv.path-format", "conv.reasons"]
+                if value is None or whole or kind == "num":
+                    taken = value is not None
+                    response = {"message": echo(fields) if taken else refused}
+                    rules, said = [requirement, *cites, *judged] if taken else refusal, \
+                        "taken, every digit kept" if taken else "refused"
+                else:  # a whole number written as no integer is: the spec's words allow either
+                    response = {"either": [{"message": refused}, {"message": echo(fields)}]}
+                    rules, said = refusal, "refused as written with no integer's form (ours), or taken as the whole number"
                 yield case(f"testbed/numbers/{name}/{kind}/{position}",
                            f"The number {token} in {'an' if kind == 'int' else 'a'} {kind} field, as "
-                           f"{position.replace('-', ' ')}: {'taken, every digit kept' if taken else 'refused'}.",
-                           rules, [{"request": {"text": text}, "response": {"message": answer}}], spec=not judged)
+                           f"{position.replace('-', ' ')}: {said}.", rules, [{"request": {"text": text}, "response": response}],
+                           spec=not judged)
 
 
 def wire_cases():
@@ -151,22 +155,30 @@ def wire_cases():
                [{"request": {"msgpack": [{"@bin_": [12345, CHECKSUM]}, raw({"fn.echo": {"int!": 1}})]},
                  "response": {"message": [{}, {"ErrorParseFailure_": {"reasons": [{"IncompatibleBinaryEncoding": {}}]}}]}}])
     nesting = ["conv.nesting", "conv.no-crash", "header.id"]
-    for depth, read in ((1024, True), (1025, False)):
-        inner = depth - 2  # the message's array and its headers object are two levels
-        # (read, the answer may be MessagePack, keys as ids, or JSON, if MessagePack cannot carry it back)
-        answer = ([{"$partial": {"@id_": {"$type": "array"}}}, {"$oneOf": [{"Ok_": {}}, raw({"Ok_": {}})]}] if read else
-                  [{}, {"ErrorParseFailure_": {"reasons": [{"NestingTooDeep": {"limit": 1024}}]}}])
-        what = "read" if read else "refused with the limit, 1024"
-        yield case(f"testbed/nesting/json-{depth}", f"A JSON message {depth} levels deep is {what}.", nesting,
-                   [{"request": {"repeated": [['[{"@id_": ', 1], ["[", inner], ["]", inner], ['}, {"fn.ping_": {}}]', 1]]},
-                     "response": {"message": answer}}], spec=False)
-        # MessagePack: a fixarray of one element, 0x91, inner - 1 times around an empty one, 0x90
-        data = (b"\x92\x82" + msgpack.packb("@bin_") + msgpack.packb([CHECKSUM]) + msgpack.packb("@id_")
-                + b"\x91" * (inner - 1) + b"\x90" + msgpack.packb({IDS["fn.ping_"]: {}}))
-        yield case(f"testbed/nesting/messagepack-{depth}", f"A MessagePack message {depth} levels deep is {what}.",
-                   [*nesting, "conv.checksums"],
-                   [{"request": {"base64": base64.b64encode(data).decode()}, "response": {"message": answer, "raw": True}}],
-                   spec=False)
+    # Read, the answer may be MessagePack, keys as ids, or JSON, if MessagePack cannot carry it back; with no
+    # limit declared, a message read or refused as unreadable, in any words, is as good.
+    read = [{"$partial": {"@id_": {"$type": "array"}}}, {"$oneOf": [{"Ok_": {}}, raw({"Ok_": {}})]}]
+    refused = [{}, {"ErrorParseFailure_": {"reasons": [{"NestingTooDeep": {"limit": {"$limit": "depth"}}}]}}]
+    either = {"either": [{"message": read}, {"message": [{}, {"ErrorParseFailure_": {"reasons": {"$type": "array"}}}]}]}
+    for where, past in (("at", 0), ("past", 1)):
+        depth = {"$limit": "depth", "plus": past - 2}  # the message's array and its headers object are two levels
+        what = "refused with NestingTooDeep, which names the limit" if past else "read"
+        yield case(f"testbed/nesting/json-{where}-the-limit", f"A JSON message as deep as the depth limit the target "
+                   f"declared{', and one more level,' if past else ''} is {what} (with none declared, read or refused).",
+                   nesting, [{"request": {"repeated": [['[{"@id_": ', 1], ["[", depth], ["]", depth],
+                                                       ['}, {"fn.ping_": {}}]', 1]]},
+                              "response": {"message": refused if past else read}, "undeclared": either}],
+                   spec=False, limits=["depth"])
+        # MessagePack: a fixarray of one element, 0x91, depth - 1 times around an empty one, 0x90
+        head = b"\x92\x82" + msgpack.packb("@bin_") + msgpack.packb([CHECKSUM]) + msgpack.packb("@id_")
+        pieces = [[head, 1], [b"\x91", {**depth, "plus": past - 3}], [b"\x90" + msgpack.packb({IDS["fn.ping_"]: {}}), 1]]
+        yield case(f"testbed/nesting/messagepack-{where}-the-limit", f"A MessagePack message as deep as the depth limit "
+                   f"the target declared{', and one more level,' if past else ''} is {what} (with none declared, read "
+                   f"or refused).", [*nesting, "conv.checksums"],
+                   [{"request": {"repeated": [[{"$bin": base64.b64encode(piece).decode()}, count] for piece, count in pieces]},
+                     "response": {"message": refused if past else read, "raw": True},
+                     "undeclared": {"either": [{**option, "raw": True} for option in either["either"]]}}],
+                   spec=False, limits=["depth"])
     unreadable = [{"ErrorParseFailure_": {"reasons": [{"ExpectedJsonArrayOfTwoObjects": {}}]}}]
     for name, text, what in (("number-too-large", '[{}, {"fn.echo": {"num!": 1e400}}]', "a number too large for a double"),
                              ("lone-surrogate", '[{}, {"fn.echo": {"str!": "\\ud800"}}]', "half of a surrogate pair"),

@@ -146,6 +146,10 @@ def read_binary(data):
         raise ParseFailure("NestingTooDeep", {"limit": MAX_DEPTH}) from None
     except Exception:  # the library raises many types for malformed input
         raise ParseFailure("ExpectedJsonArrayOfTwoObjects") from None
+    # The library stops at 1,024 levels; a lower MAX_DEPTH is ours to keep (fewer bytes than
+    # MAX_DEPTH cannot nest deeper).
+    if len(data) > MAX_DEPTH and deeper(message, MAX_DEPTH):
+        raise ParseFailure("NestingTooDeep", {"limit": MAX_DEPTH})
     headers, body = _two_objects(message)
     return from_binary(headers, None, False), body
 
