@@ -268,6 +268,8 @@ def _finish(options, results, subject, service, unselected, kind):
     causes = report.causes(results, {r["id"]: r["text"] for r in requirements})
     if causes:
         print("\n" + "\n".join(causes))
+    if report.diagnostics(results):
+        print("\n" + "\n".join(report.diagnostics(results)))
     print(report.summary(results, scope))
     trouble = cache.remember(kind, results)
     if trouble:

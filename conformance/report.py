@@ -75,7 +75,23 @@ def summary(results, scope=Scope()):
                  for r in results)
     if partly:
         line += f"; {partly} checked only for what the spec demands (MUST)"
+    differ = sum(bool(r.diagnostics) for r in results)
+    if differ:
+        line += f"; {differ} place{'s' * (differ != 1)} problems otherwise (diagnostics, not verdicts)"
     return line
+
+
+def diagnostics(results, shown=5):
+    """Lines on the schema cases whose verdict is right but whose problems are placed otherwise."""
+    differ = [r for r in results if r.diagnostics]
+    if not differ:
+        return []
+    lines = [f"Diagnostics: {len(differ)} case{'s' * (len(differ) != 1)} with the right verdict place problems "
+             f"otherwise than conv.schema-problems (a convention, never a failure):"]
+    lines += [f"  {r.case['id']}: {r.diagnostics[0][:200]}" for r in differ[:shown]]
+    if len(differ) > shown:
+        lines.append(f"  ... and {len(differ) - shown} more (all of them are in the --json and --html reports)")
+    return lines
 
 
 # What a difference is about, from its first words, with what varies from case to case left out.
@@ -211,6 +227,8 @@ def junit(results):
             lines.append(f'    <failure message={quoteattr(message)}>{detail}</failure>')
         elif result.status != "pass":
             lines.append(f'    <skipped message={quoteattr(result.status)}>{detail}</skipped>')
+        if result.diagnostics:
+            lines.append(f'    <system-out>{escape(chr(10).join(("diagnostics:", *result.diagnostics)))}</system-out>')
         lines.append("  </testcase>")
     lines.append("</testsuite>")
     return "\n".join(lines) + "\n"
@@ -226,7 +244,8 @@ def as_json(results, subject, service, scope):
                    "requires": r.case.get("requires", []), "features": r.case.get("features", []),
                    **({"client": r.case["client"]} if "client" in r.case else {}),
                    "requirements": r.case["requirements"], "seconds": round(r.seconds, 3), "problems": r.problems,
-                   "reproduce": list(r.replay) if r.status in ("fail", "stale") else []}
+                   "reproduce": list(r.replay) if r.status in ("fail", "stale") else [],
+                   **({"diagnostics": list(r.diagnostics)} if r.diagnostics else {})}
                   for r in results]}, indent=2) + "\n"
 
 
@@ -259,6 +278,12 @@ def as_html(results, subject, service, scope, requirements):
                      f"{e(first_difference(group[0]))}</p></summary>")
         parts += [_failure(result) for result in group]
         parts.append("</details>")
+    differ = [r for r in results if r.diagnostics]
+    if differ:
+        parts.append(f"<h2>Diagnostics: {len(differ)} cases place problems otherwise</h2><p>The verdicts are right; "
+                     f"where each problem is placed is a convention (conv.schema-problems), never a failure.</p>")
+        parts += [f"<details class=failure><summary>{e(r.case['id'])}</summary><pre>{e(chr(10).join(r.diagnostics))}"
+                  f"</pre></details>" for r in differ]
     parts += ["<h2>By area</h2>", _table(_grouped(results, lambda r: [r.case["file"].removesuffix(".json")])),
               f"<details><summary>By requirement ({len(texts)})</summary>",
               _table(_grouped(results, lambda r: r.case["requirements"]), texts), "</details>"]

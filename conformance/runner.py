@@ -51,6 +51,7 @@ class Result(NamedTuple):
     level: str = ""  # for a case that found problems: MUST, or the case's level if only its conventions broke
     replay: tuple = ()  # for a case that found problems, lines that show them again: commands that
     replay_title: str = "To reproduce"  # resend a server case's requests, or a client case's story
+    diagnostics: tuple = ()  # of a schema case: how the loader places problems otherwise (never a verdict)
 
     @property
     def failed(self):

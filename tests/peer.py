@@ -11,6 +11,7 @@ import json
 import os
 import shlex
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -34,8 +35,10 @@ def start_installing():
     script = (f"{shlex.quote(sys.executable)} -m venv {venv} && {venv}/bin/pip install -q {PEER}; "
               f"echo $? > {directory / 'status'}")
     with log.open("w") as output:
-        subprocess.Popen(["sh", "-c", script], stdout=output, stderr=subprocess.STDOUT, start_new_session=True)
+        installer = subprocess.Popen(["sh", "-c", script], stdout=output, stderr=subprocess.STDOUT,
+                                     start_new_session=True)
     os.environ["PEER_VENV"], os.environ["PEER_INSTALLING"] = str(venv), str(directory)
+    os.environ["PEER_INSTALLER"] = str(installer.pid)
     return f"interop: installing {PEER} into {venv} in the background (PEER_VENV=DIR uses one already made)"
 
 
@@ -44,6 +47,8 @@ def stop_installing():
     directory = os.environ.pop("PEER_INSTALLING", None)
     if directory:
         os.environ.pop("PEER_VENV", None)
+        with contextlib.suppress(ProcessLookupError):  # an install still under way would write on after
+            os.killpg(int(os.environ.pop("PEER_INSTALLER")), signal.SIGKILL)
         shutil.rmtree(directory, ignore_errors=True)
 
 

@@ -603,7 +603,7 @@ def test_the_peer_passes_the_suite_but_for_its_known_failures(target, known, ser
 
 @pytest.mark.parametrize("kind, driver, known_failures, at_least, known_between", [
     ("client", "peer_client_driver.py", CLIENT, 85, (3, 3)),
-    ("schema", "peer_schema_driver.py", LOADER, 250, (0, 85)),
+    ("schema", "peer_schema_driver.py", LOADER, 250, (0, 60)),
 ])
 def test_the_peers_client_and_loader_pass_their_cases_but_for_their_known_failures(
         peer_bin, capsys, kind, driver, known_failures, at_least, known_between):
@@ -612,5 +612,7 @@ def test_the_peers_client_and_loader_pass_their_cases_but_for_their_known_failur
     status = main([kind, "--command", command, "--known-failures", str(known_failures)])
     lines = capsys.readouterr().out.splitlines()
     assert status == 0, "\n".join(lines)
-    passed, known = map(int, re.fullmatch(r"(\d+) passed, 0 failed, (\d+) known failures, 0 stale", lines[-1]).groups())
-    assert passed >= at_least and known_between[0] <= known <= known_between[1]
+    passed, known, differ = re.fullmatch(r"(\d+) passed, 0 failed, (\d+) known failures, 0 stale(?:; (\d+) places? "
+                                         r"problems otherwise \(diagnostics, not verdicts\))?", lines[-1]).groups()
+    assert int(passed) >= at_least and known_between[0] <= int(known) <= known_between[1]
+    assert (differ is not None) == (kind == "schema")  # its loader places some problems otherwise: counted apart
