@@ -42,6 +42,8 @@ def main(argv=None):
                      help="a limit the target keeps, repeatable; its cases then check that value, and without it "
                           "accept any clean answer: " + "; ".join(f"{name}, {meaning} (the guide's: {value})"
                                                                   for name, (value, _, meaning) in cases.LIMITS.items()))
+    run.add_argument("--repeat", type=_positive, default=1, metavar="N", help="run every case N times; a case "
+                     "whose answers differ from run to run is reported as flaky, apart from failures (default 1)")
     run.add_argument("--workers", type=_positive, default=4, metavar="N", help="cases run at once (default 4)")
     run.add_argument("--wait", type=_seconds, default=10, metavar="SECONDS",
                      help="how long to wait for the target to answer (default 10)")
@@ -112,6 +114,10 @@ def _outcomes(parser):
                        ("html", "an HTML report: one self-contained page, to open in a browser")):
         parser.add_argument(f"--{kind}", metavar="FILE", help=f"write {what} there")
     parser.add_argument("-v", "--verbose", action="store_true", help="print every case, not only failures")
+    named = parser.add_argument_group("what is checked, named in every report")
+    named.add_argument("--implementation", default="", metavar="NAME", help="the implementation's name")
+    named.add_argument("--implementation-version", default="", metavar="VERSION", help="its version")
+    named.add_argument("--language", default="", metavar="LANGUAGE", help="its programming language")
 
 
 def _features(text):
@@ -165,19 +171,22 @@ def _run(options, parser):
     other = [c for c in chosen if not cases.applies(c, profile)]
     unchecked = [c for c in chosen if cases.applies(c, profile) and options.without & set(c["features"])]
     selected = [c for c in chosen if c not in other and c not in unchecked]
-    print(f"Checking {target.url}: {service}. Running {len(selected)} cases"
+    named = report.named({"name": options.implementation, "version": options.implementation_version,
+                          "language": options.language})
+    print(f"Checking {named + ' at ' if named else ''}{target.url}: {service}. Running {len(selected)} cases"
           + (f"; {len(other)} are for other services" if other else "")
           + (f"; {len(unchecked)} are not checked (without {', '.join(sorted(options.without))})" if unchecked else "")
           + ".", flush=True)
     limits = dict(options.limit)
     if limits:
         print("Declared limits: " + ", ".join(f"{name} {value:,}" for name, value in limits.items()), flush=True)
-    results = _running(options, selected, lambda progress: runner.run(
-        selected, target, options.workers, _matching(known, selected), progress, options.level, limits))
+    results = _running(options, selected, lambda progress: runner.merged(
+        [runner.run(selected, target, options.workers, _matching(known, selected), progress, options.level, limits)
+         for _ in range(options.repeat)]), target)
     results += [runner.Result(c, "other-service", [f"needs {', '.join(c['requires'])}"], 0) for c in other]
     results += [runner.Result(c, "not-checked", [f"uses {', '.join(sorted(options.without & set(c['features'])))}"],
                               0) for c in unchecked]
-    return _finish(options, results + aside, target.url, service, unselected, "server")
+    return _finish(options, results + aside, target.url, service, unselected, "server", target.stopped, limits)
 
 
 DRIVEN = {"client": (clients.run, "client"), "schema": (schemas.run, "schema loader")}  # command -> what it checks
@@ -228,9 +237,9 @@ def _matching(globs, chosen):
     return {c["id"] for c in chosen if any(cases.pattern(glob).match(c["id"]) for glob in globs)}
 
 
-def _running(options, selected, run):
+def _running(options, selected, run, target=None):
     """Run with a progress line (or a line per case with -v); print each failure; return the results,
-    those of the cases --maxfail kept from starting among them."""
+    those of the cases --maxfail, or a `target` that stopped answering, kept from starting among them."""
     done, terminal = [], sys.stdout.isatty()
 
     def progress(result):
@@ -243,23 +252,27 @@ def _running(options, selected, run):
 
     results = run(progress)
     ran = {r.case["id"] for r in results}
-    results += [runner.Result(c, "not-run", [f"--maxfail {options.maxfail} stopped the run first"], 0)
-                for c in selected if c["id"] not in ran]
+    why = f"the target {target.stopped}" if target and target.stopped else f"--maxfail {options.maxfail} stopped the run"
+    results += [runner.Result(c, "not-run", [f"{why} first"], 0) for c in selected if c["id"] not in ran]
+    if target and target.stopped:
+        print(f"\nThe target {target.stopped}: the {len(selected) - len(ran)} cases left were not run.", flush=True)
     if terminal and not options.verbose:
         print("\r" + " " * 80 + "\r", end="")
     for result in results:
-        if result.failed:
+        if result.failed and result.status != "errored":  # (those the target left unanswered: told once, above)
             _print_failure(result)
     return results
 
 
-def _finish(options, results, subject, service, unselected, kind):
+def _finish(options, results, subject, service, unselected, kind, stopped="", limits=None):
     """Write the reports asked for, keep the failures for --last-failed, print the summary, and return
-    the exit status."""
+    the exit status: 2 when the target stopped answering, else 1 when a case failed."""
+    implementation = {key: value for key, value in (("name", options.implementation),
+                      ("version", options.implementation_version), ("language", options.language)) if value}
     scope = report.Scope(getattr(options, "without", set()), options.level, options.id, unselected,
-                         options.last_failed)
+                         options.last_failed, stopped, implementation, limits or {})
     requirements = cases.load_json("requirements.json")
-    reports = {"junit": lambda: report.junit(results),
+    reports = {"junit": lambda: report.junit(results, subject, scope),
                "json": lambda: report.as_json(results, subject, service, scope),
                "html": lambda: report.as_html(results, subject, service, scope, requirements)}
     for form, make in reports.items():
@@ -274,7 +287,7 @@ def _finish(options, results, subject, service, unselected, kind):
     trouble = cache.remember(kind, results)
     if trouble:
         print(f"python -m conformance: warning: {trouble}", file=sys.stderr)
-    return 1 if any(r.failed for r in results) else 0
+    return 2 if stopped else 1 if any(r.failed for r in results) else 0
 
 
 def _trouble(parser, message):
@@ -285,12 +298,15 @@ def _trouble(parser, message):
 
 def _print_failure(result):
     case = result.case
-    print(f"\nFAIL {case['id']} ({report.failed_at(result)}; {case['file']}; checks {', '.join(case['requirements'])})")
+    label = {"flaky": "FLAKY", "errored": "ERRORED"}.get(result.status, "FAIL")
+    print(f"\n{label} {case['id']} ({report.failed_at(result)}; {case['file']}; checks {', '.join(case['requirements'])})")
     print(f"  {case['description']}")
     if result.status == "stale":
         print("  It passes, but the known-failures file lists it: remove it from there.")
     for line in result.problems[:10]:
         print(f"  {line}")
+    if result.answer:
+        print(f"  The answer received: {result.answer[:300]}" + (" ..." if len(result.answer) > 300 else ""))
     if len(result.problems) > 10:
         print(f"  ... and {len(result.problems) - 10} more differences (all of them are in the --json report)")
     if result.replay:

@@ -24,7 +24,8 @@ from xml.sax.saxutils import escape, quoteattr
 from . import cases
 from .cases import LEVELS
 
-STATUSES = ("pass", "fail", "known-failure", "stale", "other-service", "not-checked", "set-aside", "not-run")
+STATUSES = ("pass", "fail", "flaky", "errored", "known-failure", "stale", "other-service", "not-checked", "set-aside",
+            "not-run")
 # Read with the interpreter that runs the suite, which has msgpack wherever the suite was installed.
 READ_BINARY = (shlex.quote(sys.executable) + " -c \"import msgpack, sys; print(msgpack.unpackb(open(sys.argv[1], "
                "'rb').read(), strict_map_key=False))\" {file}")
@@ -43,6 +44,16 @@ class Scope(NamedTuple):
     ids: list = []
     unselected: int = 0
     last_failed: bool = False
+    stopped: str = ""  # why the target stopped answering during the run, if it did
+    implementation: dict = {}  # what the target is, as declared: name, version, language
+    limits: dict = {}  # the limits the target declared
+
+
+def named(implementation):
+    """An implementation as declared, in words: "name version (language)", or ""."""
+    words = " ".join(implementation.get(key, "") for key in ("name", "version")).strip()
+    language = implementation.get("language")
+    return f"{words} ({language})" if words and language else words or language or ""
 
 
 def failed_at(result):
@@ -59,8 +70,12 @@ def summary(results, scope=Scope()):
     if tally["fail"]:
         levels = Counter(r.level for r in results if r.status == "fail")
         line += " (" + ", ".join(f"{levels[level]} {level}" for level in ("MUST", "SHOULD", "MAY") if levels[level]) + ")"
+    if tally["flaky"]:
+        line += f", {tally['flaky']} flaky (their answers differ from run to run)"
     if tally["known-failure"] or tally["stale"]:
         line += f", {tally['known-failure']} known failures, {tally['stale']} stale"
+    if tally["errored"]:
+        line += f"; {tally['errored']} errored (the target stopped answering)"
     if tally["other-service"]:
         line += f"; {tally['other-service']} for other services"
     if tally["not-checked"]:
@@ -68,10 +83,10 @@ def summary(results, scope=Scope()):
     if tally["set-aside"]:
         line += f"; {tally['set-aside']} set aside by --level {scope.level}"
     if tally["not-run"]:
-        line += f"; {tally['not-run']} not run (--maxfail stopped the run)"
+        line += f"; {tally['not-run']} not run" + ("" if scope.stopped else " (--maxfail stopped the run)")
     if scope.unselected:
         line += f"; {scope.unselected} not selected by --id" + (" or --last-failed" if scope.last_failed else "")
-    partly = sum(r.status in ("pass", "fail", "known-failure", "stale") and r.case["level"] not in LEVELS[scope.level]
+    partly = sum(r.status in ("pass", "fail", "flaky", "known-failure", "stale") and r.case["level"] not in LEVELS[scope.level]
                  for r in results)
     if partly:
         line += f"; {partly} checked only for what the spec demands (MUST)"
@@ -151,19 +166,19 @@ def by_cause(results):
     groups = {}
     for result in results:
         if result.failed:
-            groups.setdefault("it passes, but is listed as a known failure" if result.status == "stale"
-                              else cause(result), []).append(result)
+            groups.setdefault(OTHER_CAUSES.get(result.status) or cause(result), []).append(result)
     found = []
     for name, group in sorted(groups.items(), key=lambda item: -len(item[1])):
-        levels = {"stale" if r.status == "stale" else r.level for r in group}
-        level = next(level for level in ("MUST", "SHOULD", "MAY", "stale") if level in levels)
+        levels = {r.status if r.status in OTHER_CAUSES else r.level for r in group}
+        level = next(level for level in ("MUST", "SHOULD", "MAY", *OTHER_CAUSES) if level in levels)
         found.append((name, level, Counter(map(rule, group)).most_common(1)[0][0], group))
     return found
 
 
 def causes(results, texts):
-    """The failures by cause, as lines: how many, level, the cause, the rule broken, the first case."""
-    groups = by_cause(results)
+    """The failures by cause, as lines: how many, level, the cause, the rule broken, the first case (the
+    cases a target that stopped answering left unanswered are told once, apart)."""
+    groups = by_cause([result for result in results if result.status != "errored"])
     if not groups:
         return []
     failures = sum(len(group) for *_, group in groups)
@@ -176,9 +191,13 @@ def causes(results, texts):
     return lines
 
 
+OTHER_CAUSES = {"stale": "it passes, but is listed as a known failure",  # failures that are no difference
+                "errored": "the target stopped answering", "flaky": "its answers differ from run to run"}
+
+
 def first_difference(result):
     if result.status == "stale":
-        return "it passes, but is listed as a known failure"
+        return OTHER_CAUSES["stale"]
     return result.problems[0][:300] if result.problems else ""
 
 
@@ -210,20 +229,25 @@ def reproduce(target, exchanges):
     return commands
 
 
-def junit(results):
+def junit(results, subject="", scope=Scope()):
     """A JUnit XML report."""
     tally = counts(results)
-    skipped = len(results) - tally["pass"] - tally["fail"] - tally["stale"]
-    lines = [f'<testsuite name="conformance" tests="{len(results)}" failures="{tally["fail"] + tally["stale"]}" '
-             f'skipped="{skipped}" timestamp="{time.strftime("%Y-%m-%dT%H:%M:%S")}">']
+    failures, errors = tally["fail"] + tally["stale"] + tally["flaky"], tally["errored"]
+    skipped = len(results) - tally["pass"] - failures - errors
+    lines = [f'<testsuite name={quoteattr("conformance of " + (named(scope.implementation) or subject))} '
+             f'tests="{len(results)}" failures="{failures}" errors="{errors}" skipped="{skipped}" '
+             f'timestamp="{time.strftime("%Y-%m-%dT%H:%M:%S")}">']
     for result in results:
         case = result.case
         lines.append(f'  <testcase classname={quoteattr(case["file"])} name={quoteattr(case["id"])} '
                      f'time="{result.seconds:.3f}">')
         detail = escape("\n".join(result.problems + list(result.replay)))
-        if result.status in ("fail", "stale"):
+        if result.status == "errored":
+            lines.append(f'    <error message={quoteattr(result.problems[0])}>{detail}</error>')
+        elif result.failed:
             message = ("passes but is listed as a known failure" if result.status == "stale"
-                       else f"{result.level} {rule(result)}: {result.problems[0]}")
+                       else f"{result.level} {rule(result)}: {'(flaky) ' * (result.status == 'flaky')}"
+                            f"{result.problems[0]}")
             lines.append(f'    <failure message={quoteattr(message)}>{detail}</failure>')
         elif result.status != "pass":
             lines.append(f'    <skipped message={quoteattr(result.status)}>{detail}</skipped>')
@@ -237,14 +261,15 @@ def junit(results):
 def as_json(results, subject, service, scope):
     """A JSON report."""
     return json.dumps({
-        "target": subject, "service": service, "without": sorted(scope.without), "level": scope.level,
+        "target": subject, "implementation": scope.implementation, "service": service, "limits": scope.limits,
+        "without": sorted(scope.without), "level": scope.level, **({"stopped": scope.stopped} if scope.stopped else {}),
         "summary": counts(results),
         "cases": [{"id": r.case["id"], "status": r.status, "level": r.case["level"],
                    **({"failedLevel": r.level} if r.problems and r.level else {}),
                    "requires": r.case.get("requires", []), "features": r.case.get("features", []),
                    **({"client": r.case["client"]} if "client" in r.case else {}),
                    "requirements": r.case["requirements"], "seconds": round(r.seconds, 3), "problems": r.problems,
-                   "reproduce": list(r.replay) if r.status in ("fail", "stale") else [],
+                   "reproduce": list(r.replay) if r.failed else [], **({"answer": r.answer} if r.answer else {}),
                    **({"diagnostics": list(r.diagnostics)} if r.diagnostics else {})}
                   for r in results]}, indent=2) + "\n"
 
@@ -258,11 +283,14 @@ def as_html(results, subject, service, scope, requirements):
     """One self-contained HTML page: the run at a glance, then every failure in detail."""
     tally = counts(results)
     e = html.escape
-    parts = [f"<!doctype html><html lang=en><meta charset=utf-8><title>Conformance of {e(subject)}</title>",
+    title = named(scope.implementation) or subject
+    parts = [f"<!doctype html><html lang=en><meta charset=utf-8><title>Conformance of {e(title)}</title>",
              f"<style>{(cases.HERE / 'report.css').read_text(encoding='utf-8')}</style>",
-             f"<h1>Conformance of {e(subject)}</h1>",
-             f"<p>{e(service)}, {time.strftime('%Y-%m-%d %H:%M')}"
+             f"<h1>Conformance of {e(title)}</h1>",
+             f"<p>{e(subject) + ', ' if title != subject else ''}{e(service)}, {time.strftime('%Y-%m-%d %H:%M')}"
              + (f"; declared without {e(', '.join(sorted(scope.without)))}" if scope.without else "")
+             + (f"; declared limits: {e(', '.join(f'{k} {v:,}' for k, v in scope.limits.items()))}" if scope.limits else "")
+             + (f"; the target {e(scope.stopped)}" if scope.stopped else "")
              + (f"; --level {e(scope.level)}" if scope.level != "MAY" else "") + "</p><p class=tally>",
              *(f"<span class={s}>{tally[s]} {LABELS[s]}</span>" for s in STATUSES if tally[s]), "</p>"]
     texts = {r["id"]: r["text"] for r in requirements}
@@ -297,12 +325,13 @@ def _failure(result):
             f"{' (stale: it passes, but is listed as a known failure)' if result.status == 'stale' else ''}"
             f"</summary><p>{e(case['description'])} ({e(failed_at(result))}; {e(case['file'])}; "
             f"checks {e(', '.join(case['requirements']))})</p><pre>{e(chr(10).join(result.problems))}</pre>"
-            f"<p>{e(result.replay_title)}:</p><pre>{e(chr(10).join(result.replay))}</pre></details>")
+            + (f"<p>The answer received:</p><pre>{e(result.answer)}</pre>" if result.answer else "")
+            + f"<p>{e(result.replay_title)}:</p><pre>{e(chr(10).join(result.replay))}</pre></details>")
 
 
-LABELS = {"pass": "passed", "fail": "failed", "known-failure": "known failures", "stale": "stale",
-          "other-service": "for other services", "not-checked": "not checked", "set-aside": "set aside by --level",
-          "not-run": "not run (--maxfail)"}
+LABELS = {"pass": "passed", "fail": "failed", "flaky": "flaky", "errored": "errored", "known-failure": "known failures",
+          "stale": "stale", "other-service": "for other services", "not-checked": "not checked",
+          "set-aside": "set aside by --level", "not-run": "not run"}
 
 
 def _grouped(results, keys):
@@ -318,7 +347,7 @@ def _table(groups, texts=None):
     head = "".join(f"<th>{LABELS[s]}</th>" for s in STATUSES)
     rows = [f"<table><tr><th>{'requirement' if texts else 'area'}</th>{head}</tr>"]
     for key, tally in sorted(groups.items()):
-        bad = " class=bad" if tally["fail"] or tally["stale"] else ""
+        bad = " class=bad" if tally["fail"] or tally["stale"] or tally["flaky"] or tally["errored"] else ""
         title = f"{e(key)}<br><small>{e(texts.get(key, ''))}</small>" if texts else e(key)
         rows.append(f"<tr{bad}><td>{title}</td>" + "".join(f"<td class=n>{tally[s] or ''}</td>" for s in STATUSES)
                     + "</tr>")

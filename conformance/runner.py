@@ -19,6 +19,7 @@ alone at the end.
 import base64
 import http.client
 import json
+import re
 import ssl
 import time
 import urllib.parse
@@ -52,10 +53,11 @@ class Result(NamedTuple):
     replay: tuple = ()  # for a case that found problems, lines that show them again: commands that
     replay_title: str = "To reproduce"  # resend a server case's requests, or a client case's story
     diagnostics: tuple = ()  # of a schema case: how the loader places problems otherwise (never a verdict)
+    answer: str = ""  # of a failed server case: the last answer received, as text
 
     @property
     def failed(self):
-        return self.status in ("fail", "stale")
+        return self.status in ("fail", "stale", "flaky", "errored")
 
 
 class Exchange(NamedTuple):
@@ -80,6 +82,7 @@ class Target:
         self.url, self.host, self.path = url, parts.hostname, parts.path or "/"
         self.port = parts.port or (443 if parts.scheme == "https" else 80)
         self.timeout, self.tls = timeout, None
+        self.stopped = ""  # why the target stopped answering during the run, once it has
         if parts.scheme == "https":  # certificates checked, against --cafile if given
             try:
                 self.tls = ssl.create_default_context(cafile=cafile)
@@ -101,6 +104,15 @@ class Target:
             return response.status, read(response)
         finally:
             connection.close()
+
+    def answers(self, tries=2):
+        """Whether the target answers a ping on a new connection (in one of `tries`)."""
+        for _ in range(tries):
+            try:
+                return self.post([{}, {"fn.ping_": {}}]) is not None
+            except (OSError, http.client.HTTPException):
+                time.sleep(0.2)
+        return False
 
     def wait(self, seconds, waiting=lambda reason: None):
         """Wait until the target answers at all, telling `waiting` why once; raise Trouble if it never does."""
@@ -181,7 +193,8 @@ def _is_message(value):
 
 def run(cases, target, workers=4, known=frozenset(), progress=None, level="MAY", limits=None):
     """Run `cases` (exclusive ones alone, at the end) at `level`, with the `limits` the target declared;
-    return their Results in case order. Once `progress` answers a Result with True, no further case starts."""
+    return their Results in case order. Once `progress` answers a Result with True, or the target stops
+    answering (a case without an answer, then no ping answered: `errored`), no further case starts."""
     shared = [c for c in cases if not c.get("exclusive")]
     alone = [c for c in cases if c.get("exclusive")]
     results, stopped = {}, []
@@ -190,6 +203,11 @@ def run(cases, target, workers=4, known=frozenset(), progress=None, level="MAY",
         if stopped:
             return
         result = run_case(case, target, known, level, limits)
+        if result.problems and "no answer from" in result.problems[0] and (target.stopped or not target.answers()):
+            # Not this case's failure: the target is gone, and no case after it is run.
+            target.stopped = target.stopped or f"stopped answering during {case['id']} ({result.problems[0]})"
+            result = result._replace(status="errored")
+            stopped.append(case)
         results[case["id"]] = result
         if progress and progress(result):
             stopped.append(case)
@@ -234,7 +252,38 @@ def run_case(case, target, known=frozenset(), level="MAY", limits=None):
         connection.close()
     if failed_level not in LEVELS[level]:  # a convention --level set aside, which stopped the case
         problems, failed_level = [], ""
-    return outcome(case, problems, known, started, failed_level, problems and report.reproduce(target, transcript))
+    received = shown(transcript[-1].answer, state) if problems and transcript else ""
+    return outcome(case, problems, known, started, failed_level,
+                   problems and report.reproduce(target, transcript))._replace(answer=received)
+
+
+def shown(answer, state, most=2000):
+    """An answer as text to show: its message as JSON (MessagePack decoded), else its bytes."""
+    message = decode(answer, state)
+    text = json.dumps(message, ensure_ascii=False) if message is not None else answer.decode(errors="replace")
+    return text if len(text) <= most else text[:most] + f" ... ({len(text) - most} characters more)"
+
+
+def merged(runs):
+    """One Result for each case of several runs of the same cases: the first run's, unless the case's
+    outcomes differ from run to run (its usernames aside), which makes it `flaky`."""
+    by_id = {}
+    for results in runs:
+        for result in results:
+            by_id.setdefault(result.case["id"], []).append(result)
+    merged_ = []
+    for tries in by_id.values():
+        seen = [(r.status, USER.sub("$user", "\n".join(r.problems))) for r in tries]
+        first = tries[0]
+        if len(set(seen)) > 1 and first.status not in ("known-failure", "stale"):
+            problems = [f"run {number}: {r.problems[0] if r.problems else r.status}" for number, r in enumerate(tries, 1)]
+            failing = next((r for r in tries if r.problems), first)
+            first = failing._replace(status="flaky", problems=problems)
+        merged_.append(first)
+    return merged_
+
+
+USER = re.compile(r"cf-[0-9a-f]{12}")  # the username of a case, another in each run
 
 
 def outcome(case, problems, known, started, level, replay, replay_title="To reproduce"):

@@ -9,8 +9,11 @@ results, other reason names, a missing field's name in its path, another order o
 encoding, errors in MessagePack, and HTTP 400 for every error.
 """
 
+import itertools
 import json
 import math
+import re
+import time
 import struct
 import threading
 from pathlib import Path
@@ -459,3 +462,88 @@ def test_a_correct_server_with_other_limits_or_choices_passes_declared_or_not(pa
             status, results = report(tmp_path, capsys, server.url, *chosen,
                                      *(argument for limit in limits for argument in ("--limit", limit)))
             assert status == 0 and len(results) > 100, [i for i, r in results.items() if r["status"] != "pass"]
+
+
+# A target that stops answering, a target whose answers change, and the name of what is checked.
+
+class Dying:
+    """The testbed, until its server is stopped after `answers` requests."""
+
+    def __init__(self, answers):
+        self.service, self.left, self.lock = testbed.service(), answers, threading.Lock()
+        self.schema, self.server = self.service.schema, None
+
+    def handle(self, data, client=""):
+        with self.lock:
+            self.left -= 1
+            if self.left == 0:
+                threading.Thread(target=lambda: (self.server.shutdown(), self.server.server_close())).start()
+        return self.service.handle(data, client)
+
+
+def test_a_target_that_stops_answering_is_one_line_and_the_rest_is_not_run(tmp_path, capsys):
+    dying = Dying(200)
+    with serving(dying) as dying.server:
+        started = time.monotonic()
+        status, lines = run(capsys, "run", "--target", dying.server.url, "--json", str(tmp_path / "r.json"),
+                            "--junit", str(tmp_path / "r.xml"))
+    assert status == 2 and time.monotonic() - started < 30
+    [told] = [line for line in lines if line.startswith("The target stopped answering during ")]
+    assert told.endswith("cases left were not run.") and not [line for line in lines if line.startswith("FAIL")]
+    tally = json.loads((tmp_path / "r.json").read_text())["summary"]
+    assert tally["fail"] == 0 and 1 <= tally["errored"] <= 4 and tally["not-run"] > 1000
+    assert lines[-1].endswith(f"errored (the target stopped answering); 268 for other services; "
+                              f"{tally['not-run']} not run")
+    assert (tmp_path / "r.xml").read_text().count("<error ") == tally["errored"]
+
+
+def test_a_case_without_an_answer_from_a_target_that_still_answers_is_a_failure(tmp_path, capsys):
+    """No answer to one request is that case's failure (conv.no-crash), when a ping still gets one."""
+    def closing(request):
+        if request and request[1].get("fn.echo") == {"int!": 1}:
+            raise ConnectionResetError("the handler drops the connection")
+        return request
+    with serving(Mutated(testbed.service(), None, closing)) as server:
+        status, results = report(tmp_path, capsys, server.url, "--id", "testbed/types/int/argument/**")
+    assert status == 1 and {r["status"] for r in results.values()} == {"pass", "fail"}
+
+
+def test_answers_that_change_from_run_to_run_are_flaky_apart_from_failures(tmp_path, capsys):
+    flips = itertools.count()
+
+    def sometimes(request, message):  # every other answer to fn.echo holds the wrong number
+        if request and "fn.echo" in request[1] and "Ok_" in message[1] and next(flips) % 2:
+            message[1]["Ok_"] = {**message[1]["Ok_"], "int!": 7}
+        return message
+    with serving(Mutated(testbed.service(), sometimes)) as server:
+        status, results = report(tmp_path, capsys, server.url, "--repeat", "2", "--id", "testbed/types/int/argument/valid-*")
+        flaky = {i for i, r in results.items() if r["status"] == "flaky"}
+        assert status == 1 and flaky and flaky <= set(results)
+        assert all(r["problems"][0].startswith("run 1: ") for i, r in results.items() if i in flaky)
+        status, lines = run(capsys, "run", "--target", server.url, "--repeat", "2", "--id", "testbed/types/int/**")
+    assert re.search(r"\d+ passed, \d+ failed.*, \d+ flaky \(their answers differ from run to run\)", lines[-1])
+    assert any(line.startswith("FLAKY testbed/types/int/") for line in lines)
+
+
+def test_every_report_names_the_implementation_declared(tmp_path, capsys):
+    named = ("--implementation", "acme-rpc", "--implementation-version", "2.1", "--language", "Rust")
+    with serving(testbed.service()) as server:
+        status, lines = run(capsys, "run", "--target", server.url, *named, "--id", "http/**",
+                            *(f"--{form}={tmp_path / form}" for form in ("json", "junit", "html")))
+        assert status == 0 and lines[0].startswith(f"Checking acme-rpc 2.1 (Rust) at {server.url}: the testbed.")
+    assert json.loads((tmp_path / "json").read_text())["implementation"] == {
+        "name": "acme-rpc", "version": "2.1", "language": "Rust"}
+    assert '<testsuite name="conformance of acme-rpc 2.1 (Rust)"' in (tmp_path / "junit").read_text()
+    assert "<h1>Conformance of acme-rpc 2.1 (Rust)</h1>" in (tmp_path / "html").read_text()
+
+
+@pytest.mark.parametrize("limit, message", [
+    ("size=10", "argument --limit: 'size=10' is not NAME=VALUE with NAME one of body, depth, cases"),
+    ("body", "argument --limit: 'body' is not NAME=VALUE with NAME one of body, depth, cases"),
+    ("depth=0", "argument --limit: the depth limit must be a whole number from 1 to 100,000, not '0'"),
+    ("body=1e6", "argument --limit: the body limit must be a whole number from 1 to 67,108,864, not '1e6'"),
+])
+def test_a_limit_declared_wrong_is_a_usage_error(limit, message, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["run", "--target", "http://127.0.0.1:1/api", "--limit", limit])
+    assert exit_.value.code == 2 and message in capsys.readouterr().err
