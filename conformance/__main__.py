@@ -7,11 +7,12 @@ that cannot be tested.
 
 import argparse
 import http.client
+import json
 import sys
 from importlib import metadata
 from pathlib import Path
 
-from . import cache, cases, clients, lint, report, runner, schemas, tables
+from . import cache, cases, clients, lint, matrix, report, runner, schemas, tables
 
 
 class Parser(argparse.ArgumentParser):
@@ -67,6 +68,15 @@ def main(argv=None):
     _selectors(schema)
     _outcomes(schema)
 
+    table = commands.add_parser("matrix", help="run the suites against every implementation a manifest lists",
+                                description=("Build, start and check every implementation the manifest lists, one "
+                                             "after the other, and show one table: groups of requirements against "
+                                             "implementations, MUST and SHOULD apart (conformance/README.md, The "
+                                             "matrix)."))
+    table.add_argument("--manifest", default=str(cases.HERE / "matrix.json"), metavar="FILE",
+                       help="the implementations, as conformance/matrix.json lists them (default: that file)")
+    table.add_argument("--html", metavar="FILE", help="write the matrix there as one page, each failing cell "
+                       "leading to its failures")
     listing = commands.add_parser("list", help="list the cases", description=(
         "List the cases, one per line: id, level, what it needs, the features it uses, and what it checks. "
         "A level such as SHOULD+MUST is a convention's case with a part the spec demands; --level MUST "
@@ -83,7 +93,7 @@ def main(argv=None):
                                     "tables in conformance/tables.")
 
     options = parser.parse_args(argv)
-    command = {"run": _run, "client": _driven, "schema": _driven, "list": _list, "check": _check,
+    command = {"run": _run, "client": _driven, "schema": _driven, "matrix": _matrix, "list": _list, "check": _check,
                "coverage": _coverage, "generate": _generate}
     return command[options.subcommand](options, commands.choices[options.subcommand])
 
@@ -159,7 +169,7 @@ def _run(options, parser):
         target = runner.Target(options.target, options.timeout or 0.001, options.cafile)
     except ValueError as error:
         parser.error(str(error))
-    chosen, aside, known, unselected = _chosen(options, parser, "server")
+    chosen, set_aside, known, unselected = _chosen(options, parser, "server")
     try:
         target.wait(options.wait, lambda reason: print(
             f"Waiting up to {options.wait:g} s for {target.url} to answer ({reason}; see --wait)...", flush=True))
@@ -168,14 +178,13 @@ def _run(options, parser):
         return _trouble(parser, trouble)
     except (OSError, http.client.HTTPException) as error:
         return _trouble(parser, f"cannot reach {target.url}: {getattr(error, 'strerror', None) or error}")
-    other = [c for c in chosen if not cases.applies(c, profile)]
-    unchecked = [c for c in chosen if cases.applies(c, profile) and options.without & set(c["features"])]
-    selected = [c for c in chosen if c not in other and c not in unchecked]
+    selected, aside = runner.sort_out(chosen, profile, options.without)
+    other, unchecked = (sum(r.status == status for r in aside) for status in ("other-service", "not-checked"))
     named = report.named({"name": options.implementation, "version": options.implementation_version,
                           "language": options.language})
     print(f"Checking {named + ' at ' if named else ''}{target.url}: {service}. Running {len(selected)} cases"
-          + (f"; {len(other)} are for other services" if other else "")
-          + (f"; {len(unchecked)} are not checked (without {', '.join(sorted(options.without))})" if unchecked else "")
+          + (f"; {other} are for other services" if other else "")
+          + (f"; {unchecked} are not checked (without {', '.join(sorted(options.without))})" if unchecked else "")
           + ".", flush=True)
     limits = dict(options.limit)
     if limits:
@@ -183,10 +192,8 @@ def _run(options, parser):
     results = _running(options, selected, lambda progress: runner.merged(
         [runner.run(selected, target, options.workers, _matching(known, selected), progress, options.level, limits)
          for _ in range(options.repeat)]), target)
-    results += [runner.Result(c, "other-service", [f"needs {', '.join(c['requires'])}"], 0) for c in other]
-    results += [runner.Result(c, "not-checked", [f"uses {', '.join(sorted(options.without & set(c['features'])))}"],
-                              0) for c in unchecked]
-    return _finish(options, results + aside, target.url, service, unselected, "server", target.stopped, limits)
+    return _finish(options, results + aside + set_aside, target.url, service, unselected, "server", target.stopped,
+                   limits)
 
 
 DRIVEN = {"client": (clients.run, "client"), "schema": (schemas.run, "schema loader")}  # command -> what it checks
@@ -327,6 +334,27 @@ def _known(path, everything, parser):
     if unmatched:
         parser.error(f"the known-failures file {path} lists what matches no case: {', '.join(unmatched)}")
     return globs
+
+
+def _matrix(options, parser):
+    try:
+        manifest = json.loads(Path(options.manifest).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        parser.error(f"cannot read the manifest {options.manifest}: {getattr(error, 'strerror', None) or error}")
+    problems = matrix.problems(manifest, options.manifest)
+    if problems:
+        parser.error("; ".join(problems))
+    if options.html:
+        try:
+            Path(options.html).open("a", encoding="utf-8").close()
+        except OSError as error:
+            parser.error(f"cannot write the matrix to {options.html}: {error.strerror}")
+    columns = matrix.run_all(manifest)
+    print("\n" + "\n".join(matrix.terminal(columns)))
+    if options.html:
+        Path(options.html).write_text(matrix.as_html(columns), encoding="utf-8")
+        print(f"\nWrote the matrix to {options.html}")
+    return 1 if any(column.trouble or any(r.failed for r in column.results) for column in columns) else 0
 
 
 def _list(options, parser):

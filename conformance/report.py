@@ -304,7 +304,7 @@ def as_html(results, subject, service, scope, requirements):
                      f"<p class=first>breaks <b>{e(broken)}</b>: {e(texts.get(broken, ''))}</p>"
                      f"<p class=first>first difference, in {e(group[0].case['id'])}: "
                      f"{e(first_difference(group[0]))}</p></summary>")
-        parts += [_failure(result) for result in group]
+        parts += [failure_html(result) for result in group]
         parts.append("</details>")
     differ = [r for r in results if r.diagnostics]
     if differ:
@@ -318,7 +318,7 @@ def as_html(results, subject, service, scope, requirements):
     return "\n".join(parts) + "\n</html>\n"
 
 
-def _failure(result):
+def failure_html(result):
     """One failed case, to expand: what it checks, every difference, and how to see it again."""
     e, case = html.escape, result.case
     return (f"<details class=failure><summary>{e(case['id'])}"

@@ -30,7 +30,7 @@ from typing import NamedTuple
 import msgpack
 
 from . import deadlines, report
-from .cases import LEVELS, LIMITS
+from .cases import LEVELS, LIMITS, applies
 from .match import compare, explain, from_msgpack, substitute, to_msgpack, unpacked
 
 RETRIES = 5
@@ -185,6 +185,20 @@ def detect(target):
     profile = {service, kind} - {None}
     name = {"calculator": "the calculator", "testbed": "the testbed", None: "a service of another schema"}[service]
     return profile, (f"a mock of {name}" if kind == "mock" else name)
+
+
+def sort_out(chosen, profile, without=frozenset()):
+    """The chosen cases to run against a target serving `profile` (see detect), and the Results of
+    the others: for other services, or using features declared absent (`without`)."""
+    selected, aside = [], []
+    for case in chosen:
+        if not applies(case, profile):
+            aside.append(Result(case, "other-service", [f"needs {', '.join(case['requires'])}"], 0))
+        elif without & set(case["features"]):
+            aside.append(Result(case, "not-checked", [f"uses {', '.join(sorted(without & set(case['features'])))}"], 0))
+        else:
+            selected.append(case)
+    return selected, aside
 
 
 def _is_message(value):

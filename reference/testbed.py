@@ -3,12 +3,14 @@
 The suite owns the schema (`conformance/testbed.json`) and the contract
 (`conformance/README.md`): the request says what the handler does, so the
 suite can steer any implementation of the protocol the same way. Serve it
-with `python -m reference.server --service testbed`.
+with `python -m reference.server --service testbed`, or behind an ASGI or
+WSGI server: `uvicorn --factory reference.testbed:asgi`, `uvicorn --interface
+wsgi --factory reference.testbed:wsgi`, `gunicorn 'reference.testbed:wsgi()'`.
 """
 
 from importlib import resources
 
-from . import protocol
+from . import asgi as asgi_, protocol, wsgi as wsgi_
 from .sources import load
 
 
@@ -31,3 +33,13 @@ def service(plain=False):
         return protocol.Service(schema, handlers)
     from .engine import Service
     return Service(schema, handlers)
+
+
+def wsgi():
+    """A new testbed as a WSGI application (a factory, for gunicorn or uvicorn --interface wsgi --factory)."""
+    return wsgi_.make_application(service())
+
+
+def asgi():
+    """A new testbed as an ASGI application (a factory: uvicorn --factory reference.testbed:asgi)."""
+    return asgi_.make_application(service())

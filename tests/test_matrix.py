@@ -1,0 +1,77 @@
+"""python -m conformance matrix: implementations started from a manifest, checked, and shown side by side."""
+
+import json
+import re
+
+import pytest
+
+from conformance.__main__ import main
+
+SERVER = "{python} -m reference.server --service testbed --port {port}"
+
+
+def matrix(capsys, tmp_path, manifest=None):
+    """Run the matrix (of `manifest`, else the shipped one); return (status, output lines, the HTML page)."""
+    arguments = ["matrix", "--html", str(tmp_path / "matrix.html")]
+    if manifest is not None:
+        (tmp_path / "manifest.json").write_text(json.dumps({"implementations": manifest}))
+        arguments += ["--manifest", str(tmp_path / "manifest.json")]
+    status = main(arguments)
+    return status, capsys.readouterr().out.splitlines(), (tmp_path / "matrix.html").read_text()
+
+
+def test_the_shipped_manifest_shows_every_way_of_serving_the_reference_passing(capsys, tmp_path):
+    status, lines, page = matrix(capsys, tmp_path)
+    ways = ["bundled server, engine room", "bundled server, teaching core alone (--plain)", "ASGI, under uvicorn",
+            "WSGI, under uvicorn"]
+    assert status == 0
+    for number, way in enumerate(ways, 1):
+        assert f"[{number}] reference (Python), {way}: " in "\n".join(lines)
+        assert f"<th>reference (Python), {way}</th>" in page
+    rows = [line for line in lines if line.startswith(("MUST ", "SHOULD "))]
+    assert len(rows) > 15 and not any("✗" in row for row in rows)
+    assert "class='cell bad'" not in page and page.count("class='cell ok'") > 60
+
+
+def test_failures_lead_to_their_answers_and_alike_failures_of_independent_implementations_stand_out(capsys,
+                                                                                                   tmp_path):
+    """Two implementations (two names) that keep a larger body limit than they declare fail the same case
+    the same way: the suite may be wrong, and the matrix says so; one that cannot start is errored."""
+    wrong = {"start": SERVER + " --max-body 2097152", "target": "http://127.0.0.1:{port}/api",
+             "limits": {"body": 1048576}}
+    manifest = [{"name": "alpha", "version": "1.0", "language": "Go", **wrong,
+                 "known": [{"id": "testbed/parse/nan", "category": "convention", "why": "an example",
+                            "link": "https://example.org/1"}]},
+                {"name": "beta", "language": "TypeScript", **wrong},
+                {"name": "gamma", "start": "/nonexistent/server {port}", "target": "http://127.0.0.1:{port}/api"}]
+    status, lines, page = matrix(capsys, tmp_path, manifest)
+    text = "\n".join(lines)
+    assert status == 1
+    assert "[1] alpha 1.0 (Go): 1345 passed, 1 failed, 1 stale" in text
+    assert "[3] gamma: errored: cannot start '/nonexistent/server {port}': No such file or directory" in text
+    assert "  http/length/too-large: expected HTTP 413 (alpha 1.0 (Go), beta (TypeScript))" in lines
+    [row] = [line for line in lines if line.startswith("SHOULD Limits")]
+    assert row.split()[2:5] == ["9/10", "✗", "9/10"]
+    link = re.search(r"<td class='cell bad'><a href='#(c0-limits-SHOULD)'>9/10 ✗</a></td>", page)
+    failures = page[page.index(f"id='{link[1]}'"):]
+    assert "http/length/too-large" in failures and "The answer received:" in failures
+    assert "curl -s -i -X POST http://127.0.0.1:" in failures
+    assert "<td>testbed/parse/nan</td><td>convention</td><td>an example (<a href='https://example.org/1'>" in page
+
+
+@pytest.mark.parametrize("manifest, problems", [
+    ([{"version": "1"}], ["implementations[0].name: missing",
+                          "implementations[0]: no suite to run: give a target, a client driver or a schema driver"]),
+    ([{"name": "x", "target": "t", "limits": {"size": 1}, "without": ["mtls"], "colour": "red"}],
+     ["implementations[0]: unknown key 'colour'", "implementations[0].limits.size: not one of body, depth, cases",
+      "implementations[0].without: 'mtls' is not one of binary, select, headers, http"]),
+    ([{"name": "x", "schema": "d", "known": [{"id": "a", "category": "bug", "why": "w"}, {"id": "b"}]}],
+     ["implementations[0].known[0].category: 'bug' is not one of implementation bug, convention, suite problem",
+      "implementations[0].known[1]: needs id, category and why, as text"]),
+])
+def test_a_manifest_that_breaks_its_shape_is_refused_with_every_problem(manifest, problems, capsys, tmp_path):
+    with pytest.raises(SystemExit) as exit_:
+        matrix(capsys, tmp_path, manifest)
+    error = capsys.readouterr().err
+    assert exit_.value.code == 2 and error.count("\n") == 1
+    assert all(f"{tmp_path / 'manifest.json'}: {problem}" in error for problem in problems), error
