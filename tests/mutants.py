@@ -1,19 +1,25 @@
-"""Seeded mutation testing: does the conformance suite notice a one-line change to the server?
+"""Seeded mutation testing: does the conformance suite notice a one-line change to the reference?
 
-    python tests/mutants.py [--count N] [--seed S] [--modules protocol/service,...] [--json FILE]
+    python tests/mutants.py [--count N] [--seed S] [--root DIR] [--json FILE]
 
-Each mutant is a copy of reference/ with one small change made at random, by
-a seeded generator, to one function of a server module: a comparison turned
-round, `and` for `or`, a constant nudged, a condition negated, a statement
-dropped. The mutant serves the calculator, the testbed and a mock of each
-(with `--plain` when the module is of the teaching core or the plain
-transport, whose code the engine room would otherwise step around), and
-the suite runs against all four. A mutant the suite fails is caught; one it
-passes has survived: either the change is invisible to clients (an
-equivalent mutant), or the suite has a blind spot. Survivors are printed
-with their diff, to be read.
+Each mutant is a copy of reference/ with one small change made by a seeded
+generator at a place drawn from all of reference/ (every module, in
+proportion to the places it has): a comparison turned round, `and` for `or`,
+a constant nudged, a condition negated, a statement dropped. The suites whose
+behaviour the module's belongs to run first (OWNED): the server cases against
+the calculator and the testbed (with `--plain` for the teaching core and the
+plain transport, whose code the engine room would step around), a mock of
+each, the client cases through the reference's client driver, the schema
+cases through its loader's. A mutant one of them fails is caught; one all
+pass survived: the change is invisible to a peer (an equivalent mutant), or
+the suite has a blind spot. Survivors are printed with their diff, to read.
 
-This is a tool, not a test: it takes minutes (about five seconds a mutant).
+Modules whose behaviour no suite can see (OUTSIDE: command lines, ASGI and
+WSGI adapters, the guard's and turns' hardening) are drawn too, and counted
+apart, with the tests that check them instead. `--root` measures another
+checkout (an older one, for a before and after).
+
+This is a tool, not a test: it takes minutes (from five to twenty seconds a mutant).
 """
 
 import argparse
@@ -29,9 +35,26 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-MODULES = ["protocol/service", "protocol/validate", "protocol/codec", "protocol/blobs", "protocol/select",
-           "protocol/generate", "engine/service", "engine/checks", "mocking", "stubs", "calculator", "http_server"]
+OWNED = {  # module -> the suite that owns its behaviour
+    **dict.fromkeys(["protocol/service", "protocol/validate", "protocol/codec", "protocol/blobs", "protocol/select",
+                     "protocol/generate", "protocol/types", "protocol/limits", "engine/service", "engine/checks",
+                     "engine/scans", "engine/trims", "engine/heads", "http_server", "calculator", "namespaces",
+                     "testbed"], "server"),
+    **dict.fromkeys(["mocking", "stubs", "mock", "engine/matching"], "mock"),
+    **dict.fromkeys(["http_client", "calls", "drivers"], "client"),
+    **dict.fromkeys(["protocol/loader", "protocol/documents", "sources"], "loader"),
+}
+OUTSIDE = {  # module -> what tests it instead
+    "cli": "tests/test_http_server.py, test_schema.py, test_calls.py (command lines)",
+    "asgi": "tests/test_asgi.py (the suite under uvicorn)", "wsgi": "tests/test_wsgi.py (the suite under wsgiref)",
+    "engine/guard": "tests/test_guard.py (slow, idle and greedy connections)",
+    "engine/turns": "tests/test_turns.py (costly calls taking turns)", "relay": "tests/test_mocking.py (--record, --proxy)",
+    "engine/__init__": "every test (imports)", "protocol/__init__": "every test (imports)",
+    "__init__": "every test (imports)", "server": "tests/test_readme.py", "client": "tests/test_calls.py",
+    "schema": "tests/test_schema.py",
+}
+ORDER = ["server", "mock", "client", "loader"]  # the suites a mutant of a module of each kind meets, in turn
+LIMITS = ["--limit", "body=1048576", "--limit", "depth=1024", "--limit", "cases=100"]  # what the reference keeps
 SWAPS = {ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE,
          ast.GtE: ast.Gt, ast.In: ast.NotIn, ast.NotIn: ast.In, ast.Is: ast.IsNot, ast.IsNot: ast.Is}
 
@@ -44,24 +67,20 @@ def candidates(tree):
             found += [(node, ("compare", i)) for i, op in enumerate(node.ops) if type(op) in SWAPS]
         elif isinstance(node, ast.BoolOp):
             found.append((node, ("boolop",)))
-        elif isinstance(node, ast.Constant) and type(node.value) in (int, bool) and not isinstance(node.value, str):
+        elif isinstance(node, ast.Constant) and type(node.value) in (int, bool):
             found.append((node, ("constant",)))
         elif isinstance(node, (ast.If, ast.While)):
             found.append((node, ("negate",)))
-        elif isinstance(node, (ast.FunctionDef, ast.For, ast.If, ast.With, ast.Try)):
+        if isinstance(node, (ast.FunctionDef, ast.For, ast.If, ast.With, ast.Try)):
             body = [s for s in node.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
             if len(body) > 1:
                 found += [(node, ("drop", node.body.index(s))) for s in body]
     return found
 
 
-def mutate(source, rng):
-    """`source` with one mutation, and a line saying what it was; None if there is no place."""
-    tree = ast.parse(source)
-    places = candidates(tree)
-    if not places:
-        return None
-    node, (what, *where) = rng.choice(places)
+def mutate(tree, place, rng):
+    """The source of `tree` with the mutation at `place` made, and a line saying what it was."""
+    node, (what, *where) = place
     if what == "compare":
         node.ops[where[0]] = SWAPS[type(node.ops[where[0]])]()
     elif what == "boolop":
@@ -81,85 +100,153 @@ def free_port():
         return probe.getsockname()[1]
 
 
-def serving(package, *args):
-    """Start `python -m reference.X ARGS` from `package`'s parent; return (process, url)."""
-    port = free_port()
-    process = subprocess.Popen([sys.executable, "-m", *args, "--port", str(port), "--log-level", "error"],
-                               cwd=package.parent, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return process, f"http://127.0.0.1:{port}/api"
+class Mutant:
+    """A copy of reference/ to check, and the processes serving it."""
 
+    def __init__(self, package, plain):
+        self.package, self.plain, self.processes = package, plain, []
+        self.limits = LIMITS if "--limit" in subprocess.run(  # (which an older suite may not have)
+            [sys.executable, "-m", "conformance", "run", "--help"], cwd=package.parent, capture_output=True,
+            text=True).stdout else []
 
-def verdict(package, plain=False):
-    """Whether the suite fails the server in `package` (caught), and on which targets."""
-    processes, failing, core = [], [], ["--plain"] if plain else []
-    try:
-        live = [serving(package, "reference.server", *core),
-                serving(package, "reference.server", "--service", "testbed", *core)]
-        processes += [p for p, _ in live]
-        mocks = [serving(package, "reference.mock", *core, "--schema-url", url, "--wait", "5",
-                         "--cache", str(package.parent / f"cache-{i}.json")) for i, (_, url) in enumerate(live)]
-        processes += [p for p, _ in mocks]
-        for _, url in live + mocks:
-            try:
-                run = subprocess.run([sys.executable, "-m", "conformance", "run", "--target", url, "--wait", "10"],
-                                     cwd=ROOT, capture_output=True, text=True, timeout=300)
-            except subprocess.TimeoutExpired:  # a mutant that hangs a request is caught too
-                failing.append((url, "the suite did not finish within 300 s"))
-                continue
-            if run.returncode != 0:
-                failing.append((url, (run.stdout.strip().splitlines() or run.stderr.strip().splitlines() or ["?"])[-1]))
-    finally:
-        for process in processes:
+    def serving(self, *args):
+        """Start `python -m ARGS` from the copy; its URL."""
+        port = free_port()
+        self.processes.append(subprocess.Popen(
+            [sys.executable, "-m", *args, *(["--plain"] if self.plain else []), "--port", str(port),
+             "--log-level", "error"], cwd=self.package.parent, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        return f"http://127.0.0.1:{port}/api"
+
+    def suite(self, *args):
+        """Run `python -m conformance ARGS` (the checkout's suite, copied beside); what failed, or None."""
+        try:
+            run = subprocess.run([sys.executable, "-m", "conformance", *args], cwd=self.package.parent,
+                                 capture_output=True, text=True, timeout=300)
+        except subprocess.TimeoutExpired:  # a mutant that hangs a request is caught too
+            return "the suite did not finish within 300 s"
+        if run.returncode != 0:
+            return (run.stdout.strip().splitlines() or run.stderr.strip().splitlines() or ["?"])[-1]
+        return None
+
+    def servers(self):
+        live = [self.serving("reference.server"), self.serving("reference.server", "--service", "testbed")]
+        return [(url, self.suite("run", "--target", url, "--wait", "10", *self.limits)) for url in live]
+
+    def mocks(self):
+        live = [self.serving("reference.server"), self.serving("reference.server", "--service", "testbed")]
+        mocks = [self.serving("reference.mock", "--schema-url", url, "--wait", "10", "--cache",
+                              str(self.package.parent / f"cache-{i}.json")) for i, url in enumerate(live)]
+        return [(url, self.suite("run", "--target", url, "--wait", "10", *self.limits)) for url in mocks]
+
+    def client(self):
+        driver = f"{sys.executable} -m reference.client --driver"
+        return [("client", self.suite("client", "--command", driver))]
+
+    def loader(self):
+        driver = f"{sys.executable} -m reference.schema --driver"
+        return [("loader", self.suite("schema", "--command", driver))]
+
+    def verdict(self, first):
+        """What failed, the suite of kind `first` tried first, the others after, until one fails."""
+        try:
+            for kind in [first] + [k for k in ORDER if k != first]:
+                failing = [(where, why) for where, why in getattr(self, KINDS[kind])() if why]
+                self.stop()
+                if failing:
+                    return failing
+            return []
+        finally:
+            self.stop()
+
+    def stop(self):
+        for process in self.processes:
             process.terminate()
-        for process in processes:
+        for process in self.processes:
             try:
                 process.wait(timeout=15)  # a graceful stop gives requests in flight 10 s
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
-    return failing
+        self.processes = []
+
+
+KINDS = {"server": "servers", "mock": "mocks", "client": "client", "loader": "loader"}
+
+
+def places(root):
+    """Every mutation place in reference/: (module, index) pairs, modules named as OWNED names them."""
+    found = []
+    for path in sorted((root / "reference").rglob("*.py")):
+        module = path.relative_to(root / "reference").with_suffix("").as_posix()
+        found += [(module, index) for index in range(len(candidates(ast.parse(path.read_text()))))]
+    return found
+
+
+def copy(root, folder):
+    """reference/ and conformance/ of `root` copied into `folder`; the copy of reference/."""
+    for name in ("reference", "conformance"):
+        shutil.copytree(root / name, folder / name, ignore=shutil.ignore_patterns("__pycache__"))
+    return folder / "reference"
 
 
 def main():
-    parser = argparse.ArgumentParser(description="Seeded mutation testing of the reference server against the suite.")
+    parser = argparse.ArgumentParser(description="Seeded mutation testing of the reference against the suites.")
     parser.add_argument("--count", type=int, default=40, help="mutants to try (default 40)")
     parser.add_argument("--seed", type=int, default=1, help="the seed of the mutations (default 1)")
-    parser.add_argument("--modules", default=",".join(MODULES), help="the reference modules to mutate")
+    parser.add_argument("--root", default=str(Path(__file__).resolve().parent.parent),
+                        help="the checkout to measure (default this one)")
     parser.add_argument("--json", help="write every mutant and its verdict to this file")
     options = parser.parse_args()
-    rng = random.Random(options.seed)
-    modules = options.modules.split(",")
-    results = []
+    root, rng, results = Path(options.root).resolve(), random.Random(options.seed), []
+    drawn = rng.sample(places(root), options.count)
     with tempfile.TemporaryDirectory() as directory:
-        package = Path(directory) / "m0" / "reference"
-        shutil.copytree(ROOT / "reference", package, ignore=shutil.ignore_patterns("__pycache__"))
-        failing = verdict(package)
-        if failing:
-            sys.exit(f"the unchanged server fails the suite, so no mutant can tell anything: {failing}")
-        for number in range(1, options.count + 1):
-            module = rng.choice(modules)
-            source = (ROOT / "reference" / f"{module}.py").read_text()
-            made = mutate(source, rng)
-            if made is None:
-                continue
-            mutated, what = made
-            package = Path(directory) / f"m{number}" / "reference"
-            shutil.copytree(ROOT / "reference", package, ignore=shutil.ignore_patterns("__pycache__"))
+        package = copy(root, Path(directory) / "m0")
+        for plain in (False, True):
+            failing = Mutant(package, plain).verdict("server")
+            if failing:
+                sys.exit(f"the unchanged reference fails a suite, so no mutant can tell anything: {failing}")
+        for number, (module, index) in enumerate(drawn, 1):
+            source = (root / "reference" / f"{module}.py").read_text()
+            tree = ast.parse(source)
+            mutated, what = mutate(tree, candidates(tree)[index], rng)
+            kind = OWNED.get(module, "outside")
+            package = copy(root, Path(directory) / f"m{number}")
             (package / f"{module}.py").write_text(mutated)
-            started = time.monotonic()
-            failing = verdict(package, plain=module.startswith("protocol/") or module == "http_server")
+            started, plain = time.monotonic(), module.startswith("protocol/") or module == "http_server"
+            failing = Mutant(package, plain).verdict(kind if kind in KINDS else "server")
             diff = "".join(difflib.unified_diff(ast.unparse(ast.parse(source)).splitlines(True),
                                                 mutated.splitlines(True), n=1))
-            results.append({"module": module, "what": what, "caught": bool(failing), "failing": failing, "diff": diff})
-            print(f"{number:>3} {module}.py {what}: {'caught' if failing else 'SURVIVED'} "
+            results.append({"module": module, "kind": kind, "what": what, "caught": bool(failing),
+                            "failing": failing, "diff": diff})
+            print(f"{number:>3} {module}.py ({kind}) {what}: {'caught' if failing else 'SURVIVED'} "
                   f"({time.monotonic() - started:.1f} s)", flush=True)
             if not failing:
-                print("    " + diff.replace("\n", "\n    ")[:1500])
+                print("    " + diff.replace("\n", "\n    ")[:1500], flush=True)
             shutil.rmtree(package.parent)
-    caught = sum(r["caught"] for r in results)
-    print(f"{caught} of {len(results)} mutants caught")
+    print("\n" + "\n".join(summary(results)))
     if options.json:
         Path(options.json).write_text(json.dumps(results, indent=1) + "\n")
+
+
+def summary(results):
+    """Lines: caught of drawn, by module and by kind, the owned modules' together first."""
+    lines = []
+    owned = [r for r in results if r["kind"] in KINDS]
+    if owned:
+        lines.append(f"The suites' own modules: {_share(owned)}")
+    for kind in [*KINDS, "outside"]:
+        mine = [r for r in results if r["kind"] == kind]
+        if mine:
+            lines.append(f"  {kind}: {_share(mine)}")
+            for module in sorted({r["module"] for r in mine}):
+                lines.append(f"    {module}: {_share([r for r in mine if r['module'] == module])}"
+                             + (f"; tested by {OUTSIDE[module]}" if module in OUTSIDE else ""))
+    return lines
+
+
+def _share(results):
+    caught = sum(r["caught"] for r in results)
+    return f"{caught} of {len(results)} caught ({100 * caught / len(results):.0f}%)"
 
 
 if __name__ == "__main__":
