@@ -8,11 +8,13 @@ that cannot be tested.
 import argparse
 import http.client
 import json
+import random
 import sys
+import time
 from importlib import metadata
 from pathlib import Path
 
-from . import cache, cases, clients, lint, matrix, report, runner, schemas, tables
+from . import cache, cases, clients, fuzz, lint, matrix, report, runner, schemas, tables
 
 
 class Parser(argparse.ArgumentParser):
@@ -39,6 +41,8 @@ def main(argv=None):
     run.add_argument("--without", type=_features, default=set(), metavar="LIST",
                      help="protocol features the target lacks, so their cases are not checked: "
                           + ", ".join(f"{name} ({meaning})" for name, meaning in cases.FEATURES.items()))
+    run.add_argument("--cases", metavar="PATH", help="run the server cases of this fixture file, or of the *.json "
+                     "files of this folder, instead of the suite's own (such as those fuzz --fixtures writes)")
     run.add_argument("--limit", type=_limit, action="append", default=[], metavar="NAME=VALUE",
                      help="a limit the target keeps, repeatable; its cases then check that value, and without it "
                           "accept any clean answer: " + "; ".join(f"{name}, {meaning} (the guide's: {value})"
@@ -68,6 +72,35 @@ def main(argv=None):
     _selectors(schema)
     _outcomes(schema)
 
+    fuzzing = commands.add_parser("fuzz", help="call a server's own functions, made from its schema, and check "
+                                  "the answers", description=(
+        "Read the target's schema (fn.api_), make calls of its functions by seed, valid ones and ones with one "
+        "thing wrong, and check every answer against the schema: " + "; ".join(
+            f"{name}: {what}" for name, (what, _) in fuzz.CHECKS.items()) + ". A failing call is shrunk."))
+    fuzzing.add_argument("--target", required=True, metavar="URL", help="the API URL (http:// or https://)")
+    fuzzing.add_argument("--cafile", metavar="FILE", help="trust this certificate authority for an https:// target")
+    fuzzing.add_argument("--function", action="append", default=[], metavar="NAME",
+                         help="call only this function (repeatable; default: every public one)")
+    fuzzing.add_argument("--max-examples", type=_positive, default=50, metavar="N",
+                         help="calls made of each function (default 50)")
+    fuzzing.add_argument("--seed", type=int, metavar="N", help="the seed of the calls (default: a new one, printed)")
+    fuzzing.add_argument("-H", "--header", action="append", default=[], type=_header, metavar="NAME:=JSON",
+                         help="a request header for every call, such as '@auth_:={\"Session\": {\"token\": "
+                              "\"t\"}}' for protected functions (repeatable)")
+    fuzzing.add_argument("--rate", type=_rate, metavar="N", help="at most N requests a second (default: no limit)")
+    fuzzing.add_argument("--time-limit", type=_seconds, default=600, metavar="SECONDS",
+                         help="stop making calls after this long (default 600)")
+    fuzzing.add_argument("--deterministic", action="store_true", help="the service answers the same call the "
+                         "same way: compare MessagePack answers with JSON ones (the binary check)")
+    fuzzing.add_argument("--no-binary", action="store_true", help="make calls on JSON only")
+    fuzzing.add_argument("--wait", type=_seconds, default=10, metavar="SECONDS",
+                         help="how long to wait for the target to answer (default 10)")
+    fuzzing.add_argument("--timeout", type=_seconds, default=10, metavar="SECONDS",
+                         help="how long one exchange may take (default 10)")
+    fuzzing.add_argument("--fixtures", metavar="FILE", help="write each failure there as a case, in a fixture file "
+                         "(run --cases FILE runs them again)")
+    for kind, what in (("junit", "a JUnit XML report"), ("json", "a JSON report"), ("html", "an HTML report")):
+        fuzzing.add_argument(f"--{kind}", metavar="FILE", help=f"write {what} there")
     table = commands.add_parser("matrix", help="run the suites against every implementation a manifest lists",
                                 description=("Build, start and check every implementation the manifest lists, one "
                                              "after the other, and show one table: groups of requirements against "
@@ -93,7 +126,7 @@ def main(argv=None):
                                     "tables in conformance/tables.")
 
     options = parser.parse_args(argv)
-    command = {"run": _run, "client": _driven, "schema": _driven, "matrix": _matrix, "list": _list, "check": _check,
+    command = {"run": _run, "client": _driven, "schema": _driven, "fuzz": _fuzz, "matrix": _matrix, "list": _list, "check": _check,
                "coverage": _coverage, "generate": _generate}
     return command[options.subcommand](options, commands.choices[options.subcommand])
 
@@ -224,6 +257,12 @@ def _chosen(options, parser, kind):
         except OSError:
             parser.error(f"cannot write the --{name} report to {getattr(options, name)}")
     everything = cases.everything()
+    if getattr(options, "cases", None):
+        try:
+            own = cases.load(Path(options.cases))
+        except (OSError, ValueError, KeyError) as error:
+            parser.error(f"cannot read the cases of {options.cases}: {getattr(error, 'strerror', None) or error}")
+        everything = own + [c for c in everything if cases.kind(c) != "server"]
     known = _known(options.known_failures, everything, parser) if options.known_failures else set()
     matched = cases.matching([c for c in everything if cases.kind(c) == kind], options.id)
     failed = cache.last_failed(kind) if options.last_failed else None
@@ -334,6 +373,92 @@ def _known(path, everything, parser):
     if unmatched:
         parser.error(f"the known-failures file {path} lists what matches no case: {', '.join(unmatched)}")
     return globs
+
+
+def _header(text):
+    name, colon, value = text.partition(":=")
+    try:
+        return name, json.loads(value) if colon else None
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"{text!r}: the value is not JSON ({error})") from None
+
+
+def _rate(text):
+    try:
+        rate = float(text)
+    except ValueError:
+        rate = 0
+    if not 0 < rate < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of requests a second above 0")
+    return rate
+
+
+def _fuzz(options, parser):
+    """Fuzz the target's functions; print each failure and a summary; return the exit status."""
+    if any(value is None or not name.startswith("@") for name, value in options.header):
+        parser.error("a header is -H NAME:=JSON, its name starting with @")
+    _writable(parser, options, ("junit", "json", "html", "fixtures"))
+    seed = options.seed if options.seed is not None else random.randrange(2**32)
+    try:
+        target = runner.Target(options.target, options.timeout or 0.001, options.cafile)
+        target.wait(options.wait)
+        profile, service = runner.detect(target)
+        fuzzer = fuzz.Fuzzer(target, random.Random(seed), dict(options.header), options.rate,
+                             time.monotonic() + options.time_limit, options.deterministic, not options.no_binary)
+        unknown = [name for name in options.function if name not in fuzzer.schema.functions]
+        if unknown:
+            parser.error(f"the target has no {', '.join(unknown)}; it has {', '.join(sorted(fuzzer.schema.functions))}")
+        functions = fuzzer.functions(options.function)
+    except (ValueError, runner.Trouble, OSError, http.client.HTTPException) as error:
+        return _trouble(parser, getattr(error, "strerror", None) or error)
+    print(f"Fuzzing {target.url}: {service}, {len(functions)} functions, {options.max_examples} calls each, "
+          f"seed {seed} (--seed {seed} makes the same calls again).", flush=True)
+    started, findings, checked = time.monotonic(), [], []
+    try:
+        for function in functions:
+            mine = list(fuzzer.examples(function, options.max_examples))
+            findings += mine
+            checked += [(function.name, check) for check in fuzz.CHECKS
+                        if check != "binary" or (fuzzer.encoding and options.deterministic)]
+            said = f"{len(mine)} failing ({', '.join(sorted({f.check for f in mine}))})" if mine else "passed"
+            note = (" (every call was answered ErrorUnauthenticated_: give -H '@auth_:=...')"
+                    if fuzzer.tags.get(function.name) == {"ErrorUnauthenticated_"} else "")
+            print(f"  {function.name}: {said}{note}", flush=True)
+    except runner.Trouble as trouble:
+        return _trouble(parser, trouble)
+    results = fuzz.as_results(findings, checked, fuzzer, sorted(profile & {"calculator", "testbed"}))
+    for result in results:
+        if result.failed:
+            _print_failure(result)
+    if options.fixtures and findings:
+        fixture = {"description": f"Calls that failed python -m conformance fuzz --target {target.url} --seed {seed}.",
+                   "cases": [{k: v for k, v in r.case.items() if k != "file"} for r in results if r.failed]}
+        Path(options.fixtures).write_text(json.dumps(fixture, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    scope = report.Scope()
+    for form, make in {"junit": lambda: report.junit(results, target.url, scope),
+                       "json": lambda: report.as_json(results, target.url, service, scope),
+                       "html": lambda: report.as_html(results, target.url, service, scope,
+                                                      cases.load_json("requirements.json"))}.items():
+        if getattr(options, form):
+            Path(getattr(options, form)).write_text(make(), encoding="utf-8")
+    by_check = {check: sum(f.check == check for f in findings) for check in fuzz.CHECKS}
+    print("\nBy check: " + ", ".join(f"{check} {count} failing" if count else f"{check} passed"
+                                      for check, count in by_check.items() if any(c == check for _, c in checked)))
+    failed = sum(r.failed for r in results)
+    print(f"Fuzzed {len(functions)} functions with {fuzzer.sent} requests in {time.monotonic() - started:.1f} s "
+          f"(seed {seed}): " + (f"{failed} failure{'s' * (failed != 1)}, in {len(findings)} calls." if findings
+                                else "no failures."))
+    return 1 if findings else 0
+
+
+def _writable(parser, options, names):
+    """Stop before anything runs if a file asked for cannot be written."""
+    for name in names:
+        try:
+            if getattr(options, name):
+                Path(getattr(options, name)).open("a", encoding="utf-8").close()
+        except OSError:
+            parser.error(f"cannot write the --{name} report to {getattr(options, name)}")
 
 
 def _matrix(options, parser):

@@ -39,9 +39,9 @@ def load_json(name):
 
 
 def load(directory=CASES):
-    """Every case of every fixture file, each with the name of its file."""
-    cases = []
-    for path in sorted(Path(directory).glob("*.json")):
+    """Every case of every fixture file of a folder (or of one file), each with the name of its file."""
+    cases, directory = [], Path(directory)
+    for path in [directory] if directory.is_file() else sorted(directory.glob("*.json")):
         for case in json.loads(path.read_text(encoding="utf-8"))["cases"]:
             cases.append({**case, "file": path.name})
     return cases

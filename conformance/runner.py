@@ -95,11 +95,12 @@ class Target:
             return deadlines.SecureConnection(self.host, self.port, context=self.tls)
         return deadlines.Connection(self.host, self.port)
 
-    def post(self, message):
-        """POST a JSON message; return (HTTP status, the answer's bytes)."""
+    def post(self, message, data=None, media_type="application/json"):
+        """POST a JSON message (or `data`, bytes of `media_type`); return (HTTP status, the answer's bytes)."""
         connection = self.connect().exchange(self.timeout)
         try:
-            connection.request("POST", self.path, json.dumps(message).encode(), {"Content-Type": "application/json"})
+            connection.request("POST", self.path, json.dumps(message).encode() if data is None else data,
+                               {"Content-Type": media_type})
             response = connection.getresponse()
             return response.status, read(response)
         finally:

@@ -32,7 +32,7 @@ from .namespaces import SHARED, UNAVAILABLE, Full, Memory, evaluations
 from .protocol import Refusal
 from .sources import load
 from .protocol.codec import deeper
-from .protocol.limits import MAX_DEPTH
+from .protocol.limits import MAX_DEPTH, MAX_INT64, MIN_INT64
 from .protocol.service import UNAUTHENTICATED
 from .protocol.types import Type
 from .protocol.validate import at, check
@@ -118,7 +118,7 @@ class Calculator:
             return full.result
 
     def add(self, arguments, headers):
-        return {"Ok_": {"result": arguments["x"] + arguments["y"]}}
+        return {"Ok_": {"result": whole(arguments["x"] + arguments["y"])}}
 
     def save_variable(self, arguments, headers):
         return self.save_variables({"variables": {arguments["name"]: arguments["value"]}}, headers)
@@ -255,7 +255,13 @@ def compute(expression, variables):
         return fields["value"]
     if tag == "Variable":
         return variables[fields["name"]]
-    return OPERATIONS[tag](compute(fields["left"], variables), compute(fields["right"], variables))
+    return whole(OPERATIONS[tag](compute(fields["left"], variables), compute(fields["right"], variables)))
+
+
+def whole(number):
+    """A result as the protocol carries it: a whole number stays whole while 64 bits hold it; past
+    them it is the nearest double, as in any calculator of doubles (OverflowError past the largest)."""
+    return number if type(number) is not int or MIN_INT64 <= number <= MAX_INT64 else float(number)
 
 
 def representable(number):

@@ -14,14 +14,20 @@ from . import asgi as asgi_, protocol, wsgi as wsgi_
 from .sources import load
 
 
-def handle(arguments, headers):
-    """Raise if asked (`@raise`), answer `@result` or echo the arguments, add `@responseHeaders`."""
+def handle(arguments, headers, answer=lambda arguments: {"Ok_": arguments}):
+    """Raise if asked (`@raise`), answer `@result` or else `answer` (an echo of the arguments), add
+    `@responseHeaders`."""
     if headers.get("@raise") is True:
         raise RuntimeError("the request asked the handler to raise (@raise)")
-    result = headers.get("@result", {"Ok_": arguments})
+    result = headers["@result"] if "@result" in headers else answer(arguments)
     if "@responseHeaders" in headers:
         return headers["@responseHeaders"], result
     return result
+
+
+def greet(arguments):
+    """fn.greet's own answer: its arguments are no result of it."""
+    return {"Ok_": {"greeting": f"Hello, {arguments['name']}!"}}
 
 
 def service(plain=False):
@@ -29,6 +35,7 @@ def service(plain=False):
     core alone (the engine room is then not even imported)."""
     schema = load(resources.files("conformance").joinpath("testbed.json").read_text(encoding="utf-8"))
     handlers = {name: handle for name in schema.functions if not name.endswith("_")}
+    handlers["fn.greet"] = lambda arguments, headers: handle(arguments, headers, greet)
     if plain:
         return protocol.Service(schema, handlers)
     from .engine import Service

@@ -52,8 +52,12 @@ def test_add(call, x, y, result):
     assert type(call("fn.add", {"x": x, "y": y})["Ok_"]["result"]) is type(result)
 
 
-def test_add_past_64_bits_is_an_invalid_response_not_a_crash(call):
-    assert call("fn.add", {"x": 2**63 - 1, "y": 1}) == {"ErrorInvalidResponseBody_": {"cases": [
+def test_whole_numbers_past_64_bits_are_the_nearest_double_and_past_doubles_an_invalid_response(call):
+    """Found by python -m conformance fuzz: 2**63 - 1 + 1 was answered ErrorInvalidResponseBody_."""
+    assert call("fn.add", {"x": 2**63 - 1, "y": 1}) == {"Ok_": {"result": 2.0**63}}
+    assert call("fn.evaluate", {"expression": {"Mul": {"left": {"Constant": {"value": 2**62}},
+                                                       "right": {"Constant": {"value": -4}}}}})["Ok_"]["result"] == -2.0**64
+    assert call("fn.add", {"x": 1e308, "y": 1e308}) == {"ErrorInvalidResponseBody_": {"cases": [
         {"path": ["Ok_", "result"], "reason": {"NumberOutOfRange": {}}}]}}
 
 
