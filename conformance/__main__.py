@@ -411,7 +411,8 @@ def _fuzz(options, parser):
         functions = fuzzer.functions(options.function)
     except (ValueError, runner.Trouble, OSError, http.client.HTTPException) as error:
         return _trouble(parser, getattr(error, "strerror", None) or error)
-    print(f"Fuzzing {target.url}: {service}, {len(functions)} functions, {options.max_examples} calls each, "
+    print(f"Fuzzing {target.url}: {service}, {len(functions)} function{'s' * (len(functions) != 1)}, "
+          f"{options.max_examples} calls each, "
           f"seed {seed} (--seed {seed} makes the same calls again).", flush=True)
     started, findings, checked = time.monotonic(), [], []
     try:
@@ -445,7 +446,7 @@ def _fuzz(options, parser):
     print("\nBy check: " + ", ".join(f"{check} {count} failing" if count else f"{check} passed"
                                       for check, count in by_check.items() if any(c == check for _, c in checked)))
     failed = sum(r.failed for r in results)
-    print(f"Fuzzed {len(functions)} functions with {fuzzer.sent} requests in {time.monotonic() - started:.1f} s "
+    print(f"Fuzzed {len(functions)} function{'s' * (len(functions) != 1)} with {fuzzer.sent} requests in {time.monotonic() - started:.1f} s "
           f"(seed {seed}): " + (f"{failed} failure{'s' * (failed != 1)}, in {len(findings)} calls." if findings
                                 else "no failures."))
     return 1 if findings else 0
