@@ -343,7 +343,8 @@ def send(connection, method, path, data, media_type, framing=None):
     try:
         _send(connection, method, path, data, media_type, framing)
     except (BrokenPipeError, ConnectionResetError):
-        pass
+        if connection.sock is None:  # refused while connecting: there is no answer to read
+            raise
 
 
 FRAMED_BY_HAND = {  # framing -> the body sent, its Content-Length headers, and whether it says chunked

@@ -55,6 +55,16 @@ def without_the_engine(tmp_path_factory):
 
 
 @contextlib.contextmanager
+def refusing(port=0):
+    """The URL of a port bound and never listening: connections to it are refused, and no other
+    test's server can take it meanwhile (as one could a port left free)."""
+    with socket.socket() as reserved:
+        reserved.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # (past its last server's TIME_WAIT)
+        reserved.bind(("127.0.0.1", port))
+        yield f"http://127.0.0.1:{reserved.getsockname()[1]}/api"
+
+
+@contextlib.contextmanager
 def serving(service, tls=None, plain=False, **options):
     """Run `service` on a free port in a background thread; yield the Server (the guarded one,
     or with `plain` the plain transport). With `tls`, an ssl.SSLContext, the server speaks HTTPS."""

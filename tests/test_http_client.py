@@ -10,7 +10,7 @@ import uuid
 import msgpack
 import pytest
 
-from conftest import DRIPS, Connection, dripping, endless, serving
+from conftest import DRIPS, Connection, dripping, endless, refusing, serving
 from reference import Service, calculator, load
 from reference.http_client import Client, NotAMessage, TimedOut, TooLarge, Unreachable, Untrusted
 
@@ -184,11 +184,8 @@ def test_an_idle_connection_closed_by_the_server_is_reopened():
 
 
 def test_transport_failures_are_typed_and_explained():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    with pytest.raises(Unreachable, match=rf"cannot reach http://127.0.0.1:{port}/api: Connection refused"):
-        Client(f"http://127.0.0.1:{port}/api").call("fn.ping_")
+    with refusing() as url, pytest.raises(Unreachable, match=rf"cannot reach {url}: Connection refused"):
+        Client(url).call("fn.ping_")
     with socket.socket() as silent:
         silent.bind(("127.0.0.1", 0))
         silent.listen()

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Connection, Mutated, dripping, handled_with_peak, serving, started
+from conftest import Connection, Mutated, dripping, handled_with_peak, refusing, serving, started
 from reference import calculator, load, mocking
 from reference.http_client import Client
 
@@ -299,9 +299,8 @@ def test_start_up_problems_are_one_line_errors_and_exit_2(tmp_path, calculator_u
     (tmp_path / "bad.json").write_text('[{"fn.f": {}}]')
     bad = run("--schema-file", str(tmp_path / "bad.json"))
     assert bad.returncode == 2 and bad.stderr.startswith(f"python -m reference.mock: error: invalid schema, 1 problem:\n  {tmp_path / 'bad.json'}:1:2: fn.f: ")
-    with serving(calculator.service()) as server:
-        url = server.url
-    unreachable = run("--schema-url", url, "--wait", "0.5", "--cache", str(tmp_path / "never.json"))
+    with refusing() as url:
+        unreachable = run("--schema-url", url, "--wait", "0.5", "--cache", str(tmp_path / "never.json"))
     assert unreachable.returncode == 2 and unreachable.stderr.startswith(f"python -m reference.mock: error: cannot reach {url}: ")
     assert unreachable.stderr.endswith(f"(waited 0.5 s); and no schema of it was saved before in {tmp_path / 'never.json'}\n")
     assert unreachable.stderr.count("\n") == 1
@@ -548,7 +547,8 @@ def test_a_server_that_is_down_is_mocked_from_the_schema_it_gave_before(tmp_path
     with serving(calculator.service()) as live:
         url = live.url
         start_mock("--schema-url", url, "--cache", str(cache)).stop()
-    mocked = start_mock("--schema-url", url, "--cache", str(cache), "--wait", "0.2")
+    with refusing(live.server_address[1]) as url:
+        mocked = start_mock("--schema-url", url, "--cache", str(cache), "--wait", "0.2")
     try:
         assert mocked.banner[-2].startswith(f"cannot reach {url}: ")
         assert f"(waited 0.2 s): using the schema saved in {cache} on {time.strftime('%Y-%m-%d')} " in mocked.banner[-2]

@@ -138,6 +138,9 @@ def _two_objects(message):
     return headers, body
 
 
+MSGPACK_DEPTH = 1024  # the levels msgpack's unpacker reads
+
+
 def read_binary(data):
     """Unpack MessagePack message bytes into (headers, body); body keys are still ids."""
     try:
@@ -146,9 +149,9 @@ def read_binary(data):
         raise ParseFailure("NestingTooDeep", {"limit": MAX_DEPTH}) from None
     except Exception:  # the library raises many types for malformed input
         raise ParseFailure("ExpectedJsonArrayOfTwoObjects") from None
-    # The library stops at 1,024 levels; a lower MAX_DEPTH is ours to keep (fewer bytes than
-    # MAX_DEPTH cannot nest deeper).
-    if len(data) > MAX_DEPTH and deeper(message, MAX_DEPTH):
+    # The library stops at 1,024 levels (StackError); a lower MAX_DEPTH is ours to keep (fewer
+    # bytes than MAX_DEPTH cannot nest deeper).
+    if MAX_DEPTH < MSGPACK_DEPTH and len(data) > MAX_DEPTH and deeper(message, MAX_DEPTH):
         raise ParseFailure("NestingTooDeep", {"limit": MAX_DEPTH})
     headers, body = _two_objects(message)
     return from_binary(headers, None, False), body
