@@ -249,7 +249,8 @@ def run_case(case, target, known=frozenset(), level="MAY", limits=None):
             expected = step["undeclared"] if undeclared and "undeclared" in step else step["response"]
             must, rest = _step(step["request"], expected, connection, target, user, captured, state, transcript,
                                whole, None if case["level"] == "MUST" else 200)
-            where = f"step {number} of {len(case['steps'])}"
+            where = f"step {number} of {len(case['steps'])}" + (" (on a new connection)" * (
+                step["request"].get("connection") == "new"))
             if must or (rest and "spec" not in step and case["level"] == "MUST"):
                 problems, failed_level = [f"{where}: {p}" for p in must or rest], "MUST"
                 break
@@ -313,6 +314,8 @@ def _step(request, expected, connection, target, user, captured, state, transcri
     from what is `expected`: its spec part, and the rest if `whole` (whose HTTP status is `status` unless given)."""
     data, media_type = _request_bytes(request, captured, user, state)
     method, path = request.get("method", "POST"), request.get("path", target.path)
+    if request.get("connection") == "new":  # (http.client connects again for the next request)
+        connection.close()
     for attempt in range(RETRIES):
         send(connection.exchange(target.timeout), method, path, data, media_type, request.get("framing"))
         response = connection.getresponse()

@@ -14,7 +14,9 @@ Retry-After beyond, before the body is read), each answered in its turn by a
 thread of their own, one at a time, so that they never hold the threads small
 requests need; one whose turn does not come within WAIT seconds gets a 503,
 and so does a costly call the engine room's Service cannot give a turn. A
-calculator keeps its state in its process, so run one worker process.
+calculator keeps its state in its process, so run one worker process: an
+application made in a process whose command asks for several says so in
+the log (http_server.workers()).
 """
 
 import asyncio
@@ -22,13 +24,15 @@ import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-from .http_server import LARGE, MAX_BODY, QUEUE, RETRY, WAIT, refusal
+from .http_server import LARGE, MAX_BODY, QUEUE, RETRY, WAIT, refusal, warn_of_workers, workers
 
 BUSY = 503, "The server is busy; try again soon", RETRY
 
 
-def make_application(service, path="/api", max_body=MAX_BODY):
-    """An ASGI application answering the protocol's messages at `path`."""
+def make_application(service, path="/api", max_body=MAX_BODY, state=""):
+    """An ASGI application answering the protocol's messages at `path`; one whose service keeps
+    `state` (such as "variables") warns when made if the command asks for several worker processes."""
+    warn_of_workers(state, workers() > 1)
     turn = ThreadPoolExecutor(1, thread_name_prefix="turn")  # large requests, one at a time
     large = [0]  # large requests held now: one event loop counts them, so no lock
 

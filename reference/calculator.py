@@ -64,14 +64,17 @@ def service(plain=False, unavailable_rate=0.0, **limits):
     return Service(schema, calculator.handlers(), before=calculator.identify, wrap=calculator.locked)
 
 
+STATE = "variables, tapes and sessions"  # what a calculator keeps in its process
+
+
 def wsgi():
     """A new calculator as a WSGI application: gunicorn --threads 8 'reference.calculator:wsgi()'."""
-    return wsgi_.make_application(service())
+    return wsgi_.make_application(service(), state=STATE)
 
 
 def asgi():
     """A new calculator as an ASGI application: uvicorn --factory reference.calculator:asgi."""
-    return asgi_.make_application(service())
+    return asgi_.make_application(service(), state=STATE)
 
 
 class Calculator:

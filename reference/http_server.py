@@ -24,6 +24,7 @@ adds what keeps it fair under load and abuse.
 """
 
 import logging
+import os
 import signal
 import socket
 import ssl
@@ -242,6 +243,28 @@ def refusal(method, path, length, api_path, max_body):
     if len(length.lstrip("0")) > len(str(max_body)) or int(length) > max_body:
         return 413, f"The body is over the limit of {max_body} bytes", []
     return None
+
+
+def warn_of_workers(state, several):
+    """Log that several processes each keep their own `state`, if there is state and `several` are."""
+    if state and several:
+        log.warning("several worker processes serve this application, and each keeps its own %s: a client's "
+                    "calls land on any of them, so what one call saved another may not find. Run one worker "
+                    "process, with threads for concurrency, or keep the state in a store they share", state)
+
+
+def workers(argv=None, environ=None):
+    """How many worker processes the command that started this one asks for: gunicorn's, uvicorn's and
+    hypercorn's --workers N (or -w N), else WEB_CONCURRENCY, else 1. (A worker process of uvicorn is
+    spawned with its parent's command line as its own sys.argv.)"""
+    argv, environ = sys.argv if argv is None else argv, os.environ if environ is None else environ
+    for option, value in zip(argv, argv[1:] + [""]):
+        name, equals, given = option.partition("=")
+        if name in ("--workers", "-w"):
+            value = given if equals else value
+            return int(value) if value.isdigit() else 1
+    text = environ.get("WEB_CONCURRENCY", "")
+    return int(text) if text.isdigit() else 1
 
 
 class Server(ThreadingHTTPServer):

@@ -12,7 +12,9 @@ Two more sources make the mock a relay (relay.py): `--record URL` passes each
 call on to the server at URL and saves its answer in `--stubs DIR` as a stub
 file, for a later mock to answer with; `--proxy URL` passes each call on and
 logs every answer outside the server's own schema. The mock itself is
-mocking.py's; cli.py serves it as it serves every server.
+mocking.py's; cli.py serves it as it serves every server, and `wsgi()` and
+`asgi()` make it for a WSGI or ASGI server, from the files $MOCK_SCHEMA and
+$MOCK_STUBS name.
 """
 
 import argparse
@@ -25,7 +27,7 @@ import urllib.parse
 from datetime import datetime
 from pathlib import Path
 
-from . import mocking, relay
+from . import asgi as asgi_, mocking, relay, wsgi as wsgi_
 from . import sources
 from .sources import load, parse_json, read_file
 from .cli import (Parser, add_server_options, check_server_options, core_only, interruptible, positive, rate, seconds,
@@ -167,6 +169,36 @@ def _schema_source(options, url):
     print(f"Saved the schema of {url} to {cache}; without the server, "
           f"start with --schema-file {cache}", flush=True)
     return api
+
+
+STATE = "stubs and recorded calls"  # what a mock keeps in its process
+
+
+def wsgi():
+    """A mock of the schema at $MOCK_SCHEMA, stubs from $MOCK_STUBS if set, as a WSGI application:
+    MOCK_SCHEMA=api.json gunicorn --threads 8 'reference.mock:wsgi()'."""
+    return wsgi_.make_application(_from_environment(), state=STATE)
+
+
+def asgi():
+    """The same as an ASGI application: MOCK_SCHEMA=api.json uvicorn --factory reference.mock:asgi."""
+    return asgi_.make_application(_from_environment(), state=STATE)
+
+
+def _from_environment():
+    """A mock made as the environment says, or SystemExit with one line saying what is wrong."""
+    schema, folder = os.environ.get("MOCK_SCHEMA", ""), os.environ.get("MOCK_STUBS", "")
+    try:
+        if not schema:
+            raise ValueError("set MOCK_SCHEMA to the schema's file or directory (such as one saved by "
+                             "python -m reference.client URL --schema > api.json)")
+        service = mocking.service(Path(schema))
+        if folder:
+            _check_folder(Path(folder), create=False)
+            load_stubs(service, Path(folder))
+        return service
+    except (OSError, SchemaError, ValueError) as error:
+        raise SystemExit(f"reference.mock: error: {error}") from None
 
 
 def fetch(url, wait, cafile=None, pause=0.2):

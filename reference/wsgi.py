@@ -12,21 +12,27 @@ request that waits too long for its turn (the engine room's Service) is a 503
 too. A WSGI server's thread is held while its request arrives and waits, so
 give it more threads than QUEUE, for the small requests. A calculator keeps
 its state in its process, so run one worker process (with as many threads as
-you like): two would be two calculators.
+you like): two would be two calculators, and the first request says so in
+the log (the WSGI server's wsgi.multiprocess).
 """
 
 import sys
 import threading
 from http import HTTPStatus
 
-from .http_server import LARGE, MAX_BODY, QUEUE, RETRY, refusal
+from .http_server import LARGE, MAX_BODY, QUEUE, RETRY, refusal, warn_of_workers
 
 
-def make_application(service, path="/api", max_body=MAX_BODY):
-    """A WSGI application answering the protocol's messages at `path`."""
+def make_application(service, path="/api", max_body=MAX_BODY, state=""):
+    """A WSGI application answering the protocol's messages at `path`; one whose service keeps
+    `state` (such as "variables") warns at its first request if the WSGI server runs several processes."""
     places = threading.BoundedSemaphore(QUEUE)  # for large requests
+    first = [True]
 
     def application(environ, start_response):
+        if first[0]:
+            first[0] = False
+            warn_of_workers(state, bool(environ.get("wsgi.multiprocess")))
         length = environ.get("CONTENT_LENGTH") or None
         problem = refusal(environ["REQUEST_METHOD"], environ.get("PATH_INFO") or "/", length, path, max_body)
         large = not problem and int(length) > LARGE

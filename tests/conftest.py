@@ -19,6 +19,7 @@ from pathlib import Path
 import msgpack
 import pytest
 import trustme
+import uvicorn
 
 import peer
 from reference import Server, calculator, http_server, testbed
@@ -305,3 +306,20 @@ def peer_testbed(peer_bin):
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+@contextlib.contextmanager
+def uvicorn_serving(application):
+    """`application` served by uvicorn on a free port, in a thread; yield its API URL."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(application, log_level="warning", lifespan="on"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)
+    thread.start()
+    while not server.started:
+        time.sleep(0.01)
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}/api"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        listener.close()

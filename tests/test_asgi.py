@@ -1,6 +1,5 @@
 """The ASGI application, served by uvicorn over real sockets: the suite passes there as on our own server."""
 
-import contextlib
 import socket
 import subprocess
 import sys
@@ -8,29 +7,13 @@ import threading
 import time
 
 import pytest
-import uvicorn
 
 from conformance.__main__ import main
 from reference import asgi, calculator, http_server, load, protocol, testbed
 from reference.asgi import make_application
 from reference.http_client import Client
 
-
-@contextlib.contextmanager
-def uvicorn_serving(application):
-    """`application` served by uvicorn on a free port, in a thread; yield its API URL."""
-    listener = socket.create_server(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(application, log_level="warning", lifespan="on"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)
-    thread.start()
-    while not server.started:
-        time.sleep(0.01)
-    try:
-        yield f"http://127.0.0.1:{listener.getsockname()[1]}/api"
-    finally:
-        server.should_exit = True
-        thread.join(10)
-        listener.close()
+from conftest import uvicorn_serving
 
 
 @pytest.mark.parametrize("make, service", [(calculator.asgi, "the calculator"),
@@ -103,3 +86,46 @@ def test_large_requests_take_their_turns_in_a_thread_of_their_own_within_bounds(
         go.set()
         assert first.recv(100).startswith(b"HTTP/1.1 200 ")
         first.close()
+
+
+def test_several_workers_are_warned_of_and_the_suite_notices_their_split_state(tmp_path, capsys):
+    """uvicorn --workers 2: each worker says its state is its own, and a variable saved on one
+    connection is missing on some of eight others, which the suite reports (calc.rule1)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = subprocess.Popen([sys.executable, "-m", "uvicorn", "--factory", "reference.calculator:asgi",
+                                "--workers", "2", "--port", str(port)], stderr=subprocess.PIPE, text=True)
+    printed = []
+    try:
+        while sum("startup complete" in line for line in printed) < 2:
+            printed.append(process.stderr.readline())
+            assert printed[-1], "uvicorn did not start"
+        status = main(["run", "--target", f"http://127.0.0.1:{port}/api", "--id", "calculator/variables/persist",
+                       "--repeat", "3"])  # (one worker may take every connection of a run, not of three)
+    finally:
+        process.terminate()
+        printed.append(process.communicate(timeout=30)[1])
+    out = capsys.readouterr().out
+    assert status == 1 and ("FAIL calculator/variables/persist" in out or "FLAKY calculator/variables/persist" in out)
+    warned = "several worker processes serve this application, and each keeps its own variables, tapes and sessions"
+    assert "".join(printed).count(warned) == 2
+
+
+def test_one_worker_is_not_warned_of(caplog):
+    with caplog.at_level("WARNING", logger="reference"):
+        calculator.asgi()
+    assert not caplog.records
+
+
+@pytest.mark.parametrize("argv, environ, count", [
+    (["uvicorn", "--factory", "m:app", "--workers", "3"], {}, 3),
+    (["gunicorn", "-w", "4", "m:app"], {}, 4),
+    (["gunicorn", "--workers=2", "m:app"], {}, 2),
+    (["hypercorn", "m:app"], {"WEB_CONCURRENCY": "5"}, 5),
+    (["uvicorn", "--workers", "2"], {"WEB_CONCURRENCY": "5"}, 2),  # the command line wins
+    (["python", "-m", "reference.server"], {}, 1),
+    (["uvicorn", "--workers"], {}, 1),
+])
+def test_the_workers_a_command_asks_for(argv, environ, count):
+    assert http_server.workers(argv, environ) == count

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Connection, Mutated, dripping, handled_with_peak, refusing, serving, started
-from reference import calculator, load, mocking
+from conftest import Connection, Mutated, dripping, handled_with_peak, refusing, serving, started, uvicorn_serving
+from reference import calculator, load, mock, mocking
 from reference.http_client import Client
 
 ADD = {"fn.add": {"x": 1, "y": 2}}
@@ -679,3 +679,21 @@ def test_a_stub_file_that_cannot_be_read_is_one_line_and_exit_2(tmp_path, make, 
     refused = run("--schema-file", str(CALCULATOR), "--stubs", str(folder))
     assert time.monotonic() - started_at < 10 and refused.returncode == 2, refused.stderr
     assert refused.stderr == f"python -m reference.mock: error: {message.format(path=folder / 'a.json')}\n"
+
+
+def test_the_mock_is_made_for_wsgi_and_asgi_servers_from_the_environment(tmp_path, monkeypatch):
+    """MOCK_SCHEMA and MOCK_STUBS name the files; uvicorn serves the mock as python -m reference.mock does."""
+    monkeypatch.delenv("MOCK_SCHEMA", raising=False)
+    with pytest.raises(SystemExit, match=r"^reference.mock: error: set MOCK_SCHEMA to the schema's file or directory"):
+        mock.asgi()
+    (tmp_path / "stubs").mkdir()
+    (tmp_path / "stubs" / "add.json").write_text(json.dumps({"fn.add": {"x": 1}, "->": {"Ok_": {"result": 100}}}))
+    monkeypatch.setenv("MOCK_SCHEMA", str(CALCULATOR))
+    monkeypatch.setenv("MOCK_STUBS", str(tmp_path / "stubs"))
+    assert callable(mock.wsgi())
+    with uvicorn_serving(mock.asgi()) as url:
+        assert Connection(url).call([{}, {"fn.add": {"x": 1, "y": 5}}])[1] == {"Ok_": {"result": 100}}
+        assert list(Connection(url).call([{}, {"fn.add": {"x": "1"}}])[1]) == ["ErrorInvalidRequestBody_"]
+    (tmp_path / "stubs" / "add.json").write_text('{"fn.ad": {}, "->": {"Ok_": {}}}')
+    with pytest.raises(SystemExit, match=r'^reference.mock: error: .*add.json:1:2: at fn.ad: no such function; did you mean "fn.add"\?$'):
+        mock.wsgi()

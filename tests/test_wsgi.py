@@ -128,3 +128,21 @@ def test_large_requests_are_bounded_and_a_turn_not_given_in_time_is_a_503(monkey
     finally:
         server.shutdown()
         server.server_close()
+
+
+
+@pytest.mark.parametrize("several, warned", [(True, 1), (False, 0)])
+def test_several_processes_are_warned_of_at_the_first_request(several, warned, caplog):
+    """What gunicorn says with several workers (wsgi.multiprocess), the calculator warns of once."""
+    application = calculator.wsgi()
+    server = make_server("127.0.0.1", 0, lambda environ, start: application(
+        {**environ, "wsgi.multiprocess": several}, start), handler_class=QuietHandler)
+    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
+    try:
+        with caplog.at_level("WARNING", logger="reference"):
+            for _ in range(3):
+                assert Client(f"http://127.0.0.1:{server.server_address[1]}/api").call("fn.ping_")[1] == {"Ok_": {}}
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert [r.getMessage()[:50] for r in caplog.records] == ["several worker processes serve this application, a"] * warned
