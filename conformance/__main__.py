@@ -2,19 +2,22 @@
 
 Exit status: 0 when every case passed (known failures allowed), 1 when a case
 failed or a known failure passed (stale), 2 for a usage error or a target
-that cannot be tested.
+that cannot be tested, 130 when Ctrl-C or SIGTERM ended the run (after the
+summary and the reports of what ran).
 """
 
 import argparse
 import http.client
 import json
+import os
 import random
+import signal
 import sys
 import time
 from importlib import metadata
 from pathlib import Path
 
-from . import cache, cases, clients, fuzz, lint, matrix, report, runner, schemas, tables
+from . import cache, cases, clients, config, fuzz, lint, matrix, report, runner, schemas, tables
 
 
 class Parser(argparse.ArgumentParser):
@@ -125,10 +128,25 @@ def main(argv=None):
                         description="Write testbed.json, cases/testbed-*.json and clients/*.json from the "
                                     "tables in conformance/tables.")
 
+    parser.set_defaults(interrupted="")  # (why the run ended early, once Ctrl-C or SIGTERM ends it)
+    try:
+        configured = config.apply(commands.choices, sys.argv[1:] if argv is None else argv)
+    except ValueError as error:
+        parser.exit(2, f"{parser.prog}: error: {error}\n")
     options = parser.parse_args(argv)
+    if configured.get(options.subcommand):
+        print(f"Settings from [tool.conformance] in {config.FILE}: {', '.join(configured[options.subcommand])}")
     command = {"run": _run, "client": _driven, "schema": _driven, "fuzz": _fuzz, "matrix": _matrix, "list": _list, "check": _check,
                "coverage": _coverage, "generate": _generate}
-    return command[options.subcommand](options, commands.choices[options.subcommand])
+    before = signal.signal(signal.SIGTERM, _interrupt)  # SIGTERM ends a run as Ctrl-C does: with its reports
+    try:
+        return command[options.subcommand](options, commands.choices[options.subcommand])
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
+def _interrupt(number, frame):
+    raise KeyboardInterrupt
 
 
 def _version():
@@ -141,13 +159,18 @@ def _version():
 def _selectors(parser):
     parser.add_argument("--id", action="append", default=[], metavar="GLOB",
                         help="only cases whose id matches (* within a segment, ** across); repeatable")
-    parser.add_argument("--level", choices=["MUST", "SHOULD", "MAY"], default="MAY",
+    parser.add_argument("--exclude", action="append", default=[], metavar="GLOB",
+                        help="leave out cases whose id matches, as --id would select them; repeatable")
+    parser.add_argument("--level", type=str.upper, choices=["MUST", "SHOULD", "MAY"], default="MAY",
                         help="MUST cases only, MUST and SHOULD, or all of them (MAY, the default)")
 
 
 def _outcomes(parser):
     parser.add_argument("--last-failed", "--lf", action="store_true", help="run only the cases that failed last "
                         "time (kept in .conformance_cache/ in the current directory); every case when none did")
+    parser.add_argument("--failed-first", "--ff", action="store_true", help="run the cases that failed last "
+                        "time first, then the rest")
+    parser.add_argument("--durations", type=int, metavar="N", help="show the N slowest cases (0: all of them)")
     parser.add_argument("--maxfail", type=_positive, metavar="N", help="stop starting cases after N failures")
     parser.add_argument("-x", "--exitfirst", dest="maxfail", action="store_const", const=1,
                         help="stop at the first failure (--maxfail 1)")
@@ -215,9 +238,10 @@ def _run(options, parser):
     other, unchecked = (sum(r.status == status for r in aside) for status in ("other-service", "not-checked"))
     named = report.named({"name": options.implementation, "version": options.implementation_version,
                           "language": options.language})
-    print(f"Checking {named + ' at ' if named else ''}{target.url}: {service}. Running {len(selected)} cases"
-          + (f"; {other} are for other services" if other else "")
-          + (f"; {unchecked} are not checked (without {', '.join(sorted(options.without))})" if unchecked else "")
+    print(f"Checking {named + ' at ' if named else ''}{target.url}: {service}. Running {report.plural(len(selected), 'case')}"
+          + (f"; {other} {'is' if other == 1 else 'are'} for other services" if other else "")
+          + (f"; {unchecked} {'is' if unchecked == 1 else 'are'} not checked (without {', '.join(sorted(options.without))})"
+             if unchecked else "")
           + ".", flush=True)
     limits = dict(options.limit)
     if limits:
@@ -238,7 +262,7 @@ def _driven(options, parser):
     run, what = DRIVEN[kind]
     chosen, aside, known, unselected = _chosen(options, parser, kind)
     subject = f"the {what} driven by {options.command!r}"
-    print(f"Checking {subject}. Running {len(chosen)} cases.", flush=True)
+    print(f"Checking {subject}. Running {report.plural(len(chosen), 'case')}.", flush=True)
     try:
         results = _running(options, chosen, lambda progress: run(chosen, options.command,
                                                                  _matching(known, chosen), progress))
@@ -250,12 +274,7 @@ def _driven(options, parser):
 def _chosen(options, parser, kind):
     """The cases of `kind` selected, those --level sets aside, the known-failure globs (of any kind:
     one file serves all), and how many --id left out; usage problems are found before any run."""
-    for name in ("junit", "json", "html"):
-        try:
-            if getattr(options, name):
-                Path(getattr(options, name)).open("a", encoding="utf-8").close()
-        except OSError:
-            parser.error(f"cannot write the --{name} report to {getattr(options, name)}")
+    _writable(parser, options)
     everything = cases.everything()
     if getattr(options, "cases", None):
         try:
@@ -264,16 +283,21 @@ def _chosen(options, parser, kind):
             parser.error(f"cannot read the cases of {options.cases}: {getattr(error, 'strerror', None) or error}")
         everything = own + [c for c in everything if cases.kind(c) != "server"]
     known = _known(options.known_failures, everything, parser) if options.known_failures else set()
-    matched = cases.matching([c for c in everything if cases.kind(c) == kind], options.id)
-    failed = cache.last_failed(kind) if options.last_failed else None
-    if options.last_failed and not failed:
-        print("No failures recorded by the last run; running every case selected (--last-failed).")
-    elif failed:
+    matched = cases.matching([c for c in everything if cases.kind(c) == kind], options.id, options.exclude)
+    failed = cache.last_failed(kind) if options.last_failed or options.failed_first else None
+    if (options.last_failed or options.failed_first) and not failed:
+        print(f"No failures recorded by the last run; running every case selected "
+              f"(--{'last-failed' if options.last_failed else 'failed-first'}).")
+    elif options.last_failed:
         matched = [c for c in matched if c["id"] in failed]
         print(f"Running only what failed last time (--last-failed): {len(matched)} of the cases selected.")
+    elif failed:
+        matched = sorted(matched, key=lambda c: c["id"] not in failed)
+        print(f"Running first what failed last time (--failed-first): {len(set(failed) & {c['id'] for c in matched})} "
+              f"of the cases selected.")
     chosen = [c for c in matched if cases.levels(c) & cases.LEVELS[options.level]]
     if not chosen:
-        parser.error("no case matches the --id and --level given")
+        parser.error("no case matches the --id, --exclude and --level given")
     aside = [runner.Result(c, "set-aside", [f"its level is {c['level']}, beside --level {options.level}"], 0)
              for c in matched if c not in chosen]
     return chosen, aside, known, sum(cases.kind(c) == kind for c in everything) - len(matched)
@@ -291,19 +315,26 @@ def _running(options, selected, run, target=None):
     def progress(result):
         done.append(result)
         if options.verbose:
-            print(f"{result.status.upper():>13} {result.case['id']}", flush=True)
+            colour = "green" if result.status == "pass" else "red" if result.failed else "yellow"
+            print(f"{_painted(f'{result.status.upper():>13}', colour)} {result.case['id']}", flush=True)
         elif terminal:
             print(f"\r[{len(done)}/{len(selected)}] {result.case['id'][:60]:<60}", end="", flush=True)
         return options.maxfail is not None and sum(r.status in ("fail", "stale") for r in done) >= options.maxfail
 
-    results = run(progress)
+    try:
+        results, why = run(progress), f"--maxfail {options.maxfail} stopped the run"
+    except KeyboardInterrupt:  # a summary and reports of what ran, as pytest gives
+        order = {c["id"]: number for number, c in enumerate(selected)}
+        results = sorted(runner.merged([done]), key=lambda r: order[r.case["id"]])
+        why = options.interrupted = "the run was interrupted"
     ran = {r.case["id"] for r in results}
-    why = f"the target {target.stopped}" if target and target.stopped else f"--maxfail {options.maxfail} stopped the run"
+    why = f"the target {target.stopped}" if target and target.stopped else why
     results += [runner.Result(c, "not-run", [f"{why} first"], 0) for c in selected if c["id"] not in ran]
-    if target and target.stopped:
-        print(f"\nThe target {target.stopped}: the {len(selected) - len(ran)} cases left were not run.", flush=True)
     if terminal and not options.verbose:
         print("\r" + " " * 80 + "\r", end="")
+    if (target and target.stopped) or options.interrupted:
+        print(f"\n{why[0].upper()}{why[1:]}: {report.plural(len(selected) - len(ran), 'case')} left "
+              f"{'was' if len(selected) - len(ran) == 1 else 'were'} not run.", flush=True)
     for result in results:
         if result.failed and result.status != "errored":  # (those the target left unanswered: told once, above)
             _print_failure(result)
@@ -316,7 +347,7 @@ def _finish(options, results, subject, service, unselected, kind, stopped="", li
     implementation = {key: value for key, value in (("name", options.implementation),
                       ("version", options.implementation_version), ("language", options.language)) if value}
     scope = report.Scope(getattr(options, "without", set()), options.level, options.id, unselected,
-                         options.last_failed, stopped, implementation, limits or {})
+                         options.last_failed, stopped, implementation, limits or {}, options.exclude)
     requirements = cases.load_json("requirements.json")
     reports = {"junit": lambda: report.junit(results, subject, scope),
                "json": lambda: report.as_json(results, subject, service, scope),
@@ -329,11 +360,15 @@ def _finish(options, results, subject, service, unselected, kind, stopped="", li
         print("\n" + "\n".join(causes))
     if report.diagnostics(results):
         print("\n" + "\n".join(report.diagnostics(results)))
-    print(report.summary(results, scope))
+    if options.durations is not None:
+        ran = sorted((r for r in results if r.seconds), key=lambda r: -r.seconds)[:options.durations or None]
+        print(f"\nThe {report.plural(len(ran), 'slowest case')}:" if options.durations else "\nEvery case, slowest first:")
+        print("\n".join(f"{r.seconds:8.3f} s  {r.case['id']}" for r in ran))
+    print(_painted(report.summary(results, scope), "red" if any(r.failed for r in results) or stopped else "green"))
     trouble = cache.remember(kind, results)
     if trouble:
         print(f"python -m conformance: warning: {trouble}", file=sys.stderr)
-    return 2 if stopped else 1 if any(r.failed for r in results) else 0
+    return 130 if options.interrupted else 2 if stopped else 1 if any(r.failed for r in results) else 0
 
 
 def _trouble(parser, message):
@@ -344,8 +379,9 @@ def _trouble(parser, message):
 
 def _print_failure(result):
     case = result.case
-    label = {"flaky": "FLAKY", "errored": "ERRORED"}.get(result.status, "FAIL")
-    print(f"\n{label} {case['id']} ({report.failed_at(result)}; {case['file']}; checks {', '.join(case['requirements'])})")
+    label = {"flaky": "FLAKY", "errored": "ERRORED", "stale": "STALE"}.get(result.status, "FAIL")
+    level = "listed as a known failure" if result.status == "stale" else report.failed_at(result)
+    print(f"\n{_painted(label, 'red')} {case['id']} ({level}; {case['file']}; checks {', '.join(case['requirements'])})")
     print(f"  {case['description']}")
     if result.status == "stale":
         print("  It passes, but the known-failures file lists it: remove it from there.")
@@ -360,6 +396,16 @@ def _print_failure(result):
         for line in result.replay:  # a command too long to read on a terminal is cut here, not in the reports
             print("    " + (line if len(line) <= 1000 else line[:1000] + " ... (cut: the whole command is in the "
                                                                      "--json and --html reports)"))
+
+
+COLOURS = {"red": "31", "green": "32", "yellow": "33"}  # ANSI codes
+
+
+def _painted(text, colour):
+    """`text` in `colour` on a terminal, unless NO_COLOR is set (no-color.org)."""
+    if not sys.stdout.isatty() or os.environ.get("NO_COLOR"):
+        return text
+    return f"\033[{COLOURS[colour]}m{text}\033[0m"
 
 
 def _known(path, everything, parser):
@@ -411,7 +457,7 @@ def _fuzz(options, parser):
         functions = fuzzer.functions(options.function)
     except (ValueError, runner.Trouble, OSError, http.client.HTTPException) as error:
         return _trouble(parser, getattr(error, "strerror", None) or error)
-    print(f"Fuzzing {target.url}: {service}, {len(functions)} function{'s' * (len(functions) != 1)}, "
+    print(f"Fuzzing {target.url}: {service}, {report.plural(len(functions), 'function')}, "
           f"{options.max_examples} calls each, "
           f"seed {seed} (--seed {seed} makes the same calls again).", flush=True)
     started, findings, checked = time.monotonic(), [], []
@@ -427,6 +473,10 @@ def _fuzz(options, parser):
             print(f"  {function.name}: {said}{note}", flush=True)
     except runner.Trouble as trouble:
         return _trouble(parser, trouble)
+    except KeyboardInterrupt:  # what was found so far is reported all the same
+        options.interrupted = "interrupted"
+        left = len(functions) - len({name for name, _ in checked})
+        print(f"\nThe fuzzing was interrupted: {report.plural(left, 'function')} left not fuzzed.", flush=True)
     results = fuzz.as_results(findings, checked, fuzzer, sorted(profile & {"calculator", "testbed"}))
     for result in results:
         if result.failed:
@@ -446,20 +496,26 @@ def _fuzz(options, parser):
     print("\nBy check: " + ", ".join(f"{check} {count} failing" if count else f"{check} passed"
                                       for check, count in by_check.items() if any(c == check for _, c in checked)))
     failed = sum(r.failed for r in results)
-    print(f"Fuzzed {len(functions)} function{'s' * (len(functions) != 1)} with {fuzzer.sent} requests in {time.monotonic() - started:.1f} s "
-          f"(seed {seed}): " + (f"{failed} failure{'s' * (failed != 1)}, in {len(findings)} calls." if findings
+    print(f"Fuzzed {report.plural(len(functions), 'function')} with {fuzzer.sent} requests in {time.monotonic() - started:.1f} s "
+          f"(seed {seed}): " + (f"{report.plural(failed, 'failure')}, in {len(findings)} calls." if findings
                                 else "no failures."))
-    return 1 if findings else 0
+    return 130 if options.interrupted else 1 if findings else 0
 
 
-def _writable(parser, options, names):
-    """Stop before anything runs if a file asked for cannot be written."""
+def _writable(parser, options, names=("junit", "json", "html")):
+    """Stop before anything runs if a report asked for cannot be written (leaving no empty file)."""
     for name in names:
+        path = getattr(options, name) and Path(getattr(options, name))
+        if path and str(path) == "-":
+            parser.error(f"--{name} needs a file name: standard output carries the run's lines")
         try:
-            if getattr(options, name):
-                Path(getattr(options, name)).open("a", encoding="utf-8").close()
-        except OSError:
-            parser.error(f"cannot write the --{name} report to {getattr(options, name)}")
+            if path:
+                existed = path.exists()
+                path.open("a", encoding="utf-8").close()
+                if not existed:
+                    path.unlink()
+        except OSError as error:
+            parser.error(f"cannot write the --{name} report to {path}: {error.strerror or error}")
 
 
 def _matrix(options, parser):
@@ -484,7 +540,10 @@ def _matrix(options, parser):
 
 
 def _list(options, parser):
-    for case in cases.select(cases.everything(), options.id, options.level):
+    listed = cases.select(cases.everything(), options.id, options.level, options.exclude)
+    if not listed:
+        parser.error("no case matches the --id, --exclude and --level given")
+    for case in listed:
         needs = {"client": lambda: f"client:{case['client']['mode']}", "schema": lambda: "schema loader",
                  "server": lambda: ",".join(case["requires"]) or "any"}[cases.kind(case)]()
         level = "+".join(sorted(cases.levels(case), key=["MAY", "SHOULD", "MUST"].index))
@@ -498,7 +557,7 @@ def _check(options, parser):
     for problem in problems:
         print(problem)
     if problems:
-        print(f"{len(problems)} problem{'s' * (len(problems) != 1)}")
+        print(f"{report.plural(len(problems), 'problem')}")
     else:
         servers, clients, loaders = len(cases.load()), len(cases.load(cases.CLIENTS)), len(cases.load(cases.SCHEMAS))
         print(f"The suite is sound: {servers} server cases, {clients} client cases and {loaders} schema cases.")

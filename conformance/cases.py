@@ -73,16 +73,16 @@ def levels(case):
     return {case["level"]} | ({"MUST"} if any("spec" in part for part in parts) else set())
 
 
-def matching(cases, ids=()):
-    """The cases whose id matches one of the globs (all if none)."""
-    patterns = [pattern(glob) for glob in ids]
-    return [case for case in cases if not patterns or any(p.match(case["id"]) for p in patterns)]
+def matching(cases, ids=(), exclude=()):
+    """The cases whose id matches one of the globs `ids` (all if none) and none of `exclude`."""
+    patterns, left_out = [pattern(glob) for glob in ids], [pattern(glob) for glob in exclude]
+    return [case for case in cases if (not patterns or any(p.match(case["id"]) for p in patterns))
+            and not any(p.match(case["id"]) for p in left_out)]
 
 
-def select(cases, ids=(), level="MAY"):
-    """The cases whose id matches one of the globs (all if none) that check something at
-    `level` or stricter."""
-    return [case for case in matching(cases, ids) if levels(case) & LEVELS[level]]
+def select(cases, ids=(), level="MAY", exclude=()):
+    """The cases `matching` selects that check something at `level` or stricter."""
+    return [case for case in matching(cases, ids, exclude) if levels(case) & LEVELS[level]]
 
 
 def applies(case, profile):

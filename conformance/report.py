@@ -31,6 +31,11 @@ READ_BINARY = (shlex.quote(sys.executable) + " -c \"import msgpack, sys; print(m
                "'rb').read(), strict_map_key=False))\" {file}")
 
 
+def plural(count, word):
+    """"1 case", "2 cases"."""
+    return f"{count} {word}{'s' * (count != 1)}"
+
+
 def counts(results):
     """How many results have each status."""
     return {status: sum(r.status == status for r in results) for status in STATUSES}
@@ -47,6 +52,7 @@ class Scope(NamedTuple):
     stopped: str = ""  # why the target stopped answering during the run, if it did
     implementation: dict = {}  # what the target is, as declared: name, version, language
     limits: dict = {}  # the limits the target declared
+    exclude: list = []  # id globs of the cases left out
 
 
 def named(implementation):
@@ -82,17 +88,20 @@ def summary(results, scope=Scope()):
         line += f"; {tally['not-checked']} not checked (without {', '.join(sorted(scope.without))})"
     if tally["set-aside"]:
         line += f"; {tally['set-aside']} set aside by --level {scope.level}"
-    if tally["not-run"]:
-        line += f"; {tally['not-run']} not run" + ("" if scope.stopped else " (--maxfail stopped the run)")
+    if tally["not-run"]:  # (why, unless the target stopped: that is said above)
+        why = next(r.problems[0] for r in results if r.status == "not-run").removesuffix(" first")
+        line += f"; {tally['not-run']} not run" + ("" if scope.stopped else f" ({why})")
     if scope.unselected:
-        line += f"; {scope.unselected} not selected by --id" + (" or --last-failed" if scope.last_failed else "")
+        by = [name for name, used in (("--id", scope.ids), ("--exclude", scope.exclude),
+                                      ("--last-failed", scope.last_failed)) if used]
+        line += f"; {scope.unselected} not selected by {' or '.join(by or ['--id'])}"
     partly = sum(r.status in ("pass", "fail", "flaky", "known-failure", "stale") and r.case["level"] not in LEVELS[scope.level]
                  for r in results)
     if partly:
         line += f"; {partly} checked only for what the spec demands (MUST)"
     differ = sum(bool(r.diagnostics) for r in results)
     if differ:
-        line += f"; {differ} place{'s' * (differ != 1)} problems otherwise (diagnostics, not verdicts)"
+        line += f"; {plural(differ, 'case')} with problems placed otherwise (diagnostics, not verdicts)"
     return line
 
 
@@ -101,7 +110,7 @@ def diagnostics(results, shown=5):
     differ = [r for r in results if r.diagnostics]
     if not differ:
         return []
-    lines = [f"Diagnostics: {len(differ)} case{'s' * (len(differ) != 1)} with the right verdict place problems "
+    lines = [f"Diagnostics: {plural(len(differ), 'case')} with the right verdict and problems placed "
              f"otherwise than conv.schema-problems (a convention, never a failure):"]
     lines += [f"  {r.case['id']}: {r.diagnostics[0][:200]}" for r in differ[:shown]]
     if len(differ) > shown:
@@ -182,11 +191,12 @@ def causes(results, texts):
     if not groups:
         return []
     failures = sum(len(group) for *_, group in groups)
-    lines = [f"{failures} failure{'s' * (failures != 1)}, "
+    lines = [f"{plural(failures, 'failure')}, "
              + ("one cause:" if len(groups) == 1 else f"{len(groups)} causes:")]
     for name, level, broken, group in groups:
         lines.append(f"  {len(group):>4} {level:<6} {name}")
-        lines.append(f"       breaks {broken}: {texts.get(broken, '')}")
+        if group[0].status != "stale":  # (which breaks no rule)
+            lines.append(f"       breaks {broken}: {texts.get(broken, '')}")
         lines.append(f"       first: {group[0].case['id']}: {first_difference(group[0])}")
     return lines
 
@@ -300,7 +310,7 @@ def as_html(results, subject, service, scope, requirements):
                  else "<h2>No failures</h2>")
     for name, level, broken, group in groups:
         parts.append(f"<details class=rule><summary><span class='level {e(level)}'>{e(level)}</span>"
-                     f"<b>{e(name)}</b> <b>({len(group)} case{'s' * (len(group) != 1)})</b>"
+                     f"<b>{e(name)}</b> <b>({plural(len(group), 'case')})</b>"
                      f"<p class=first>breaks <b>{e(broken)}</b>: {e(texts.get(broken, ''))}</p>"
                      f"<p class=first>first difference, in {e(group[0].case['id'])}: "
                      f"{e(first_difference(group[0]))}</p></summary>")
@@ -308,7 +318,7 @@ def as_html(results, subject, service, scope, requirements):
         parts.append("</details>")
     differ = [r for r in results if r.diagnostics]
     if differ:
-        parts.append(f"<h2>Diagnostics: {len(differ)} cases place problems otherwise</h2><p>The verdicts are right; "
+        parts.append(f"<h2>Diagnostics: {plural(len(differ), 'case')} with problems placed otherwise</h2><p>The verdicts are right; "
                      f"where each problem is placed is a convention (conv.schema-problems), never a failure.</p>")
         parts += [f"<details class=failure><summary>{e(r.case['id'])}</summary><pre>{e(chr(10).join(r.diagnostics))}"
                   f"</pre></details>" for r in differ]

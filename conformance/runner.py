@@ -228,7 +228,11 @@ def run(cases, target, workers=4, known=frozenset(), progress=None, level="MAY",
             stopped.append(case)
 
     with ThreadPoolExecutor(workers) as pool:
-        list(pool.map(one, shared))
+        try:
+            list(pool.map(one, shared))
+        except KeyboardInterrupt:  # no case starts now; those in flight end within their timeout
+            stopped.append(None)
+            raise
     for case in alone:
         one(case)
     return [results[c["id"]] for c in cases if c["id"] in results]

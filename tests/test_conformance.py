@@ -7,6 +7,7 @@ import http.server
 import json
 import re
 import shlex
+import signal
 import socket
 import subprocess
 import sys
@@ -304,7 +305,7 @@ def test_a_known_failure_that_fails_does_not_fail_the_run(tmp_path, capsys):
     (["run", "--target", "http://127.0.0.1:9/api", "--workers", "0"], "'0' is not a positive integer"),
     (["run", "--target", "http://127.0.0.1:9/api", "--wait", "-1"], "'-1' is not a number of seconds"),
     (["run", "--target", "http://127.0.0.1:9/api", "--level", "MAYBE"], "invalid choice: 'MAYBE'"),
-    (["run", "--target", "http://127.0.0.1:9/api", "--id", "no/such/case"], "no case matches the --id and --level"),
+    (["run", "--target", "http://127.0.0.1:9/api", "--id", "no/such/case"], "no case matches the --id, --exclude and --level"),
     (["run", "--target", "http://127.0.0.1:9/api", "--json", "/no/such/dir/r.json"], "cannot write the --json report"),
     (["run", "--target", "http://127.0.0.1:9/api", "--known-failures", "/no/such/file"],
      "cannot read the known-failures file /no/such/file"),
@@ -780,17 +781,99 @@ def test_a_run_stops_starting_cases_at_maxfail_and_the_next_runs_only_what_faile
         status, lines = run(capsys, "run", "--target", server.url, "--workers", "1", "-x")
         assert status == 1 and sum(line.startswith("FAIL ") for line in lines) == 1
         assert re.search(r"^\d+ passed, 1 failed \(1 \w+\); \d+ for other services; \d+ not run "
-                         r"\(--maxfail stopped the run\)$", lines[-1]), lines[-1]
+                         r"\(--maxfail 1 stopped the run\)$", lines[-1]), lines[-1]
         run(capsys, "run", "--target", server.url, "--maxfail", "3", "--workers", "1")
         status, lines = run(capsys, "run", "--target", server.url, "--last-failed")
         assert lines[0] == "Running only what failed last time (--last-failed): 3 of the cases selected."
-        assert status == 1 and lines[-1].startswith("0 passed, 3 failed") and "or --last-failed" in lines[-1]
+        assert status == 1 and lines[-1].startswith("0 passed, 3 failed") and lines[-1].endswith("not selected by --last-failed")
     with serving(testbed.service()) as server:
         status, lines = run(capsys, "run", "--target", server.url, "--lf")
         assert status == 0 and lines[-1].startswith("3 passed, 0 failed")
         status, lines = run(capsys, "run", "--target", server.url, "--lf", "--id", "envelope/**")
     assert lines[0] == "No failures recorded by the last run; running every case selected (--last-failed)."
     assert status == 0 and not json.load(open(".conformance_cache/last-failed.json"))["server"]
+
+
+@pytest.mark.parametrize("signal_", ["SIGINT", "SIGTERM"])
+def test_an_interrupted_run_ends_with_its_summary_and_valid_reports(signal_, tmp_path):
+    """Ctrl-C (or SIGTERM) in the middle: no traceback; what ran is summed up and reported, the rest not run."""
+    def slowly(request, message):
+        time.sleep(0.002)
+        return message
+    reports = [f"--junit={tmp_path / 'r.xml'}", f"--json={tmp_path / 'r.json'}", f"--html={tmp_path / 'r.html'}"]
+    with serving(Mutated(testbed.service(), slowly)) as server:
+        process = subprocess.Popen([sys.executable, "-m", "conformance", "run", "--target", server.url, "-v", *reports],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        passed = 0
+        while passed < 20:
+            passed += process.stdout.readline().strip().startswith("PASS ")
+        process.send_signal(getattr(signal, signal_))
+        out, err = process.communicate(timeout=60)
+    lines = out.splitlines()
+    assert (process.returncode, err) == (130, "")
+    assert re.fullmatch(r"The run was interrupted: \d+ cases? left (was|were) not run\.", lines[-2])
+    assert re.fullmatch(r"\d+ passed, 0 failed; 269 for other services; \d+ not run \(the run was interrupted\)", lines[-1])
+    summary = json.loads((tmp_path / "r.json").read_text())["summary"]
+    assert summary["pass"] >= 20 and summary["not-run"] > 0 and summary["pass"] + summary["not-run"] == 1347
+    assert int(ElementTree.parse(tmp_path / "r.xml").getroot().get("tests")) == 1347 + 269
+    assert "not run" in (tmp_path / "r.html").read_text()
+
+
+def test_reports_that_cannot_be_written_stop_the_run_first_and_leave_no_empty_file(tmp_path, capsys):
+    for option, said in ((f"--junit={tmp_path / 'no' / 'r.xml'}", f"cannot write the --junit report to {tmp_path / 'no' / 'r.xml'}: No such file or directory"),
+                         (f"--json={tmp_path}", f"cannot write the --json report to {tmp_path}: Is a directory"),
+                         ("--json=-", "--json needs a file name: standard output carries the run's lines")):
+        with pytest.raises(SystemExit) as stop:
+            main(["run", "--target", "http://127.0.0.1:9/api", option])
+        assert stop.value.code == 2 and capsys.readouterr().err == f"python -m conformance run: error: {said} (see python -m conformance run --help)\n"
+    assert main(["run", "--target", "http://127.0.0.1:9/api", "--wait", "0", f"--junit={tmp_path / 'r.xml'}"]) == 2
+    assert not (tmp_path / "r.xml").exists()
+
+
+def test_pytest_s_ways_of_choosing_and_ordering_cases(calculator_url, capsys):
+    """--exclude leaves cases out, --ff runs last time's failures first, --durations shows the slowest,
+    --level takes any case; list with nothing to list is a usage error."""
+    adds = ["--target", calculator_url, "--id", "calculator/add/*"]
+    status, lines = run(capsys, "run", *adds, "--exclude", "*/add/overflow", "--exclude", "*/add/fr*", "-v", "--level", "must",
+                        "--workers", "1")
+    assert status == 0 and [line.split()[-1] for line in lines if "PASS" in line] == [
+        "calculator/add/integers", "calculator/add/negatives"]
+    assert lines[-1].endswith(f"; {len(ALL) - 2} not selected by --id or --exclude")
+    with serving(Mutated(calculator.service(), lambda request, message: (
+            [{}, {"Ok_": {"result": 0}}] if request and "fn.add" in request[1] and request[1]["fn.add"].get("x") == -5
+            else message))) as server:
+        assert run(capsys, "run", "--target", server.url, "--id", "calculator/add/*")[0] == 1
+    status, lines = run(capsys, "run", *adds, "--ff", "-v", "--workers", "1", "--durations", "2")
+    assert lines[0] == "Running first what failed last time (--failed-first): 1 of the cases selected."
+    assert lines[2].split() == ["PASS", "calculator/add/negatives"]
+    slowest = lines.index("The 2 slowest cases:")
+    assert [re.fullmatch(r" +\d+\.\d{3} s  (calculator/add/\w+)", line)[1] for line in lines[slowest + 1:-1]]
+    assert status == 0 and len(lines) == slowest + 4
+    with pytest.raises(SystemExit) as stop:
+        main(["list", "--id", "no/such/**"])
+    assert stop.value.code == 2 and "no case matches the --id, --exclude and --level given" in capsys.readouterr().err
+
+
+def test_settings_in_pyproject_toml_are_defaults_the_command_line_overrides(calculator_url, capsys, tmp_path):
+    (tmp_path / "pyproject.toml").write_text(f'[tool.conformance]\ntarget = "{calculator_url}"\n'
+                                             f'id = ["calculator/add/*"]\nexclude = "**/overflow"\nverbose = true\n')
+    status, lines = run(capsys, "run")
+    assert lines[0] == "Settings from [tool.conformance] in pyproject.toml: target, id, exclude, verbose"
+    assert status == 0 and sum("PASS" in line for line in lines) == 3
+    status, lines = run(capsys, "run", "--id", "calculator/add/integers")
+    assert status == 0 and sum("PASS" in line for line in lines) == 1
+    for setting, said in (('targte = "x"', "targte: no command has this option; did you mean target?"),
+                          ("workers = 0", "workers: '0' is not a positive integer"),
+                          ("verbose = 1", "verbose: a flag takes true or false, not 1"),
+                          ("timeout = [1]", "timeout: takes one value, not a list"),
+                          ("level = 'all'", "level: 'all' is not one of MUST, SHOULD, MAY"),
+                          ("[tool", "Expected ']' at the end of a table declaration (at line 2, column 6)")):
+        (tmp_path / "pyproject.toml").write_text(f"[tool.conformance]\n{setting}\n")
+        with pytest.raises(SystemExit) as stop:
+            main(["run"])
+        error = capsys.readouterr().err
+        assert stop.value.code == 2 and error.startswith("python -m conformance: error: pyproject.toml: ")
+        assert error.endswith(f"{said}\n") and error.count("\n") == 1
 
 
 @pytest.mark.parametrize("planted", ["link", "fifo", "large"])

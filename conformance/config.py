@@ -1,0 +1,75 @@
+"""Defaults from the [tool.conformance] table of pyproject.toml, as pytest reads its own table there.
+
+    [tool.conformance]
+    target = "http://127.0.0.1:8000/api"
+    known-failures = "known-failures.txt"
+    limit = ["body=2097152"]
+    without = "binary"
+
+Each key is a long option (dashes or underscores alike) of the commands that
+have it; an option given on the command line replaces the setting. A value is what the command line would
+take: text or a number, true or false for a flag, a list for an option that
+repeats. Relative paths are from the directory the command runs in, where
+pyproject.toml is read.
+"""
+
+import argparse
+import difflib
+import tomllib
+from pathlib import Path
+
+FILE = Path("pyproject.toml")
+
+
+def apply(commands, argv, path=FILE):
+    """Make the settings of `path`'s [tool.conformance] the defaults of the `commands` (parsers) that have
+    each option, unless `argv` gives it; return, for each command's name, the keys it took. ValueError
+    says what is wrong, and where."""
+    given = {word.split("=", 1)[0] for word in argv if word.startswith("-")}
+    try:
+        settings = tomllib.loads(path.read_text(encoding="utf-8")).get("tool", {}).get("conformance", {})
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        raise ValueError(f"{path}: {getattr(error, 'strerror', None) or error}") from None
+    taken = {}
+    for key, value in settings.items():
+        owners = [(parser, action) for parser in commands.values() for action in parser._actions
+                  if f"--{key.replace('_', '-')}" in action.option_strings]
+        if not owners:
+            known = sorted({next(o[2:] for o in a.option_strings if o.startswith("--")) for p in commands.values()
+                            for a in p._actions if a.option_strings and "--help" not in a.option_strings})
+            near = difflib.get_close_matches(key, known, n=1)
+            raise ValueError(f"{path}: [tool.conformance] {key}: no command has this option; "
+                             + (f"did you mean {near[0]}?" if near else f"they have {', '.join(known)}"))
+        for parser, action in owners:
+            if given & set(action.option_strings):  # (the command line wins: a list given there replaces this one)
+                continue
+            parser.set_defaults(**{action.dest: _value(path, key, value, action)})
+            action.required = False  # (given here, as --target may be)
+            taken.setdefault(parser.prog.rsplit(" ", 1)[-1], []).append(key)
+    return taken
+
+
+def _value(path, key, value, action):
+    """`value` as the command line would have made it for `action`."""
+    where = f"{path}: [tool.conformance] {key}"
+    if action.nargs == 0:  # a flag
+        if type(value) is not bool:
+            raise ValueError(f"{where}: a flag takes true or false, not {value!r}")
+        return action.const if value else action.default
+    repeats = isinstance(action, argparse._AppendAction)
+    values = value if type(value) is list and repeats else [value]
+    if type(value) is list and not repeats:
+        raise ValueError(f"{where}: takes one value, not a list")
+    made = []
+    for one in values:
+        if type(one) not in (str, int, float):
+            raise ValueError(f"{where}: takes text or a number, not {one!r}")
+        try:
+            made.append(action.type(str(one)) if action.type else str(one))
+        except (argparse.ArgumentTypeError, ValueError) as error:
+            raise ValueError(f"{where}: {error}") from None
+        if action.choices and made[-1] not in action.choices:
+            raise ValueError(f"{where}: {one!r} is not one of {', '.join(map(str, action.choices))}")
+    return made if repeats else made[0]
