@@ -29,7 +29,8 @@ class Parser(argparse.ArgumentParser):
 
 def main(argv=None):
     sys.setrecursionlimit(max(sys.getrecursionlimit(), runner.FRAMES))  # this program reads deep answers
-    parser = Parser(prog="python -m conformance", description=(
+    name = os.path.basename(sys.argv[0])  # (the console script's, or python -m conformance)
+    parser = Parser(prog=name if name.startswith("sdms-") else "python -m conformance", description=(
         "A language-neutral conformance suite for the Schema-Driven Message Service protocol."))
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     commands = parser.add_subparsers(dest="subcommand", required=True, metavar="COMMAND", parser_class=Parser)
@@ -588,11 +589,16 @@ def _generate(options, parser):
     return 0
 
 
-if __name__ == "__main__":
+def console():
+    """python -m conformance, or the sdms-conformance script: main(), ended quietly by a closed pipe or Ctrl-C."""
     try:
-        sys.exit(main())
+        return main()
     except BrokenPipeError:  # the output went to a command that stopped reading, like head
         sys.stderr.close()
-        sys.exit(0)
+        return 0
     except KeyboardInterrupt:
-        sys.exit(130)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(console())

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from . import drivers, sources
 from .protocol import blobs
-from .cli import Parser, interruptible, positive, timeout
+from .cli import Parser, interruptible, positive, program, timeout
 from .http_client import MAX_RESPONSE, Client, TransportError, Untrusted
 
 PAIR = re.compile(r"(@?[A-Za-z_][\w!]*)(:?=)(.*)", re.DOTALL)  # NAME=TEXT, NAME:=JSON
@@ -40,7 +40,7 @@ TEXT = ("string", "string?", "bytes", "bytes?")  # the types whose values `=` gi
 @interruptible
 def main(argv=None):
     """Make one call (or list or fetch the schema) as the command line says; return the exit status."""
-    parser = Parser(prog="python -m reference.client", description=(
+    parser = Parser(prog=program("reference.client"), description=(
         "Call one function of a server and print the answer as JSON; exit status 0 for Ok_, 1 for an "
         "error result, 2 for a usage or transport problem. --list shows the functions, --schema the schema."),
         formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EXAMPLES)

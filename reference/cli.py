@@ -14,6 +14,7 @@ import functools
 import json
 import logging
 import math
+import os
 import ssl
 import sys
 from pathlib import Path
@@ -34,6 +35,12 @@ def interruptible(command):
             print(file=sys.stderr)  # (past the ^C the terminal shows)
             return 130
     return run
+
+
+def program(module):
+    """What the user typed to start this command: a console script's name (sdms-mock), or python -m MODULE."""
+    name = os.path.basename(sys.argv[0])
+    return name if name.startswith("sdms-") else f"python -m {module}"
 
 
 class Parser(argparse.ArgumentParser):
@@ -164,7 +171,7 @@ def positive(text):
 def server(argv=None):
     """Serve the calculator (or the testbed) over HTTP until interrupted."""
     parser = Parser(
-        prog="python -m reference.server",
+        prog=program("reference.server"),
         description="Serve the demo calculator, or the conformance suite's testbed, over HTTP "
                     "(POST [headers, body] messages).")
     parser.add_argument("--service", choices=["calculator", "testbed"], default="calculator",
@@ -199,7 +206,7 @@ def server(argv=None):
 @interruptible
 def schema(argv=None):
     """Check schema files: every problem as `file:line:col: message`; or the suite's schema driver."""
-    parser = Parser(prog="python -m reference.schema", description=(
+    parser = Parser(prog=program("reference.schema"), description=(
         "Check a schema before serving it: every problem of the files and directories given (one schema, "
         "made of all of them) is printed as FILE:LINE:COLUMN: MESSAGE, the form editors understand. Exit "
         "status 0 when the schema is sound, 1 when it has problems, 2 for a usage error."))

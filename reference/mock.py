@@ -30,8 +30,8 @@ from pathlib import Path
 from . import asgi as asgi_, mocking, relay, wsgi as wsgi_
 from . import sources
 from .sources import load, parse_json, read_file
-from .cli import (Parser, add_server_options, check_server_options, core_only, interruptible, positive, rate, seconds,
-                  serve)
+from .cli import (Parser, add_server_options, check_server_options, core_only, interruptible, positive, program, rate,
+                  seconds, serve)
 from .http_client import Client, TimedOut, TransportError, Unreachable
 from .protocol.documents import SchemaError
 
@@ -40,7 +40,7 @@ from .protocol.documents import SchemaError
 def main(argv=None):
     """Serve a mock of a live server's schema until interrupted."""
     parser = Parser(
-        prog="python -m reference.mock",
+        prog=program("reference.mock"),
         description="Serve a mock built from a live server's schema (or a saved copy): it "
                     "validates like the server and answers with stubs or generated values.")
     source = parser.add_mutually_exclusive_group(required=True)

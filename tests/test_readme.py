@@ -3,6 +3,7 @@
 import signal
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -161,3 +162,21 @@ def test_the_numbers_the_docs_quote_are_the_suite_s(doc, quote):
     """Counts in the docs cannot go stale: each is worked out again here (spacing aside)."""
     text = " ".join((ROOT / doc).read_text().split())
     assert " ".join(quote.format(**_facts()).split()) in text
+
+
+SCRIPTS = {"sdms-server": "reference.server", "sdms-client": "reference.client", "sdms-mock": "reference.mock",
+           "sdms-schema": "reference.schema", "sdms-conformance": "conformance"}
+
+
+@pytest.mark.parametrize("script, module", SCRIPTS.items())
+def test_every_command_is_a_console_script_on_path_after_pip_install(script, module):
+    """pip install puts each command beside the interpreter; it is the module's, under its own name."""
+    assert tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"].keys() == SCRIPTS.keys()
+    path = Path(sys.executable).parent / script
+    ran = [subprocess.run(command, capture_output=True, text=True, timeout=60)
+           for command in ([str(path), "--help"], [sys.executable, "-m", module, "--help"])]
+    assert [r.returncode for r in ran] == [0, 0]
+    assert ran[0].stdout.replace(script, "python -m " + module).split() == ran[1].stdout.split()
+    assert ran[0].stdout.startswith(f"usage: {script} ")
+    wrong = subprocess.run([str(path), "--no-such-option"], capture_output=True, text=True, timeout=60)
+    assert wrong.returncode == 2 and wrong.stderr.endswith(f"(see {script} --help)\n")
