@@ -113,9 +113,8 @@ def serve(service, options, what, parser):
             tls.load_cert_chain(options.certfile, options.keyfile)
         except (OSError, ssl.SSLError) as error:
             problem = error.reason or error if isinstance(error, ssl.SSLError) else error.strerror
-            if "PEM lib" in str(problem):  # what OpenSSL says of a file without the certificate or key it wants
-                problem = ("it holds no private key, or is not PEM: give the key with --keyfile" if not options.keyfile
-                           else f"it, or --keyfile {options.keyfile}, is not PEM")
+            if "PEM lib" in str(problem) or "KEY_VALUES_MISMATCH" in str(problem):  # (OpenSSL's words for both)
+                problem = _pem_problem(options.certfile, options.keyfile)
             return parser.fail(f"cannot serve HTTPS with --certfile {options.certfile}: {problem}")
     try:
         if options.plain:
@@ -130,6 +129,26 @@ def serve(service, options, what, parser):
     print(f"Serving {what} at {server.url} (Ctrl-C to stop)", flush=True)
     server.run()
     return 0
+
+
+def _pem_problem(certfile, keyfile):
+    """Which of the two files lacks what OpenSSL looked for in it, in words."""
+    def holds(path):
+        try:
+            text = Path(path).read_bytes()[:1024 * 1024]
+        except OSError:
+            return set()
+        return {kind for kind, mark in (("certificate", b"-----BEGIN CERTIFICATE"), ("key", b"PRIVATE KEY-----"))
+                if mark in text}
+    cert, key = holds(certfile), holds(keyfile) if keyfile else set()
+    if "certificate" not in cert:
+        return "it holds no PEM certificate" + (" (it is a private key: give that with --keyfile)" if "key" in cert
+                                               else "")
+    if not keyfile:
+        return "it holds a certificate and no private key: give the key with --keyfile" if "key" not in cert else (
+            "the private key it holds is not its certificate's")
+    return (f"--keyfile {keyfile} holds no PEM private key" if "key" not in key
+            else f"--keyfile {keyfile} is not the certificate's key")
 
 
 def _number(text, most, what):

@@ -298,7 +298,6 @@ class Server(ThreadingHTTPServer):
 
     def serve_forever(self, poll_interval=0.5):
         """Serve until `shutdown()` or `stop()`, saying where (in the log, or on standard error)."""
-        log.debug("serving at %s", self.url)  # (the command lines say it on standard output)
         if not (logging.getLogger().handlers or log.handlers):
             print(f"Serving at {self.url}; set up logging (logging.basicConfig) to see each request",
                   file=sys.stderr)

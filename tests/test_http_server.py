@@ -12,6 +12,7 @@ import time
 import urllib.parse
 
 import pytest
+import trustme
 
 from conftest import Connection, raw, serving, started
 from reference import calculator, engine, http_server, load
@@ -505,11 +506,19 @@ def test_the_server_serves_https_with_a_certificate_and_refuses_a_bad_one(tls, t
     assert bad.returncode == 2 and bad.stderr.startswith(f"python -m reference.server: error: cannot serve HTTPS "
                                                          f"with --certfile {tmp_path / 'bad.pem'}: ")
     assert run_cli("--keyfile", "key.pem").stderr.startswith("python -m reference.server: error: --keyfile goes with")
-    (tmp_path / "cert.pem").write_text(open(certfile).read().split("PRIVATE KEY-----\n")[-1])
-    keyless = run_cli("--certfile", str(tmp_path / "cert.pem"))
-    assert keyless.returncode == 2 and keyless.stderr == (
-        f"python -m reference.server: error: cannot serve HTTPS with --certfile {tmp_path / 'cert.pem'}: it holds no "
-        f"private key, or is not PEM: give the key with --keyfile\n")
+    both = open(certfile).read()
+    end = both.index("PRIVATE KEY-----\n", both.index("-----END")) + len("PRIVATE KEY-----\n")
+    (tmp_path / "key.pem").write_text(both[:end])
+    (tmp_path / "cert.pem").write_text(both[end:])
+    (tmp_path / "other.pem").write_text(trustme.CA().issue_cert("127.0.0.1").private_key_pem.bytes().decode())
+    said = {("cert.pem",): "it holds a certificate and no private key: give the key with --keyfile",
+            ("key.pem",): "it holds no PEM certificate (it is a private key: give that with --keyfile)",
+            ("cert.pem", "cert.pem"): f"--keyfile {tmp_path / 'cert.pem'} holds no PEM private key",
+            ("cert.pem", "other.pem"): f"--keyfile {tmp_path / 'other.pem'} is not the certificate's key"}
+    for files, problem in said.items():
+        wrong = run_cli("--certfile", str(tmp_path / files[0]), *(["--keyfile", str(tmp_path / files[1])] if files[1:] else []))
+        assert (wrong.returncode, wrong.stderr) == (2, f"python -m reference.server: error: cannot serve HTTPS with "
+                                                       f"--certfile {tmp_path / files[0]}: {problem}\n")
 
 
 @pytest.mark.parametrize("blank", [b"\r\n", b"\r\n\r\n", b"\n"])
