@@ -221,22 +221,28 @@ def _member(text, at, key):
 
 def _near(given, known):
     """"; did you mean X?" for the first of `given` a typing slip away from a name `known`, else "": a
-    letter or two wrong, missing or extra, in a name of two letters or more (after its prefix)."""
+    letter or two wrong, missing, extra or swapped, in a name of two letters or more (after its
+    prefix), or the same name in other capitals."""
     for prefix, _, part in (str(name).rpartition(".") for name in given):
         for other in known:
             other_prefix, _, other_part = other.rpartition(".")
-            slack = max(1, len(part) // 4)
-            if prefix == other_prefix and len(part) >= 2 and abs(len(part) - len(other_part)) <= slack \
-                    and 0 < _slips(part, other_part) <= slack:
+            if prefix != other_prefix or part == other_part:
+                continue
+            if part.lower() == other_part.lower() or (
+                    len(part) >= 2 and _slips(part, other_part) <= max(1, len(part) // 4)):
                 return f"; did you mean {json.dumps(other)}?"
     return ""
 
 
 def _slips(a, b):
-    """How many letters to change, add or remove to turn `a` into `b` (the edit distance)."""
-    row = list(range(len(b) + 1))
+    """How many letters to change, add, remove or swap with the next to turn `a` into `b` (the
+    edit distance, with a swap of neighbours one slip)."""
+    rows = [list(range(len(b) + 1))]
     for i, x in enumerate(a, 1):
-        row, last = [i], row
+        row = [i]
         for j, y in enumerate(b, 1):
-            row.append(min(last[j] + 1, row[j - 1] + 1, last[j - 1] + (x != y)))
-    return row[-1]
+            row.append(min(rows[-1][j] + 1, row[j - 1] + 1, rows[-1][j - 1] + (x != y)))
+            if i > 1 and j > 1 and x == b[j - 2] and a[i - 2] == y != x:
+                row[j] = min(row[j], rows[-2][j - 2] + 1)
+        rows.append(row)
+    return rows[-1][-1]

@@ -94,6 +94,10 @@ ARRAYS = 'arrays are written ["T"] and maps {"string": "T"}, and neither can be 
     ([{"struct.A": {"x": "strin"}}], [(1, ["struct.A", "x"], 'unknown type "strin"; did you mean "string"?')]),
     ([{"struct.A": {"x": "stringy"}}], [(1, ["struct.A", "x"], 'unknown type "stringy"; did you mean "string"?')]),
     ([{"struct.A": {"x": "string??"}}], [(1, ["struct.A", "x"], 'unknown type "string??"; did you mean "string"?')]),
+    ([{"struct.A": {"x": "strnig"}}], [(1, ["struct.A", "x"], 'unknown type "strnig"; did you mean "string"?')]),
+    ([{"struct.A": {"x": "struct.a"}}], [(1, ["struct.A", "x"], 'unknown type "struct.a"; did you mean "struct.A"?')]),
+    ([{"fn.f": {}, "->": [{"Ok": {}}]}], [(1, ["->"], 'a function has a -> key holding an array whose first '
+                                          'element is {"Ok_": {...}} with the result fields; did you mean "Ok_"?')]),
     ([{"struct.A": {"x": "struct.B"}}], [(1, ["struct.A", "x"], 'unknown type "struct.B"')]),
     ([{"struct.A": {"x": "info.B"}}, {"info.B": {}}], [(1, ["struct.A", "x"], 'unknown type "info.B"')]),
     ([{"struct.A": {"x": "_ext.Call_"}}], [(1, ["struct.A", "x"], 'unknown type "_ext.Call_"')]),

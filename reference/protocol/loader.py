@@ -193,7 +193,8 @@ class Schema:
         first = results[0] if isinstance(results, list) and results else None
         if not isinstance(first, dict) or [k for k in first if k != "///"] != ["Ok_"]:
             self._problem(where, ["->"], 'a function has a -> key holding an array whose first element is '
-                          '{"Ok_": {...}} with the result fields', near=(list(entry), ["->"]))
+                          '{"Ok_": {...}} with the result fields',
+                          near=(list(entry) + list(first if isinstance(first, dict) else ()), ["->", "Ok_"]))
         else:
             self._tags(where, ["->"], results, result)
         internal = name.endswith("_") or entry.get("$internal") is True
