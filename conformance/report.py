@@ -15,7 +15,6 @@ import html
 import json
 import re
 import shlex
-import sys
 import time
 from collections import Counter
 from typing import NamedTuple
@@ -27,8 +26,8 @@ from .cases import LEVELS
 STATUSES = ("pass", "fail", "flaky", "errored", "known-failure", "stale", "other-service", "not-checked", "set-aside",
             "not-run")
 # Read with the interpreter that runs the suite, which has msgpack wherever the suite was installed.
-READ_BINARY = (shlex.quote(sys.executable) + " -c \"import msgpack, sys; print(msgpack.unpackb(open(sys.argv[1], "
-               "'rb').read(), strict_map_key=False))\" {file}")
+READ_BINARY = ("python3 -c \"import base64, json, msgpack, sys; print(json.dumps(msgpack.unpackb(open(sys.argv[1], "
+               "'rb').read(), strict_map_key=False), default=lambda b: base64.b64encode(b).decode()))\" {file}")
 
 
 def plural(count, word):

@@ -935,3 +935,18 @@ def test_each_exchange_ends_within_its_timeout_however_the_server_drips(shape, c
     status = main(["run", "--target", dripping(shape), "--timeout", "1", "--wait", "0"])
     assert status == 2 and time.monotonic() - started < 2
     assert capsys.readouterr().err.endswith("no answer within 1 s (see --timeout)\n")
+
+
+def test_a_failure_s_reproduction_runs_in_a_shell_and_shows_binary_answers_as_json(tmp_path, capsys):
+    """The commands a failure gives, run as they are (curl, base64, and python3 with msgpack, as in an
+    activated environment), send the case's requests again and show a MessagePack answer as JSON."""
+    with serving(Mutated(testbed.service(), dropping("@id_"))) as server:
+        status, _ = run(capsys, "run", "--target", server.url, "--id", "binary/negotiate/id-kept",
+                        "--json", str(tmp_path / "r.json"))
+        [case] = json.loads((tmp_path / "r.json").read_text())["cases"]
+        assert status == 1 and sys.executable not in "".join(case["reproduce"])
+        shown = subprocess.run(["bash", "-c", "\n".join(case["reproduce"])], capture_output=True, text=True, cwd=tmp_path,
+                               env={**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"})
+    assert shown.returncode == 0, shown.stderr
+    answer = json.loads(shown.stdout.splitlines()[-1])
+    assert len(answer) == 2 and "@bin_" in answer[0] and "@id_" not in answer[0] and "b'" not in shown.stdout
