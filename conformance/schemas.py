@@ -20,7 +20,7 @@ import time
 
 from .drivers import Driver, each
 from .match import compare, explain
-from .runner import outcome
+from .runner import Trouble, outcome
 
 GRACE = 10.0  # seconds a driver may take to judge one set of documents
 
@@ -50,6 +50,10 @@ def run_case(case, driver, known=frozenset()):
     documents = [{"name": document["name"], "text": text(document)} for document in case["documents"]]
     reply = driver.call({"documents": documents}, GRACE)
     expected, problems, diagnostics = case["expect"], [], []
+    if type(reply) is dict and (type(reply.get("accepted")) is not bool or type(reply.get("problems", [])) is not list):
+        raise Trouble(f"the driver {driver.command!r} replied {json.dumps(reply)[:200]} to a schema; its reply is "
+                      '{"accepted": true}, or {"accepted": false, "problems": [...]} (conformance/README.md, '
+                      "Checking a schema loader)")
     if type(reply) is str:
         problems = [reply]
     elif reply.get("accepted") is not expected["accepted"]:

@@ -901,6 +901,18 @@ def test_a_driver_that_writes_something_else_than_a_reply_stops_the_run_in_one_l
                                      "error)\n")
 
 
+@pytest.mark.parametrize("reply", ['{"accepted": "yes"}', '{"accepted": False, "problems": "many"}', '{}'])
+def test_a_schema_driver_whose_replies_are_no_verdicts_stops_the_run_in_one_line(reply, capsys):
+    """Not 335 refusals: the driver speaks another protocol, which is said once."""
+    command = driver(f"import json, sys\nfor line in sys.stdin:\n    print(json.dumps({{'id': json.loads(line)['id'], "
+                     f"**{reply}}}), flush=True)")
+    status = main(["schema", "--command", command])
+    error = capsys.readouterr().err
+    assert status == 2 and error.startswith(f"python -m conformance schema: error: the driver {command!r} replied ")
+    assert error.endswith(' to a schema; its reply is {"accepted": true}, or {"accepted": false, "problems": [...]} '
+                          "(conformance/README.md, Checking a schema loader)\n") and error.count("\n") == 1
+
+
 def test_a_cause_leaves_out_what_varies_from_case_to_case(tmp_path, capsys):
     """Paths written as text fail in many cases, under every error's cases, at every depth, first
     found directly or as the nearest of no matching element: one cause, which names the path rule."""
