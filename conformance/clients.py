@@ -21,7 +21,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import msgpack
 
 from .drivers import Driver, each
-from .match import compare, explain, to_msgpack
+from .match import compare, excerpt, explain, to_msgpack
 from .runner import decode, outcome
 
 PATH = "/conformance/api"
@@ -152,7 +152,7 @@ def _check_requests(exchanges, seen):
         if (method, path) != ("POST", PATH):
             yield f"{where}: expected POST {PATH}, got {method} {path}"
         elif message is None:
-            yield f"{where}: not a message: {data[:120]!r}"
+            yield f"{where}: not a message: {excerpt(data, 120)}"
         else:
             if expected["wire"] not in ("any", wire):
                 yield f"{where}: expected a {expected['wire']} request, got {wire}"

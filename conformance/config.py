@@ -15,6 +15,7 @@ pyproject.toml is read.
 
 import argparse
 import difflib
+import json
 import tomllib
 from pathlib import Path
 
@@ -56,7 +57,7 @@ def _value(path, key, value, action):
     where = f"{path}: [tool.conformance] {key}"
     if action.nargs == 0:  # a flag
         if type(value) is not bool:
-            raise ValueError(f"{where}: a flag takes true or false, not {value!r}")
+            raise ValueError(f"{where}: a flag takes true or false, not {json.dumps(value, default=str)}")
         return action.const if value else action.default
     repeats = isinstance(action, argparse._AppendAction)
     values = value if type(value) is list and repeats else [value]
@@ -65,11 +66,11 @@ def _value(path, key, value, action):
     made = []
     for one in values:
         if type(one) not in (str, int, float):
-            raise ValueError(f"{where}: takes text or a number, not {one!r}")
+            raise ValueError(f"{where}: takes text or a number, not {json.dumps(one, default=str)}")
         try:
             made.append(action.type(str(one)) if action.type else str(one))
         except (argparse.ArgumentTypeError, ValueError) as error:
             raise ValueError(f"{where}: {error}") from None
         if action.choices and made[-1] not in action.choices:
-            raise ValueError(f"{where}: {one!r} is not one of {', '.join(map(str, action.choices))}")
+            raise ValueError(f"{where}: {json.dumps(one)} is not one of {', '.join(map(str, action.choices))}")
     return made if repeats else made[0]

@@ -269,13 +269,27 @@ def _where(path):
     return "".join(f"[{p}]" if type(p) is int else f".{p}" for p in path) or "(top)"
 
 
+def excerpt(data, most=200):
+    """An answer's first bytes, to read: as a JSON string if they are text, else in the notation of
+    bytes, {"$bin": "<base64>"}; "..." says there is more."""
+    try:
+        text = json.dumps(data[:most].decode(), ensure_ascii=False)
+    except UnicodeDecodeError:
+        text = json.dumps(_notation(data[:most]))
+    return text + (" ..." if len(data) > most else "")
+
+
+def _notation(value):  # (bytes, and an extension's value, as the cases write them)
+    return from_msgpack(value) if isinstance(value, (bytes, msgpack.ExtType)) else repr(value)
+
+
 def _show(value, limit=160):
     """A value as JSON, shortened at a word's end if it is long."""
-    text = json.dumps(value, ensure_ascii=False, default=repr)
+    text = json.dumps(value, ensure_ascii=False, default=_notation)
     try:
         text.encode()
     except UnicodeEncodeError:  # half a surrogate pair cannot be printed as it is: escape it
-        text = json.dumps(value, default=repr)
+        text = json.dumps(value, default=_notation)
     if len(text) <= limit:
         return text
     cut = text[:limit]

@@ -31,7 +31,7 @@ import msgpack
 
 from . import deadlines, report
 from .cases import LEVELS, LIMITS, applies
-from .match import compare, explain, from_msgpack, substitute, to_msgpack, unpacked
+from .match import compare, excerpt, explain, from_msgpack, substitute, to_msgpack, unpacked
 
 RETRIES = 5
 MAX_ANSWER = 64 * 1024 * 1024  # bytes of one answer the suite reads; a server that sends more fails the case
@@ -474,7 +474,7 @@ def _compare(expected, response, answer, captured, user, state, status=200):
         return
     status = expected.get("status", status)
     if status is not None and response.status != status:
-        yield f"expected HTTP {status}, got HTTP {response.status}: {answer[:200]!r}"
+        yield f"expected HTTP {status}, got HTTP {response.status}: {excerpt(answer)}"
         return
     for name, value in expected.get("headers", {}).items():
         got = (response.getheader(name) or "").split(";")[0].strip()
@@ -482,11 +482,11 @@ def _compare(expected, response, answer, captured, user, state, status=200):
             yield f"expected the HTTP header {name}: {value}, got {got or 'none'}"
     wire = expected.get("wire")
     if wire and ("msgpack" if answer[:1] == b"\x92" else "json") != wire:
-        yield f"expected a {wire} answer, got {answer[:80]!r}"
+        yield f"expected a {wire} answer, got {excerpt(answer, 80)}"
     if "message" in expected:
         actual = decode(answer, state, expected.get("unpack", False), expected.get("raw", False))
         if actual is None:
-            yield f"the answer is not a message: {answer[:200]!r}"
+            yield f"the answer is not a message: {excerpt(answer)}"
         else:
             wanted = substitute(expected["message"], None, user)
             yield from explain(list(compare(wanted, tolerated(actual, wanted), captured)))

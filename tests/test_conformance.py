@@ -866,7 +866,7 @@ def test_settings_in_pyproject_toml_are_defaults_the_command_line_overrides(calc
                           ("workers = 0", "workers: '0' is not a positive integer"),
                           ("verbose = 1", "verbose: a flag takes true or false, not 1"),
                           ("timeout = [1]", "timeout: takes one value, not a list"),
-                          ("level = 'all'", "level: 'all' is not one of MUST, SHOULD, MAY"),
+                          ("level = 'all'", 'level: "all" is not one of MUST, SHOULD, MAY'),
                           ("[tool", "Expected ']' at the end of a table declaration (at line 2, column 6)")):
         (tmp_path / "pyproject.toml").write_text(f"[tool.conformance]\n{setting}\n")
         with pytest.raises(SystemExit) as stop:
@@ -962,3 +962,12 @@ def test_a_failure_s_reproduction_runs_in_a_shell_and_shows_binary_answers_as_js
     assert shown.returncode == 0, shown.stderr
     answer = json.loads(shown.stdout.splitlines()[-1])
     assert len(answer) == 2 and "@bin_" in answer[0] and "@id_" not in answer[0] and "b'" not in shown.stdout
+
+
+@pytest.mark.parametrize("data, shown", [
+    (b'{"a": 1}', '"{\\"a\\": 1}"'),
+    (b"\x92\x80\xc4\x01\xff", '{"$bin": "koDEAf8="}'),  # MessagePack, in the cases' notation of bytes
+    (b"x" * 201, '"' + "x" * 200 + '" ...'),
+])
+def test_answers_are_shown_in_the_suite_s_own_notation_never_as_python_bytes(data, shown):
+    assert match.excerpt(data) == shown
