@@ -214,7 +214,9 @@ def reproduce(target, exchanges):
     """Shell commands that send a server case's requests again, one per step (runner.Exchange)."""
     commands, scheme = [], "https" if target.tls else "http"
     for number, (data, method, path, media_type, answer, framing) in enumerate(exchanges, 1):
-        url = shlex.quote(f"{scheme}://{target.host}:{target.port}{path}")
+        absolute = path.startswith(("http://", "https://"))  # (the request target in absolute form)
+        url = shlex.quote(f"{scheme}://{target.host}:{target.port}{'' if absolute else path}")
+        url += f" --request-target {shlex.quote(path)}" if absolute else ""
         if method != "POST":
             commands.append(f"curl -s -i -X {method} {url}")
             continue

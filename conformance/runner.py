@@ -317,7 +317,7 @@ def _step(request, expected, connection, target, user, captured, state, transcri
     """Send one step's request (again while unexpectedly unavailable); return how the answer differs
     from what is `expected`: its spec part, and the rest if `whole` (whose HTTP status is `status` unless given)."""
     data, media_type = _request_bytes(request, captured, user, state)
-    method, path = request.get("method", "POST"), request.get("path", target.path)
+    method, path = request.get("method", "POST"), request.get("path", target.path).replace("$target", target.url)
     if request.get("connection") == "new":  # (http.client connects again for the next request)
         connection.close()
     for attempt in range(RETRIES):

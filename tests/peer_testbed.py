@@ -10,6 +10,7 @@ a testbed handler answers.
 import asyncio
 import sys
 import threading
+import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from telepact_cli.telepact import FunctionRouter, Message, Server, TelepactSchema
@@ -55,7 +56,7 @@ class Handler(BaseHTTPRequestHandler):
             return self.answer(411, b"no Content-Length", "text/plain") if length is None else \
                 self.answer(413, b"over 1 MiB", "text/plain")
         data = self.rfile.read(int(length))
-        if self.path != "/api":
+        if urllib.parse.urlsplit(self.path).path != "/api":  # (/api, or the absolute form http://host/api)
             return self.answer(404, b"the API is at /api", "text/plain")
         with lock:  # one event loop, one request at a time
             answer = loop.run_until_complete(server.process(data)).bytes

@@ -812,10 +812,11 @@ def test_an_interrupted_run_ends_with_its_summary_and_valid_reports(signal_, tmp
     lines = out.splitlines()
     assert (process.returncode, err) == (130, "")
     assert re.fullmatch(r"The run was interrupted: \d+ cases? left (was|were) not run\.", lines[-2])
-    assert re.fullmatch(r"\d+ passed, 0 failed; 269 for other services; \d+ not run \(the run was interrupted\)", lines[-1])
+    assert re.fullmatch(r"\d+ passed, 0 failed; \d+ for other services; \d+ not run \(the run was interrupted\)", lines[-1])
     summary = json.loads((tmp_path / "r.json").read_text())["summary"]
-    assert summary["pass"] >= 20 and summary["not-run"] > 0 and summary["pass"] + summary["not-run"] == 1347
-    assert int(ElementTree.parse(tmp_path / "r.xml").getroot().get("tests")) == 1347 + 269
+    assert summary["pass"] >= 20 and summary["not-run"] > 0
+    assert summary["pass"] + summary["not-run"] + summary["other-service"] == len(ALL)
+    assert int(ElementTree.parse(tmp_path / "r.xml").getroot().get("tests")) == len(ALL)
     assert "not run" in (tmp_path / "r.html").read_text()
 
 
