@@ -101,6 +101,8 @@ def main(argv=None):
                          help="how long to wait for the target to answer (default 10)")
     fuzzing.add_argument("--timeout", type=_seconds, default=10, metavar="SECONDS",
                          help="how long one exchange may take (default 10)")
+    fuzzing.add_argument("-v", "--verbose", action="store_true", help="print every call made, and its answer's "
+                         "result tag")
     fuzzing.add_argument("--fixtures", metavar="FILE", help="write each failure there as a case, in a fixture file "
                          "(run --cases FILE runs them again)")
     for kind, what in (("junit", "a JUnit XML report"), ("json", "a JSON report"), ("html", "an HTML report")):
@@ -451,7 +453,8 @@ def _fuzz(options, parser):
         target.wait(options.wait)
         profile, service = runner.detect(target)
         fuzzer = fuzz.Fuzzer(target, random.Random(seed), dict(options.header), options.rate,
-                             time.monotonic() + options.time_limit, options.deterministic, not options.no_binary)
+                             time.monotonic() + options.time_limit, options.deterministic, not options.no_binary,
+                             _shown if options.verbose else None)
         unknown = [name for name in options.function if name not in fuzzer.schema.functions]
         if unknown:
             parser.error(f"the target has no {', '.join(unknown)}; it has {', '.join(sorted(fuzzer.schema.functions))}")
@@ -501,6 +504,14 @@ def _fuzz(options, parser):
           f"(seed {seed}): " + (f"{report.plural(failed, 'failure')}, in {len(findings)} calls." if findings
                                 else "no failures."))
     return 130 if options.interrupted else 1 if findings else 0
+
+
+def _shown(message, binary, status, answer):
+    """fuzz -v: one line for each call, and what it was answered."""
+    body = answer[1] if type(answer) is list and len(answer) == 2 else None
+    tag = next(iter(body), "?") if type(body) is dict else f"HTTP {status}, no message"
+    print(f"    {'MessagePack' if binary else 'JSON':<11} {json.dumps(message, ensure_ascii=False)[:150]} -> {tag}",
+          flush=True)
 
 
 def _writable(parser, options, names=("junit", "json", "html")):

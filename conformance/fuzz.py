@@ -66,8 +66,9 @@ class Finding(NamedTuple):
 class Fuzzer:
     """Calls of the target's functions, made and checked (see above)."""
 
-    def __init__(self, target, rng, headers=None, rate=None, deadline=None, deterministic=False, binary=True):
-        self.target, self.rng, self.headers = target, rng, headers or {}
+    def __init__(self, target, rng, headers=None, rate=None, deadline=None, deterministic=False, binary=True,
+                 shown=None):
+        self.target, self.rng, self.headers, self.shown = target, rng, headers or {}, shown  # (shown: for -v)
         self.gap, self.deadline, self.deterministic = 1 / rate if rate else 0, deadline, deterministic
         self.lock, self.last, self.sent = threading.Lock(), 0.0, 0
         self.tags = {}  # function -> the result tags its calls were answered with
@@ -96,7 +97,10 @@ class Fuzzer:
                 raise Trouble(f"{self.target.url} stopped answering: {error}") from None
             return 0, None, f"no answer: {error}".encode()
         decoded = decode(answer, {"encodings": self.encoding["names"] if self.encoding else {}})
-        return status, _plain(decoded) if answer[:1] == b"\x92" else decoded, answer
+        decoded = _plain(decoded) if answer[:1] == b"\x92" else decoded
+        if self.shown:
+            self.shown(message, binary, status, decoded)
+        return status, decoded, answer
 
     def encoded(self, message, binary=False):
         """A message's bytes and media type: JSON, or MessagePack with bytes as bytes and names as ids."""

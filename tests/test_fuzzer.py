@@ -167,6 +167,15 @@ def test_a_rate_and_a_time_limit_are_kept(capsys):
     assert seconds < 2.5 and int(re.search(r"with (\d+) requests", lines[-1])[1]) <= 30
 
 
+def test_verbose_shows_every_call_and_its_result_tag(capsys):
+    """-v: a line for each request sent, as many as the summary counts."""
+    with serving(calculator.service()) as server:
+        status, lines, _ = fuzzing(capsys, server.url, "--function", "fn.add", "--max-examples", "5", "-v")
+    calls = [line for line in lines if re.fullmatch(r"    (JSON|MessagePack) +\[.*\] -> \w+", line)]
+    assert status == 0 and len(calls) == int(re.search(r"with (\d+) requests", lines[-1])[1])
+    assert {line.rsplit(" -> ", 1)[1] for line in calls if '"fn.add"' in line} == {"Ok_", "ErrorInvalidRequestBody_"}
+
+
 @pytest.mark.parametrize("args, message", [
     (["--function", "fn.nope"], "the target has no fn.nope; it has "),
     (["-H", "auth:=1"], "a header is -H NAME:=JSON, its name starting with @"),
