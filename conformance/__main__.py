@@ -56,7 +56,7 @@ def main(argv=None):
     run.add_argument("--workers", type=_positive, default=4, metavar="N", help="cases run at once (default 4)")
     run.add_argument("--wait", type=_seconds, default=10, metavar="SECONDS",
                      help="how long to wait for the target to answer (default 10)")
-    run.add_argument("--timeout", type=_seconds, default=10, metavar="SECONDS", help="how long one exchange with "
+    run.add_argument("--timeout", type=_timeout, default=10, metavar="SECONDS", help="how long one exchange with "
                      "the target may take, however slowly it answers (default 10)")
     _outcomes(run)
 
@@ -99,7 +99,7 @@ def main(argv=None):
     fuzzing.add_argument("--no-binary", action="store_true", help="make calls on JSON only")
     fuzzing.add_argument("--wait", type=_seconds, default=10, metavar="SECONDS",
                          help="how long to wait for the target to answer (default 10)")
-    fuzzing.add_argument("--timeout", type=_seconds, default=10, metavar="SECONDS",
+    fuzzing.add_argument("--timeout", type=_timeout, default=10, metavar="SECONDS",
                          help="how long one exchange may take (default 10)")
     fuzzing.add_argument("-v", "--verbose", action="store_true", help="print every call made, and its answer's "
                          "result tag")
@@ -223,9 +223,15 @@ def _seconds(text):
     return seconds
 
 
+def _timeout(text):
+    if _seconds(text) == 0:
+        raise argparse.ArgumentTypeError("0 is no time to answer in; give a number of seconds above 0")
+    return _seconds(text)
+
+
 def _run(options, parser):
     try:
-        target = runner.Target(options.target, options.timeout or 0.001, options.cafile)
+        target = runner.Target(options.target, options.timeout, options.cafile)
     except ValueError as error:
         parser.error(str(error))
     chosen, set_aside, known, unselected = _chosen(options, parser, "server")
@@ -449,7 +455,7 @@ def _fuzz(options, parser):
     _writable(parser, options, ("junit", "json", "html", "fixtures"))
     seed = options.seed if options.seed is not None else random.randrange(2**32)
     try:
-        target = runner.Target(options.target, options.timeout or 0.001, options.cafile)
+        target = runner.Target(options.target, options.timeout, options.cafile)
         target.wait(options.wait)
         profile, service = runner.detect(target)
         fuzzer = fuzz.Fuzzer(target, random.Random(seed), dict(options.header), options.rate,

@@ -83,6 +83,8 @@ class Target:
         self.port = parts.port or (443 if parts.scheme == "https" else 80)
         self.timeout, self.tls = timeout, None
         self.stopped = ""  # why the target stopped answering during the run, once it has
+        if cafile and parts.scheme != "https":
+            raise ValueError(f"--cafile is for an https:// target, and {url} is not one")
         if parts.scheme == "https":  # certificates checked, against --cafile if given
             try:
                 self.tls = ssl.create_default_context(cafile=cafile)
@@ -121,14 +123,19 @@ class Target:
         while True:
             try:
                 return self.post([{}, {"fn.ping_": {}}])
-            except http.client.RemoteDisconnected:  # (an HTTPException, and a reset too: no answer at all)
-                reason = "it closed the connection without answering"
+            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError):  # no answer at all
+                reason = "it closed the connection without answering" + (
+                    "" if self.tls else " (an HTTPS server does that to plain HTTP: is it an https:// URL?)")
             except http.client.HTTPException as error:
                 raise Trouble(f"{self.url} is not a server of the protocol: its answer is not HTTP "
                               f"({type(error).__name__}: {' '.join(str(error).split())[:80] or 'nothing'})") from None
             except ssl.SSLCertVerificationError as error:
                 raise Trouble(f"cannot reach {self.url}: its certificate is not trusted ({error.verify_message}); "
                               f"to trust a private CA, give its certificate with --cafile") from None
+            except ssl.SSLError as error:
+                said = "it does not speak TLS (is it an http:// URL?)" if error.reason == "WRONG_VERSION_NUMBER" else (
+                    error.reason or error)
+                raise Trouble(f"cannot reach {self.url}: {said}") from None
             except TimeoutError:
                 reason = f"no answer within {self.timeout:g} s (see --timeout)"
             except OSError as error:

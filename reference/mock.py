@@ -96,7 +96,7 @@ def main(argv=None):
         parser.error("--collection-length needs 0 <= MIN <= MAX")
     check_server_options(parser, options)
     url = options.schema_url or options.record or options.proxy
-    if options.cafile and not url:
+    if options.cafile and not (url or "").startswith("https://"):
         parser.error("--cafile is for an https:// --schema-url, --record or --proxy")
     if options.record and not options.stubs:
         parser.error("--record needs --stubs DIR, where the answers are saved")

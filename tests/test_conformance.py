@@ -19,7 +19,7 @@ from pathlib import Path
 import msgpack
 import pytest
 
-from conftest import DRIPS, Mutated, dripping, endless, serving, started
+from conftest import DRIPS, Mutated, dripping, endless, refusing, serving, started
 from test_readme import ROOT
 from conformance import cases, lint, match, runner
 from conformance.__main__ import main
@@ -309,6 +309,8 @@ def test_a_known_failure_that_fails_does_not_fail_the_run(tmp_path, capsys):
     (["run", "--target", "http://127.0.0.1:9/api", "--json", "/no/such/dir/r.json"], "cannot write the --json report"),
     (["run", "--target", "http://127.0.0.1:9/api", "--known-failures", "/no/such/file"],
      "cannot read the known-failures file /no/such/file"),
+    (["run", "--target", "http://127.0.0.1:9/api", "--timeout", "0"], "0 is no time to answer in"),
+    (["run", "--target", "http://127.0.0.1:9/api", "--cafile", "ca.pem"], "--cafile is for an https:// target"),
     (["nope"], "invalid choice: 'nope'"),
 ])
 def test_bad_command_lines_exit_2_with_one_line(args, message, capsys):
@@ -723,11 +725,24 @@ def test_a_target_over_https_is_checked_with_a_private_certificate_authority(tls
                                        f"with --cafile\n")
 
 
+def test_http_and_https_mixed_up_are_told_apart(tls, calculator_url, capsys):
+    """As the client says it: a plain request to an HTTPS server, and TLS to a plain one."""
+    context, cafile, _ = tls
+    with serving(calculator.service(), tls=context) as server:
+        plain = server.url.replace("https://", "http://")
+        assert main(["run", "--target", plain, "--wait", "0.3"]) == 2
+    assert capsys.readouterr().err == (f"python -m conformance run: error: cannot reach {plain}: it closed the "
+                                       f"connection without answering (an HTTPS server does that to plain HTTP: is it "
+                                       f"an https:// URL?)\n")
+    url = calculator_url.replace("http://", "https://")
+    assert main(["run", "--target", url, "--cafile", cafile]) == 2
+    assert capsys.readouterr().err == (f"python -m conformance run: error: cannot reach {url}: it does not speak TLS "
+                                       f"(is it an http:// URL?)\n")
+
+
 def test_waiting_for_a_target_says_what_for(capsys):
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        url = f"http://127.0.0.1:{probe.getsockname()[1]}/api"
-    assert main(["run", "--target", url, "--wait", "0.3"]) == 2
+    with refusing() as url:
+        assert main(["run", "--target", url, "--wait", "0.3"]) == 2
     out = capsys.readouterr().out
     assert out == f"Waiting up to 0.3 s for {url} to answer (Connection refused; see --wait)...\n"
 

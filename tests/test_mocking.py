@@ -282,6 +282,7 @@ def run(*args):
     (["--schema-file", "a", "--seed", "x"], "argument --seed: invalid int value: 'x'"),
     (["--schema-url", "not-a-url"], "'not-a-url' is not an http:// or https:// URL, such as http://127.0.0.1:8000/api"),
     (["--schema-file", "a", "--cafile", "ca.pem"], "--cafile is for an https:// --schema-url"),
+    (["--schema-url", "http://127.0.0.1:9/api", "--cafile", "ca.pem"], "--cafile is for an https:// --schema-url"),
     (["--schema-url", "http://[::1"], "'http://[::1' is not a URL"),
     (["--schema-file", "a", "--log-level", "loud"], "argument --log-level: invalid choice: 'loud'"),
 ])
