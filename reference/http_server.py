@@ -81,8 +81,6 @@ class RequestHandler(BaseHTTPRequestHandler):
             return False
         if not self.read_head():
             return False
-        if self.path.startswith(("http://", "https://")):  # absolute form: the path is what counts
-            self.path = "/" + self.path.split("/", 3)[3] if self.path.count("/") > 2 else "/"
         lengths = self.headers.get_all("Content-Length") or []
         self.content_length = lengths[0] if lengths else None  # (each look-up goes through every header)
         problem = (self.headers.defects and "A header line is malformed"
@@ -230,9 +228,12 @@ class HeaderLines:
         return line
 
 
-def refusal(method, path, length, api_path, max_body):
-    """Why an HTTP request cannot carry a message, as (status, explanation, headers), or None."""
-    if path.split("?")[0] != api_path:
+def refusal(method, target, length, api_path, max_body):
+    """Why an HTTP request cannot carry a message, as (status, explanation, headers), or None. The
+    request `target` is in origin form (/api?q) or absolute form (http://host/api, RFC 9112 3.2.2)."""
+    if target.startswith(("http://", "https://")):  # the path is what counts
+        target = "/" + target.split("/", 3)[3] if target.count("/") > 2 else "/"
+    if target.split("?")[0] != api_path:
         return 404, f"Not found: the API is at {api_path}", []
     if method != "POST":
         return 405, "Only POST is allowed", [("Allow", "POST")]
