@@ -17,7 +17,7 @@ import time
 from importlib import metadata
 from pathlib import Path
 
-from . import cache, cases, clients, config, fuzz, lint, matrix, report, runner, schemas, tables
+from . import cache, cases, clients, config, console, fuzz, lint, matrix, report, runner, schemas, tables
 
 
 class Parser(argparse.ArgumentParser):
@@ -255,10 +255,10 @@ def _run(options, parser):
     limits = dict(options.limit)
     if limits:
         print("Declared limits: " + ", ".join(f"{name} {value:,}" for name, value in limits.items()), flush=True)
-    results = _running(options, selected, lambda progress: runner.merged(
+    results = console.running(options, selected, lambda progress: runner.merged(
         [runner.run(selected, target, options.workers, _matching(known, selected), progress, options.level, limits)
          for _ in range(options.repeat)]), target)
-    return _finish(options, results + aside + set_aside, target.url, service, unselected, "server", target.stopped,
+    return console.finish(options, results + aside + set_aside, target.url, service, unselected, "server", target.stopped,
                    limits)
 
 
@@ -273,11 +273,11 @@ def _driven(options, parser):
     subject = f"the {what} driven by {options.command!r}"
     print(f"Checking {subject}. Running {report.plural(len(chosen), 'case')}.", flush=True)
     try:
-        results = _running(options, chosen, lambda progress: run(chosen, options.command,
+        results = console.running(options, chosen, lambda progress: run(chosen, options.command,
                                                                  _matching(known, chosen), progress))
     except runner.Trouble as trouble:
         return _trouble(parser, trouble)
-    return _finish(options, results + aside, subject, f"a {what}", unselected, kind)
+    return console.finish(options, results + aside, subject, f"a {what}", unselected, kind)
 
 
 def _chosen(options, parser, kind):
@@ -316,105 +316,10 @@ def _matching(globs, chosen):
     return {c["id"] for c in chosen if any(cases.pattern(glob).match(c["id"]) for glob in globs)}
 
 
-def _running(options, selected, run, target=None):
-    """Run with a progress line (or a line per case with -v); print each failure; return the results,
-    those of the cases --maxfail, or a `target` that stopped answering, kept from starting among them."""
-    done, terminal = [], sys.stdout.isatty()
-
-    def progress(result):
-        done.append(result)
-        if options.verbose:
-            colour = "green" if result.status == "pass" else "red" if result.failed else "yellow"
-            print(f"{_painted(f'{result.status.upper():>13}', colour)} {result.case['id']}", flush=True)
-        elif terminal:
-            print(f"\r[{len(done)}/{len(selected)}] {result.case['id'][:60]:<60}", end="", flush=True)
-        return options.maxfail is not None and sum(r.status in ("fail", "stale") for r in done) >= options.maxfail
-
-    try:
-        results, why = run(progress), f"--maxfail {options.maxfail} stopped the run"
-    except KeyboardInterrupt:  # a summary and reports of what ran, as pytest gives
-        order = {c["id"]: number for number, c in enumerate(selected)}
-        results = sorted(runner.merged([done]), key=lambda r: order[r.case["id"]])
-        why = options.interrupted = "the run was interrupted"
-    ran = {r.case["id"] for r in results}
-    why = f"the target {target.stopped}" if target and target.stopped else why
-    results += [runner.Result(c, "not-run", [f"{why} first"], 0) for c in selected if c["id"] not in ran]
-    if terminal and not options.verbose:
-        print("\r" + " " * 80 + "\r", end="")
-    if (target and target.stopped) or options.interrupted:
-        print(f"\n{why[0].upper()}{why[1:]}: {report.plural(len(selected) - len(ran), 'case')} left "
-              f"{'was' if len(selected) - len(ran) == 1 else 'were'} not run.", flush=True)
-    for result in results:
-        if result.failed and result.status != "errored":  # (those the target left unanswered: told once, above)
-            _print_failure(result)
-    return results
-
-
-def _finish(options, results, subject, service, unselected, kind, stopped="", limits=None):
-    """Write the reports asked for, keep the failures for --last-failed, print the summary, and return
-    the exit status: 2 when the target stopped answering, else 1 when a case failed."""
-    implementation = {key: value for key, value in (("name", options.implementation),
-                      ("version", options.implementation_version), ("language", options.language)) if value}
-    scope = report.Scope(getattr(options, "without", set()), options.level, options.id, unselected,
-                         options.last_failed, stopped, implementation, limits or {}, options.exclude)
-    requirements = cases.load_json("requirements.json")
-    reports = {"junit": lambda: report.junit(results, subject, scope),
-               "json": lambda: report.as_json(results, subject, service, scope),
-               "html": lambda: report.as_html(results, subject, service, scope, requirements)}
-    for form, make in reports.items():
-        if getattr(options, form):
-            Path(getattr(options, form)).write_text(make(), encoding="utf-8")
-    causes = report.causes(results, {r["id"]: r["text"] for r in requirements})
-    if causes:
-        print("\n" + "\n".join(causes))
-    if report.diagnostics(results):
-        print("\n" + "\n".join(report.diagnostics(results)))
-    if options.durations is not None:
-        ran = sorted((r for r in results if r.seconds), key=lambda r: -r.seconds)[:options.durations or None]
-        print(f"\nThe {report.plural(len(ran), 'slowest case')}:" if options.durations else "\nEvery case, slowest first:")
-        print("\n".join(f"{r.seconds:8.3f} s  {r.case['id']}" for r in ran))
-    print(_painted(report.summary(results, scope), "red" if any(r.failed for r in results) or stopped else "green"))
-    trouble = cache.remember(kind, results)
-    if trouble:
-        print(f"python -m conformance: warning: {trouble}", file=sys.stderr)
-    return 130 if options.interrupted else 2 if stopped else 1 if any(r.failed for r in results) else 0
-
-
 def _trouble(parser, message):
     """Say why the subject cannot be checked, in one line that starts as usage errors do."""
     print(f"{parser.prog}: error: {message}", file=sys.stderr)
     return 2
-
-
-def _print_failure(result):
-    case = result.case
-    label = {"flaky": "FLAKY", "errored": "ERRORED", "stale": "STALE"}.get(result.status, "FAIL")
-    level = "listed as a known failure" if result.status == "stale" else report.failed_at(result)
-    print(f"\n{_painted(label, 'red')} {case['id']} ({level}; {case['file']}; checks {', '.join(case['requirements'])})")
-    print(f"  {case['description']}")
-    if result.status == "stale":
-        print("  It passes, but the known-failures file lists it: remove it from there.")
-    for line in result.problems[:10]:
-        print(f"  {line}")
-    if result.answer:
-        print(f"  The answer received: {result.answer[:300]}" + (" ..." if len(result.answer) > 300 else ""))
-    if len(result.problems) > 10:
-        print(f"  ... and {len(result.problems) - 10} more differences (all of them are in the --json report)")
-    if result.replay:
-        print(f"  {result.replay_title}:")
-        for line in result.replay:  # a command too long to read on a terminal is cut here, not in the reports
-            print("    " + (line if len(line) <= 1000 else line[:1000] + " ... (cut: the whole command is in the "
-                                                                     "--json and --html reports)"))
-
-
-COLOURS = {"red": "31", "green": "32", "yellow": "33"}  # ANSI codes
-
-
-def _painted(text, colour):
-    """`text` in `colour` on a terminal, unless NO_COLOR is set (no-color.org)."""
-    if not sys.stdout.isatty() or os.environ.get("NO_COLOR"):
-        return text
-    return f"\033[{COLOURS[colour]}m{text}\033[0m"
 
 
 def _known(path, everything, parser):
@@ -460,7 +365,7 @@ def _fuzz(options, parser):
         profile, service = runner.detect(target)
         fuzzer = fuzz.Fuzzer(target, random.Random(seed), dict(options.header), options.rate,
                              time.monotonic() + options.time_limit, options.deterministic, not options.no_binary,
-                             _shown if options.verbose else None)
+                             console.call_line if options.verbose else None)
         unknown = [name for name in options.function if name not in fuzzer.schema.functions]
         if unknown:
             parser.error(f"the target has no {', '.join(unknown)}; it has {', '.join(sorted(fuzzer.schema.functions))}")
@@ -490,7 +395,7 @@ def _fuzz(options, parser):
     results = fuzz.as_results(findings, checked, fuzzer, sorted(profile & {"calculator", "testbed"}))
     for result in results:
         if result.failed:
-            _print_failure(result)
+            console.print_failure(result)
     if options.fixtures and findings:
         fixture = {"description": f"Calls that failed python -m conformance fuzz --target {target.url} --seed {seed}.",
                    "cases": [{k: v for k, v in r.case.items() if k != "file"} for r in results if r.failed]}
@@ -510,14 +415,6 @@ def _fuzz(options, parser):
           f"(seed {seed}): " + (f"{report.plural(failed, 'failure')}, in {len(findings)} calls." if findings
                                 else "no failures."))
     return 130 if options.interrupted else 1 if findings else 0
-
-
-def _shown(message, binary, status, answer):
-    """fuzz -v: one line for each call, and what it was answered."""
-    body = answer[1] if type(answer) is list and len(answer) == 2 else None
-    tag = next(iter(body), "?") if type(body) is dict else f"HTTP {status}, no message"
-    print(f"    {'MessagePack' if binary else 'JSON':<11} {json.dumps(message, ensure_ascii=False)[:150]} -> {tag}",
-          flush=True)
 
 
 def _writable(parser, options, names=("junit", "json", "html")):
@@ -606,7 +503,7 @@ def _generate(options, parser):
     return 0
 
 
-def console():
+def script():
     """python -m conformance, or the sdms-conformance script: main(), ended quietly by a closed pipe or Ctrl-C."""
     try:
         return main()
@@ -618,4 +515,4 @@ def console():
 
 
 if __name__ == "__main__":
-    sys.exit(console())
+    sys.exit(script())

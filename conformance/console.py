@@ -1,0 +1,112 @@
+"""What a run says on the terminal: its progress, each failure as it is found, the summary and
+its causes, and the reports it writes at the end (run, client, schema and fuzz share them)."""
+
+import json
+import os
+import sys
+from pathlib import Path
+
+from . import cache, cases, report, runner
+
+
+def running(options, selected, run, target=None):
+    """Run with a progress line (or a line per case with -v); print each failure; return the results,
+    those of the cases --maxfail, or a `target` that stopped answering, kept from starting among them."""
+    done, terminal = [], sys.stdout.isatty()
+
+    def progress(result):
+        done.append(result)
+        if options.verbose:
+            colour = "green" if result.status == "pass" else "red" if result.failed else "yellow"
+            print(f"{painted(f'{result.status.upper():>13}', colour)} {result.case['id']}", flush=True)
+        elif terminal:
+            print(f"\r[{len(done)}/{len(selected)}] {result.case['id'][:60]:<60}", end="", flush=True)
+        return options.maxfail is not None and sum(r.status in ("fail", "stale") for r in done) >= options.maxfail
+
+    try:
+        results, why = run(progress), f"--maxfail {options.maxfail} stopped the run"
+    except KeyboardInterrupt:  # a summary and reports of what ran, as pytest gives
+        order = {c["id"]: number for number, c in enumerate(selected)}
+        results = sorted(runner.merged([done]), key=lambda r: order[r.case["id"]])
+        why = options.interrupted = "the run was interrupted"
+    ran = {r.case["id"] for r in results}
+    why = f"the target {target.stopped}" if target and target.stopped else why
+    results += [runner.Result(c, "not-run", [f"{why} first"], 0) for c in selected if c["id"] not in ran]
+    if terminal and not options.verbose:
+        print("\r" + " " * 80 + "\r", end="")
+    if (target and target.stopped) or options.interrupted:
+        print(f"\n{why[0].upper()}{why[1:]}: {report.plural(len(selected) - len(ran), 'case')} left "
+              f"{'was' if len(selected) - len(ran) == 1 else 'were'} not run.", flush=True)
+    for result in results:
+        if result.failed and result.status != "errored":  # (those the target left unanswered: told once, above)
+            print_failure(result)
+    return results
+
+
+def finish(options, results, subject, service, unselected, kind, stopped="", limits=None):
+    """Write the reports asked for, keep the failures for --last-failed, print the summary, and return
+    the exit status: 2 when the target stopped answering, else 1 when a case failed."""
+    implementation = {key: value for key, value in (("name", options.implementation),
+                      ("version", options.implementation_version), ("language", options.language)) if value}
+    scope = report.Scope(getattr(options, "without", set()), options.level, options.id, unselected,
+                         options.last_failed, stopped, implementation, limits or {}, options.exclude)
+    requirements = cases.load_json("requirements.json")
+    reports = {"junit": lambda: report.junit(results, subject, scope),
+               "json": lambda: report.as_json(results, subject, service, scope),
+               "html": lambda: report.as_html(results, subject, service, scope, requirements)}
+    for form, make in reports.items():
+        if getattr(options, form):
+            Path(getattr(options, form)).write_text(make(), encoding="utf-8")
+    causes = report.causes(results, {r["id"]: r["text"] for r in requirements})
+    if causes:
+        print("\n" + "\n".join(causes))
+    if report.diagnostics(results):
+        print("\n" + "\n".join(report.diagnostics(results)))
+    if options.durations is not None:
+        ran = sorted((r for r in results if r.seconds), key=lambda r: -r.seconds)[:options.durations or None]
+        print(f"\nThe {report.plural(len(ran), 'slowest case')}:" if options.durations else "\nEvery case, slowest first:")
+        print("\n".join(f"{r.seconds:8.3f} s  {r.case['id']}" for r in ran))
+    print(painted(report.summary(results, scope), "red" if any(r.failed for r in results) or stopped else "green"))
+    trouble = cache.remember(kind, results)
+    if trouble:
+        print(f"python -m conformance: warning: {trouble}", file=sys.stderr)
+    return 130 if options.interrupted else 2 if stopped else 1 if any(r.failed for r in results) else 0
+
+
+def print_failure(result):
+    case = result.case
+    label = {"flaky": "FLAKY", "errored": "ERRORED", "stale": "STALE"}.get(result.status, "FAIL")
+    level = "listed as a known failure" if result.status == "stale" else report.failed_at(result)
+    print(f"\n{painted(label, 'red')} {case['id']} ({level}; {case['file']}; checks {', '.join(case['requirements'])})")
+    print(f"  {case['description']}")
+    if result.status == "stale":
+        print("  It passes, but the known-failures file lists it: remove it from there.")
+    for line in result.problems[:10]:
+        print(f"  {line}")
+    if result.answer:
+        print(f"  The answer received: {result.answer[:300]}" + (" ..." if len(result.answer) > 300 else ""))
+    if len(result.problems) > 10:
+        print(f"  ... and {len(result.problems) - 10} more differences (all of them are in the --json report)")
+    if result.replay:
+        print(f"  {result.replay_title}:")
+        for line in result.replay:  # a command too long to read on a terminal is cut here, not in the reports
+            print("    " + (line if len(line) <= 1000 else line[:1000] + " ... (cut: the whole command is in the "
+                                                                     "--json and --html reports)"))
+
+
+COLOURS = {"red": "31", "green": "32", "yellow": "33"}  # ANSI codes
+
+
+def painted(text, colour):
+    """`text` in `colour` on a terminal, unless NO_COLOR is set (no-color.org)."""
+    if not sys.stdout.isatty() or os.environ.get("NO_COLOR"):
+        return text
+    return f"\033[{COLOURS[colour]}m{text}\033[0m"
+
+
+def call_line(message, binary, status, answer):
+    """fuzz -v: one line for each call, and what it was answered."""
+    body = answer[1] if type(answer) is list and len(answer) == 2 else None
+    tag = next(iter(body), "?") if type(body) is dict else f"HTTP {status}, no message"
+    print(f"    {'MessagePack' if binary else 'JSON':<11} {json.dumps(message, ensure_ascii=False)[:150]} -> {tag}",
+          flush=True)
