@@ -264,7 +264,7 @@ def compute(expression, variables):
 def whole(number):
     """A result as the protocol carries it: a whole number stays whole while 64 bits hold it; past
     them it is the nearest double, as in any calculator of doubles (OverflowError past the largest)."""
-    return number if type(number) is not int or MIN_INT64 <= number <= MAX_INT64 else float(number)
+    return number if MIN_INT64 <= number <= MAX_INT64 else float(number)  # (a float past them stays as it is)
 
 
 def representable(number):
