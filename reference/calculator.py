@@ -258,7 +258,8 @@ def compute(expression, variables):
         return fields["value"]
     if tag == "Variable":
         return variables[fields["name"]]
-    return whole(OPERATIONS[tag](compute(fields["left"], variables), compute(fields["right"], variables)))
+    value = OPERATIONS[tag](compute(fields["left"], variables), compute(fields["right"], variables))
+    return value if MIN_INT64 <= value <= MAX_INT64 else float(value)  # whole(value), inline: once a level
 
 
 def whole(number):
