@@ -15,8 +15,10 @@ pass survived: the change is invisible to a peer (an equivalent mutant), or
 the suite has a blind spot. Survivors are printed with their diff, to read.
 
 Modules whose behaviour no suite can see (OUTSIDE: command lines, ASGI and
-WSGI adapters, the guard's and turns' hardening) are drawn too, and counted
-apart, with the tests that check them instead. `--root` measures another
+WSGI adapters, the guard's and turns' hardening, and where a schema's
+problems are placed, which the schema suite reports as diagnostics but never
+fails on) are drawn too, and counted apart, with the tests that check them
+instead. `--root` measures another
 checkout (an older one, for a before and after).
 
 This is a tool, not a test: it takes minutes (from five to twenty seconds a mutant).
@@ -42,7 +44,7 @@ OWNED = {  # module -> the suite that owns its behaviour
                      "testbed"], "server"),
     **dict.fromkeys(["mocking", "stubs", "engine/matching"], "mock"),
     **dict.fromkeys(["http_client", "drivers"], "client"),
-    **dict.fromkeys(["protocol/loader", "protocol/documents", "sources"], "loader"),
+    **dict.fromkeys(["protocol/loader"], "loader"),
 }
 OUTSIDE = {  # module -> what tests it instead
     "cli": "tests/test_http_server.py, test_schema.py, test_calls.py (command lines)",
@@ -53,6 +55,8 @@ OUTSIDE = {  # module -> what tests it instead
     "__init__": "every test (imports)", "server": "tests/test_readme.py", "client": "tests/test_calls.py",
     "schema": "tests/test_schema.py", "mock": "tests/test_mocking.py (its command line: sources, stub files)",
     "calls": "tests/test_calls.py (the client's command line)",
+    "sources": "tests/test_schema.py, test_loader.py (files read, and where problems are: diagnostics, no verdict)",
+    "protocol/documents": "tests/test_loader.py (how a problem's place is written: diagnostics, no verdict)",
 }
 CORE_ONLY = {"http_server", "stubs"}  # besides protocol/: what the engine room steps around, served with --plain
 ORDER = ["server", "mock", "client", "loader"]  # the suites a mutant of a module of each kind meets, in turn
