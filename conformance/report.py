@@ -25,7 +25,8 @@ from .cases import LEVELS
 
 STATUSES = ("pass", "fail", "flaky", "errored", "known-failure", "stale", "other-service", "not-checked", "set-aside",
             "not-run")
-# Read with the interpreter that runs the suite, which has msgpack wherever the suite was installed.
+# Read with the python3 of the PATH (with msgpack, as in the environment the suite runs in), never this interpreter's
+# own path, so that a reproduction runs on another machine; bytes are shown in base64, not as Python writes them.
 READ_BINARY = ("python3 -c \"import base64, json, msgpack, sys; print(json.dumps(msgpack.unpackb(open(sys.argv[1], "
                "'rb').read(), strict_map_key=False), default=lambda b: base64.b64encode(b).decode()))\" {file}")
 
