@@ -18,6 +18,7 @@ from importlib import metadata
 from pathlib import Path
 
 from . import cache, cases, clients, config, console, fuzz, lint, matrix, report, runner, schemas, tables
+from .target import Target, Trouble
 
 
 class Parser(argparse.ArgumentParser):
@@ -231,7 +232,7 @@ def _timeout(text):
 
 def _run(options, parser):
     try:
-        target = runner.Target(options.target, options.timeout, options.cafile)
+        target = Target(options.target, options.timeout, options.cafile)
     except ValueError as error:
         parser.error(str(error))
     chosen, set_aside, known, unselected = _chosen(options, parser, "server")
@@ -239,7 +240,7 @@ def _run(options, parser):
         target.wait(options.wait, lambda reason: print(
             f"Waiting up to {options.wait:g} s for {target.url} to answer ({reason}; see --wait)...", flush=True))
         profile, service = runner.detect(target)
-    except runner.Trouble as trouble:
+    except Trouble as trouble:
         return _trouble(parser, trouble)
     except (OSError, http.client.HTTPException) as error:
         return _trouble(parser, f"cannot reach {target.url}: {getattr(error, 'strerror', None) or error}")
@@ -275,7 +276,7 @@ def _driven(options, parser):
     try:
         results = console.running(options, chosen, lambda progress: run(chosen, options.command,
                                                                  _matching(known, chosen), progress))
-    except runner.Trouble as trouble:
+    except Trouble as trouble:
         return _trouble(parser, trouble)
     return console.finish(options, results + aside, subject, f"a {what}", unselected, kind)
 
@@ -360,7 +361,7 @@ def _fuzz(options, parser):
     _writable(parser, options, ("junit", "json", "html", "fixtures"))
     seed = options.seed if options.seed is not None else random.randrange(2**32)
     try:
-        target = runner.Target(options.target, options.timeout, options.cafile)
+        target = Target(options.target, options.timeout, options.cafile)
         target.wait(options.wait)
         profile, service = runner.detect(target)
         fuzzer = fuzz.Fuzzer(target, random.Random(seed), dict(options.header), options.rate,
@@ -370,7 +371,7 @@ def _fuzz(options, parser):
         if unknown:
             parser.error(f"the target has no {', '.join(unknown)}; it has {', '.join(sorted(fuzzer.schema.functions))}")
         functions = fuzzer.functions(options.function)
-    except (ValueError, runner.Trouble, OSError, http.client.HTTPException) as error:
+    except (ValueError, Trouble, OSError, http.client.HTTPException) as error:
         return _trouble(parser, getattr(error, "strerror", None) or error)
     print(f"Fuzzing {target.url}: {service}, {report.plural(len(functions), 'function')}, "
           f"{options.max_examples} calls each, "
@@ -386,7 +387,7 @@ def _fuzz(options, parser):
             note = (" (every call was answered ErrorUnauthenticated_: give -H '@auth_:=...')"
                     if fuzzer.tags.get(function.name) == {"ErrorUnauthenticated_"} else "")
             print(f"  {function.name}: {said}{note}", flush=True)
-    except runner.Trouble as trouble:
+    except Trouble as trouble:
         return _trouble(parser, trouble)
     except KeyboardInterrupt:  # what was found so far is reported all the same
         options.interrupted = "interrupted"

@@ -18,7 +18,7 @@ import subprocess
 import threading
 from collections import deque
 
-from .runner import Trouble
+from .target import Trouble
 
 
 def each(cases, run_case, progress=None):

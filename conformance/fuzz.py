@@ -27,7 +27,8 @@ from . import values
 from .cases import level_of
 from .language import Schema
 from .report import reproduce
-from .runner import Exchange, Result, Trouble, decode
+from .runner import Exchange, Result, decode
+from .target import Trouble
 
 CHECKS = {  # name -> (what it checks, the requirements it rests on)
     "message": ("every answer is a message, [headers, body], whose body holds one result tag",

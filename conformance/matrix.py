@@ -31,6 +31,7 @@ import time
 from typing import NamedTuple
 
 from . import cases, clients, report, runner, schemas
+from .target import Target, Trouble
 
 CATEGORIES = ("implementation bug", "convention", "suite problem")
 FIELDS = {  # a manifest entry's keys: whether required, and the type of their value
@@ -104,14 +105,14 @@ def check(entry, every, say=print):
                 process = subprocess.Popen(command(entry["start"], port), stdout=subprocess.DEVNULL,
                                            stderr=subprocess.DEVNULL, start_new_session=True)
             except OSError as error:
-                raise runner.Trouble(f"cannot start {entry['start']!r}: {error.strerror}") from None
+                raise Trouble(f"cannot start {entry['start']!r}: {error.strerror}") from None
         if entry.get("target"):
             results += serve_suite(entry, port, every, known)
         for kind, run in (("client", clients.run), ("schema", schemas.run)):
             if entry.get(kind):
                 chosen = [c for c in every if cases.kind(c) == kind]
                 results += run(chosen, " ".join(command(entry[kind], port)), _known(known, chosen))
-    except (runner.Trouble, OSError, ValueError, subprocess.SubprocessError) as error:
+    except (Trouble, OSError, ValueError, subprocess.SubprocessError) as error:
         trouble = _told(error)
         say(f"errored: {trouble}")
         return Column(entry, results, trouble)
@@ -130,14 +131,14 @@ def told(results):
 
 def serve_suite(entry, port, every, known):
     """The server cases against the entry's target, as `run` runs them."""
-    target = runner.Target(entry["target"].replace("{port}", str(port)))
+    target = Target(entry["target"].replace("{port}", str(port)))
     target.wait(30)
     profile, _ = runner.detect(target)
     chosen = [c for c in every if cases.kind(c) == "server"]
     selected, aside = runner.sort_out(chosen, profile, set(entry.get("without", ())))
     results = runner.run(selected, target, known=_known(known, selected), limits=entry.get("limits"))
     if target.stopped:
-        raise runner.Trouble(f"the target {target.stopped}")
+        raise Trouble(f"the target {target.stopped}")
     return results + aside
 
 

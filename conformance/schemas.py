@@ -20,7 +20,8 @@ import time
 
 from .drivers import Driver, each
 from .match import compare, explain
-from .runner import Trouble, outcome
+from .runner import outcome
+from .target import Trouble
 
 GRACE = 10.0  # seconds a driver may take to judge one set of documents
 

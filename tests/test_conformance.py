@@ -21,8 +21,9 @@ import pytest
 
 from conftest import DRIPS, Mutated, dripping, endless, refusing, serving, started
 from test_readme import ROOT
-from conformance import cases, lint, match, runner
+from conformance import cases, lint, match
 from conformance.__main__ import main
+from conformance.target import Target, read, send
 from reference import Service, calculator, load, mocking, testbed
 
 ALL = cases.load()
@@ -671,9 +672,9 @@ def test_a_broken_loader_fails_with_a_readable_diff(program, failing, diff, caps
 
 def test_an_answer_over_the_limit_fails_its_case_without_being_read_to_its_end(monkeypatch):
     """A server that never ends its answer costs the suite MAX_ANSWER bytes at most."""
-    monkeypatch.setattr(runner, "MAX_ANSWER", 100_000)
+    monkeypatch.setattr("conformance.target.MAX_ANSWER", 100_000)
     with pytest.raises(http.client.HTTPException, match="the answer is over 100000 bytes"):
-        runner.Target(endless(b"Connection: close\r\n")).post([{}, {"fn.ping_": {}}])
+        Target(endless(b"Connection: close\r\n")).post([{}, {"fn.ping_": {}}])
 
 
 def answered_before_the_body(answer, framing):
@@ -693,7 +694,7 @@ def answered_before_the_body(answer, framing):
 
     threading.Thread(target=serve, daemon=True).start()
     connection = http.client.HTTPConnection(*listener.getsockname(), timeout=5)
-    runner.send(connection, "POST", "/api", b'[{}, {"fn.ping_": {}}]', "application/json", framing)
+    send(connection, "POST", "/api", b'[{}, {"fn.ping_": {}}]', "application/json", framing)
     return connection.getresponse()
 
 
@@ -702,7 +703,7 @@ def test_an_answer_before_the_body_is_read_all_the_same(framing):
     """A 400 sent before the body is read, its end marked by a close that the unread body turns into a
     reset, is the answer all the same."""
     response = answered_before_the_body(b"HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\nInvalid", framing)
-    assert (response.status, runner.read(response)) == (400, b"Invalid")
+    assert (response.status, read(response)) == (400, b"Invalid")
 
 
 def test_a_reset_inside_chunks_is_no_answer():
@@ -710,7 +711,7 @@ def test_a_reset_inside_chunks_is_no_answer():
     response = answered_before_the_body(
         b"HTTP/1.1 400 Bad Request\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nInval\r\n", "two-lengths")
     with pytest.raises(ConnectionResetError):
-        runner.read(response)
+        read(response)
 
 
 def test_a_target_over_https_is_checked_with_a_private_certificate_authority(tls, capsys):

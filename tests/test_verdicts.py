@@ -456,7 +456,7 @@ def test_a_correct_server_with_other_limits_or_choices_passes_declared_or_not(pa
     for name, (owner, value) in patch.items():
         (monkeypatch.setitem if type(owner) is dict else monkeypatch.setattr)(owner, name, value)
     chosen = ("--id", "http/length/**", "--id", "testbed/nesting/**", "--id", "validation/cap/**",
-              "--id", "testbed/numbers/**")
+              "--id", "testbed/numbers/**", "--timeout", "120")  # (100,000 cases take the core seconds, more when busy)
     with serving(testbed.service(plain=True), **options) as server:
         for limits in ([], declared):
             status, results = report(tmp_path, capsys, server.url, *chosen,

@@ -1,0 +1,167 @@
+"""The target: a server of the protocol at a URL, reached over HTTP or HTTPS, every exchange
+within its timeout (deadlines.py). How a request is framed (`send`), how much of an answer is
+read (`read`), and whether the target answers at all (`wait`, `answers`) are decided here;
+what is sent and what is expected, in runner.py.
+"""
+
+import http.client
+import json
+import ssl
+import time
+import urllib.parse
+
+from . import deadlines
+
+MAX_ANSWER = 64 * 1024 * 1024  # bytes of one answer the suite reads; a server that sends more fails the case
+
+
+class Trouble(Exception):
+    """The target cannot be tested: unreachable, or not a server of the protocol."""
+
+
+class Target:
+    """The server under test."""
+
+    def __init__(self, url, timeout=10, cafile=None):
+        parts = urllib.parse.urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"the target must be an http:// or https:// URL, such as "
+                             f"http://127.0.0.1:8000/api, not {url!r}")
+        self.url, self.host, self.path = url, parts.hostname, parts.path or "/"
+        self.port = parts.port or (443 if parts.scheme == "https" else 80)
+        self.timeout, self.tls = timeout, None
+        self.stopped = ""  # why the target stopped answering during the run, once it has
+        if cafile and parts.scheme != "https":
+            raise ValueError(f"--cafile is for an https:// target, and {url} is not one")
+        if parts.scheme == "https":  # certificates checked, against --cafile if given
+            try:
+                self.tls = ssl.create_default_context(cafile=cafile)
+            except (OSError, ssl.SSLError) as error:
+                raise ValueError(f"--cafile {cafile}: {getattr(error, 'strerror', None) or error}") from None
+
+    def connect(self):
+        """A connection whose every exchange ends within the timeout (deadlines.py)."""
+        if self.tls:
+            return deadlines.SecureConnection(self.host, self.port, context=self.tls)
+        return deadlines.Connection(self.host, self.port)
+
+    def post(self, message, data=None, media_type="application/json"):
+        """POST a JSON message (or `data`, bytes of `media_type`); return (HTTP status, the answer's bytes)."""
+        connection = self.connect().exchange(self.timeout)
+        try:
+            connection.request("POST", self.path, json.dumps(message).encode() if data is None else data,
+                               {"Content-Type": media_type})
+            response = connection.getresponse()
+            return response.status, read(response)
+        finally:
+            connection.close()
+
+    def answers(self, tries=2):
+        """Whether the target answers a ping on a new connection (in one of `tries`)."""
+        for _ in range(tries):
+            try:
+                return self.post([{}, {"fn.ping_": {}}]) is not None
+            except (OSError, http.client.HTTPException):
+                time.sleep(0.2)
+        return False
+
+    def wait(self, seconds, waiting=lambda reason: None):
+        """Wait until the target answers at all, telling `waiting` why once; raise Trouble if it never does."""
+        deadline, tries = time.monotonic() + seconds, 0
+        while True:
+            try:
+                return self.post([{}, {"fn.ping_": {}}])
+            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError):  # no answer at all
+                reason = "it closed the connection without answering" + (
+                    "" if self.tls else " (an HTTPS server does that to plain HTTP: is it an https:// URL?)")
+            except http.client.HTTPException as error:
+                raise Trouble(f"{self.url} is not a server of the protocol: its answer is not HTTP "
+                              f"({type(error).__name__}: {' '.join(str(error).split())[:80] or 'nothing'})") from None
+            except ssl.SSLCertVerificationError as error:
+                raise Trouble(f"cannot reach {self.url}: its certificate is not trusted ({error.verify_message}); "
+                              f"to trust a private CA, give its certificate with --cafile") from None
+            except ssl.SSLError as error:
+                said = "it does not speak TLS (is it an http:// URL?)" if error.reason == "WRONG_VERSION_NUMBER" else (
+                    error.reason or error)
+                raise Trouble(f"cannot reach {self.url}: {said}") from None
+            except TimeoutError:
+                reason = f"no answer within {self.timeout:g} s (see --timeout)"
+            except OSError as error:
+                reason = error.strerror or str(error)
+            if time.monotonic() >= deadline:
+                raise Trouble(f"cannot reach {self.url}: {reason}")
+            tries += 1
+            if tries == 1:
+                waiting(reason)
+            time.sleep(0.2)
+
+
+def read(response):
+    """An answer's body; one over MAX_ANSWER bytes is a failure, not read to its end."""
+    length = response.getheader("Content-Length", "")
+    if not length.isdigit():  # no length: read until it ends, or is too long
+        data = _until_the_end(response)
+        if len(data) <= MAX_ANSWER:
+            return data
+    elif int(length) <= MAX_ANSWER:
+        return response.read()  # which says if fewer bytes come
+    raise http.client.HTTPException(f"the answer is over {MAX_ANSWER} bytes, more than the suite reads")
+
+
+def _until_the_end(response):
+    """A body without a length, up to MAX_ANSWER + 1 bytes. One delimited by the connection's close
+    also ends at a reset: a server that answers before it has read the whole request (a 400 for
+    its framing) and closes makes its kernel reset the connection, after the answer it sent."""
+    pieces, size = [], 0
+    try:
+        while size <= MAX_ANSWER and (piece := response.read1(MAX_ANSWER + 1 - size)):
+            pieces.append(piece)
+            size += len(piece)
+    except ConnectionResetError:
+        if response.chunked:
+            raise
+    return b"".join(pieces)
+
+
+def send(connection, method, path, data, media_type, framing=None):
+    """Send one request: a POST's body framed by its Content-Length, or with `framing` "chunked" in
+    chunks (two, if it has two bytes), "none" told no way at all, "both" chunked with a
+    Content-Length too, "two-lengths" with two Content-Lengths that disagree, "length-not-a-number" with one in hexadecimal. A server may answer
+    before it has read the whole body (411, 413, 400) and close: its answer is read all the same."""
+    try:
+        _send(connection, method, path, data, media_type, framing)
+    except (BrokenPipeError, ConnectionResetError):
+        if connection.sock is None:  # refused while connecting: there is no answer to read
+            raise
+
+
+FRAMED_BY_HAND = {  # framing -> the body sent, its Content-Length headers, and whether it says chunked
+    "none": lambda data: (data, [], False),
+    "both": lambda data: _both(b"%x\r\n%s\r\n0\r\n\r\n" % (len(data), data)),
+    "two-lengths": lambda data: (data, [len(data), len(data) - 1], False),
+    "length-not-a-number": lambda data: (data, [f"0x{len(data):x}"], False),
+}
+
+
+def _both(chunked):
+    return chunked, [len(chunked)], True
+
+
+def _send(connection, method, path, data, media_type, framing):
+    if method != "POST":
+        connection.request(method, path)
+    elif framing == "chunked":
+        connection.request(method, path, iter([data[:len(data) // 2], data[len(data) // 2:]]),
+                           {"Content-Type": media_type, "Transfer-Encoding": "chunked"}, encode_chunked=True)
+    elif framing in FRAMED_BY_HAND:
+        body, lengths, chunked = FRAMED_BY_HAND[framing](data)
+        connection.putrequest(method, path)
+        connection.putheader("Content-Type", media_type)
+        for length in lengths:
+            connection.putheader("Content-Length", str(length))
+        if chunked:
+            connection.putheader("Transfer-Encoding", "chunked")
+        connection.endheaders()
+        connection.send(body)
+    else:
+        connection.request(method, path, data, {"Content-Type": media_type})
