@@ -173,10 +173,10 @@ def handled_with_peak(service, data):
 class Connection:
     """One keep-alive HTTP connection that posts messages and decodes the answers."""
 
-    def __init__(self, url, source=""):
+    def __init__(self, url, source="", timeout=10):
         parts = urllib.parse.urlsplit(url)
         self.path = parts.path
-        self.http = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10,
+        self.http = http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout,
                                                source_address=(source, 0) if source else None)
 
     def post(self, data):

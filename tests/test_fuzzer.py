@@ -164,7 +164,7 @@ def test_a_rate_and_a_time_limit_are_kept(capsys):
         requests = int(re.search(r"with (\d+) requests", lines[-1])[1])
         assert status == 0 and requests / seconds <= 21
         status, lines, seconds = fuzzing(capsys, server.url, "--rate", "20", "--time-limit", "1")
-    assert seconds < 2.5 and int(re.search(r"with (\d+) requests", lines[-1])[1]) <= 30
+    assert seconds < 5 and int(re.search(r"with (\d+) requests", lines[-1])[1]) <= 30
 
 
 def test_verbose_shows_every_call_and_its_result_tag(capsys):

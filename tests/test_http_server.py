@@ -366,7 +366,7 @@ def test_large_requests_queue_in_bounds_and_small_ones_are_always_served():
         assert b"Too many large requests at once" in refused
         started = time.perf_counter()
         assert Connection(server.url).post(PING)[0] == 200
-        assert time.perf_counter() - started < 2  # not after the large ones: they are held
+        assert time.perf_counter() - started < 5  # not after the large ones: they are held until the end
         held.go.set()
         assert all(sock.recv(100).startswith(b"HTTP/1.1 200 ") for sock in queued)
         for sock in queued:
