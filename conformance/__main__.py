@@ -197,13 +197,7 @@ def _fuzz(options, parser):
         fixture = {"description": f"Calls that failed python -m conformance fuzz --target {target.url} --seed {seed}.",
                    "cases": [{k: v for k, v in r.case.items() if k != "file"} for r in results if r.failed]}
         Path(options.fixtures).write_text(json.dumps(fixture, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    scope = report.Scope()
-    for form, make in {"junit": lambda: report.junit(results, target.url, scope),
-                       "json": lambda: report.as_json(results, target.url, service, scope),
-                       "html": lambda: report.as_html(results, target.url, service, scope,
-                                                      cases.load_json("requirements.json"))}.items():
-        if getattr(options, form):
-            Path(getattr(options, form)).write_text(make(), encoding="utf-8")
+    console.write_reports(options, results, target.url, service, report.Scope())
     by_check = {check: sum(f.check == check for f in findings) for check in fuzz.CHECKS}
     print("\nBy check: " + ", ".join(f"{check} {count} failing" if count else f"{check} passed"
                                       for check, count in by_check.items() if any(c == check for _, c in checked)))

@@ -50,13 +50,7 @@ def finish(options, results, subject, service, unselected, kind, stopped="", lim
                       ("version", options.implementation_version), ("language", options.language)) if value}
     scope = report.Scope(getattr(options, "without", set()), options.level, options.id, unselected,
                          options.last_failed, stopped, implementation, limits or {}, options.exclude)
-    requirements = cases.load_json("requirements.json")
-    reports = {"junit": lambda: report.junit(results, subject, scope),
-               "json": lambda: report.as_json(results, subject, service, scope),
-               "html": lambda: report.as_html(results, subject, service, scope, requirements)}
-    for form, make in reports.items():
-        if getattr(options, form):
-            Path(getattr(options, form)).write_text(make(), encoding="utf-8")
+    requirements = write_reports(options, results, subject, service, scope)
     causes = report.causes(results, {r["id"]: r["text"] for r in requirements})
     if causes:
         print("\n" + "\n".join(causes))
@@ -71,6 +65,18 @@ def finish(options, results, subject, service, unselected, kind, stopped="", lim
     if trouble:
         print(f"python -m conformance: warning: {trouble}", file=sys.stderr)
     return 130 if options.interrupted else 2 if stopped else 1 if any(r.failed for r in results) else 0
+
+
+def write_reports(options, results, subject, service, scope):
+    """Write the reports --junit, --json and --html ask for; return the requirements they cite."""
+    requirements = cases.load_json("requirements.json")
+    reports = {"junit": lambda: report.junit(results, subject, scope),
+               "json": lambda: report.as_json(results, subject, service, scope),
+               "html": lambda: report.as_html(results, subject, service, scope, requirements)}
+    for form, make in reports.items():
+        if getattr(options, form):
+            Path(getattr(options, form)).write_text(make(), encoding="utf-8")
+    return requirements
 
 
 def print_failure(result):

@@ -30,12 +30,13 @@ import difflib
 import json
 import random
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from peer import free_port  # (tests/, the script's own folder, is on the path)
 
 OWNED = {  # module -> the suite that owns its behaviour
     **dict.fromkeys(["protocol/service", "protocol/validate", "protocol/codec", "protocol/blobs", "protocol/select",
@@ -98,12 +99,6 @@ def mutate(tree, place, rng):
     else:
         node.body[where[0]] = ast.Pass()
     return ast.unparse(tree), f"{what} at line {getattr(node, 'lineno', '?')}"
-
-
-def free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 class Mutant:

@@ -13,6 +13,7 @@ from reference import asgi, calculator, http_server, load, protocol, testbed
 from reference.asgi import make_application
 from reference.http_client import Client
 
+import peer
 from conftest import uvicorn_serving
 
 
@@ -91,9 +92,7 @@ def test_large_requests_take_their_turns_in_a_thread_of_their_own_within_bounds(
 def test_several_workers_are_warned_of_and_the_suite_notices_their_split_state(tmp_path, capsys):
     """uvicorn --workers 2: each worker says its state is its own, and a variable saved on one
     connection is missing on some of eight others, which the suite reports (calc.rule1)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = peer.free_port()
     process = subprocess.Popen([sys.executable, "-m", "uvicorn", "--factory", "reference.calculator:asgi",
                                 "--workers", "2", "--port", str(port)], stderr=subprocess.PIPE, text=True)
     printed = []
