@@ -28,10 +28,10 @@ from ..http_server import LARGE
 from ..protocol import blobs, codec, service
 from ..protocol.limits import MAX_DEPTH
 from ..protocol.service import JSON, MSGPACK, Reply
-from ..protocol.types import Struct, innermost, reachable
+from ..protocol.types import Struct, innermost
 from .checks import Compiler
 from .scans import deeper, may_hold_surrogates
-from .trims import Trims
+from .trims import Trims, leading_to
 from .turns import Turns
 
 # The C encoder that json.dumps makes anew at each call, made once; None where there is none. It is
@@ -47,11 +47,11 @@ class Facts:
 
     __slots__ = ("arguments", "result", "restores_arguments", "restores_result", "marks")
 
-    def __init__(self, function, compiler):
+    def __init__(self, function, compiler, restoring, marking):
         self.arguments, self.result = compiler.fields_of_object(function.arguments), compiler.tags(function.result)
-        self.restores_arguments = holds(function.arguments, {"bytes", "ext"})
-        self.restores_result = holds(function.result, {"bytes", "ext"})
-        self.marks = holds(function.result.tags["Ok_"], {"bytes", "any", "ext"})
+        self.restores_arguments = id(function.arguments) in restoring
+        self.restores_result = id(function.result) in restoring
+        self.marks = id(function.result.tags["Ok_"]) in marking
 
 
 class Exchange(service.Exchange):
@@ -71,7 +71,10 @@ class Service(Core):
     def __init__(self, *arguments, **options):
         super().__init__(*arguments, **options)
         compiler = Compiler()
-        self.facts = {name: Facts(function, compiler) for name, function in self.schema.functions.items()}
+        roots = [node for function in self.schema.functions.values() for node in (function.arguments, function.result)]
+        restoring, marking = (leading_to(roots, lambda node: holds(node, kinds)) for kinds in (RESTORED, MARKED))
+        self.facts = {name: Facts(function, compiler, restoring, marking)
+                      for name, function in self.schema.functions.items()}
         self.headers = {name: compiler.type(type_) for name, type_ in self.schema.request_headers.items()}
         self.turns, self.trims = Turns(), Trims()
 
@@ -170,7 +173,9 @@ class Service(Core):
         return Reply(data, MSGPACK, exchange.name, "Ok_")
 
 
+RESTORED, MARKED = {"bytes", "ext"}, {"bytes", "any", "ext"}  # what needs restoring on the way in, marking out
+
+
 def holds(node, kinds):
-    """Whether a value of a Struct or Union can hold a value of one of `kinds` anywhere inside."""
-    return any(innermost(type_).kind in kinds for inner in reachable(node) if isinstance(inner, Struct)
-               for type_ in inner.fields.values())
+    """Whether a Struct's own fields (not those inside them) can hold a value of one of `kinds`."""
+    return isinstance(node, Struct) and any(innermost(type_).kind in kinds for type_ in node.fields.values())

@@ -7,7 +7,7 @@ closures that filter the objects it names and copy the rest only on the way to
 them, and keeps the last few. tests/test_engine.py holds them to `apply()`.
 """
 
-from ..protocol.types import innermost, reachable
+from ..protocol.types import Union, innermost, reachable
 
 MAX_TRIMS = 256  # compiled selections kept
 
@@ -33,9 +33,10 @@ def compile_trim(selection, function):
     """The trim of `function`'s Ok_ results by `selection`, or None if it keeps them whole."""
     named = {name for name in selection if name != "->"}
     made = {}  # id(Struct) -> its trim, compiled once, so that recursive types close on themselves
+    changing = leading_to([function.result], lambda node: node.name in named)
 
     def reaches(node):  # whether trimming may change a value of a Struct or Union
-        return any(inner.name in named for inner in reachable(node))
+        return id(node) in changing
 
     def of_type(type_):
         inner = innermost(type_)
@@ -74,3 +75,22 @@ def compile_trim(selection, function):
     if keep is None and not reaches(ok):
         return None
     return of_tags(function.result, {"Ok_": of_struct(ok, keep)})
+
+
+def leading_to(nodes, wanted):
+    """The ids of the Structs and Unions, of `nodes` and those they lead to, from which one that is
+    `wanted` can be reached (one walk each way, however many ask: a type may lead to every other)."""
+    everything, parents = list(reachable(*nodes)), {}
+    for node in everything:
+        inner = node.tags.values() if isinstance(node, Union) else [
+            type_.of for type_ in map(innermost, node.fields.values()) if type_.kind in ("struct", "union", "fn")]
+        for child in inner:
+            parents.setdefault(id(child), []).append(node)
+    waiting = [node for node in everything if wanted(node)]
+    found = {id(node) for node in waiting}
+    while waiting:
+        for parent in parents.get(id(waiting.pop()), ()):
+            if id(parent) not in found:
+                found.add(id(parent))
+                waiting.append(parent)
+    return found

@@ -57,12 +57,12 @@ class Encoding(NamedTuple):
 
 def encoding(schema):
     """The binary encoding of `schema`'s function names and reachable field and tag names."""
-    keys = set()
+    keys, roots = set(), []
     for name, function in schema.functions.items():
         keys.update((name, "Ok_"))
-        for struct in (function.arguments, function.result.tags["Ok_"]):
-            for node in reachable(struct):
-                keys.update(node.tags if isinstance(node, Union) else node.fields)
+        roots += [function.arguments, function.result.tags["Ok_"]]
+    for node in reachable(*roots):  # (one walk for all: every function may reach every definition)
+        keys.update(node.tags if isinstance(node, Union) else node.fields)
     names = sorted(keys)
     crc = zlib.crc32("\n".join(names).encode())
     return Encoding({name: i for i, name in enumerate(names)}, names, crc - 2**32 if crc >= 2**31 else crc)
