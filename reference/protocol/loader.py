@@ -131,7 +131,7 @@ class Schema:
             self.info = key if kind == "info" else self.info
             self._check_outline(where, key, kind, entry)
             target = ((Struct(key), Struct(key + " ->")) if kind == "headers" else
-                      self.extensions[key](self.functions) if kind == "_ext" else EMPTY.get(kind, lambda _: None)(key))
+                      self.extensions[key](self.functions, key) if kind == "_ext" else EMPTY.get(kind, lambda _: None)(key))
             self.named[key], self.defined[key] = (kind, target), where
             self.entries.append((key, entry, hidden))
             yield where, key, entry

@@ -74,10 +74,18 @@ class Function(NamedTuple):
 class Extension:
     """An `_ext.` type's rules: `check`, `generate` and `restore` stand for its kind in the tables of
     validate.py, generate.py and blobs.py; other walks take its values as `any`. `functions` are
-    the schema's, by name."""
+    the schema's, by name; `name` is the type's own (`_ext.Select_`)."""
 
-    def __init__(self, functions):
-        self.functions = functions
+    def __init__(self, functions, name):
+        self.functions, self.name = functions, name
+
+    def check(self, value, path, function):
+        """Yield a case for every way `value` fails to be of this type in a message of `function`."""
+        raise NotImplementedError(f"{self.name} has no rules for checking a value")
+
+    def generate(self, context):
+        """A random value of this type, drawn from the context's generator."""
+        raise NotImplementedError(f"{self.name} has no rules for making a value")
 
     def restore(self, value):
         """`value`, valid already, with the base64 text of its bytes turned into bytes."""
@@ -91,9 +99,9 @@ def innermost(type_):
     return type_
 
 
-def reachable(node):
-    """Yield a Struct or Union and every Struct and Union its fields lead to, each once."""
-    seen, waiting = set(), [node]
+def reachable(*nodes):
+    """Yield Structs and Unions, and every Struct and Union their fields lead to, each once."""
+    seen, waiting = set(), list(nodes)
     while waiting:
         node = waiting.pop()
         if id(node) in seen:
