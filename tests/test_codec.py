@@ -8,9 +8,10 @@ import msgpack
 import pytest
 
 from reference import calculator, load
-from reference.protocol import codec
+from reference.protocol import codec, limits
 
 CALCULATOR = codec.encoding(load(calculator.entries()))
+limits.allow_depth()  # as a Service or a Client does when made: decoding 1,024 levels recurses that deep
 CHECKSUM = 900069279
 PACKED, UNDEFINED = codec.PACKED, codec.UNDEFINED
 
