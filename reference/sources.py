@@ -178,10 +178,10 @@ def located(problem, texts):
     return problem._replace(where=where, first=first)
 
 
-def position(text, steps, value=False):
+def position(text, steps, value=False, start=0):
     """The line and column of the key `steps` leads to in JSON text (of its value, if `value`),
-    or of the deepest found."""
-    at = shown = SKIP(text, 0).end()
+    or of the deepest found; the steps start from the value at `start`, or from the top."""
+    at = shown = SKIP(text, start).end()
     for step in steps:
         found = (_element(text, at, step) if type(step) is int and text.startswith("[", at) else
                  _member(text, at, step) if type(step) is str and text.startswith("{", at) else None)
@@ -191,6 +191,16 @@ def position(text, steps, value=False):
     else:
         shown = at if value else shown
     return {"line": text.count("\n", 0, shown) + 1, "column": shown - text.rfind("\n", 0, shown)}
+
+
+def entries(text):
+    """Where each element of the JSON array `text` (a schema document) starts, in one pass."""
+    found, at = [], SKIP(text, 1 + SKIP(text, 0).end()).end()
+    while at < len(text) and not text.startswith("]", at):
+        found.append(at)
+        at = SKIP(text, DECODER.raw_decode(text, at)[1]).end()
+        at = SKIP(text, at + 1).end() if text.startswith(",", at) else len(text)
+    return found
 
 
 def _element(text, at, index):

@@ -24,6 +24,7 @@ from reference import mocking
 from reference.http_client import Client
 from conformance.tables import testbed as tables
 from reference import SchemaError, load
+from reference.compatibility import RULES
 
 AUTH = {"@auth_": {"Ephemeral": {"username": "$user"}}}
 ADD = {"fn.add": {"x": 1, "y": 2}}
@@ -572,6 +573,46 @@ def test_random_schemas_are_accepted_and_refused_like_the_peer_does(peer_bin):
     verdicts = peer_verdicts(peer_bin, [(entries, False) for entries in schemas])
     assert [accepted(entries) for entries in schemas] == [verdict == "accepted" for verdict in verdicts]
     assert 100 < verdicts.count("accepted") < 450  # both kinds are well represented
+
+
+# Schema evolution: the peer's `telepact compare` beside ours, on every pair of tests/test_compatibility.py.
+
+COMPARE_DIFFERENCES = {  # pair -> the peer's verdict where it is not ours (README.md says why ours is right)
+    **dict.fromkeys(["argument integer to number", "argument made nullable", "argument string to any",
+                     "argument array widened", "result number to integer", "result made not nullable",
+                     "result any to string", "result optional field removed", "result field made required",
+                     "result tag removed", "errors group removed", "result union tag removed",
+                     "renamed struct of the same shape"], "breaks"),
+    **dict.fromkeys(["result tag added", "errors group added", "errors tag added", "authentication needed",
+                     "authentication turned on", "request header narrowed", "response header widened"], "ok"),
+    "recursive struct": "crashes",
+}
+
+
+def peer_compare(peer_bin, root, old, new):
+    """The peer's verdict on a change of schema: "ok", "breaks", or "crashes" (a traceback)."""
+    for side, entries in (("old", old), ("new", new)):
+        (root / side).mkdir(parents=True)
+        (root / side / "schema.telepact.json").write_text(json.dumps(entries))
+    run = subprocess.run([str(peer_bin / "telepact"), "compare", "--old-schema-dir", str(root / "old"),
+                          "--new-schema-dir", str(root / "new")], capture_output=True, text=True, timeout=120)
+    if "Traceback" in run.stderr:
+        return "crashes"
+    return "breaks" if run.returncode == 1 and "incompatible" in run.stdout else "ok" if run.returncode == 0 else \
+        run.stderr
+
+
+def test_the_peers_compare_differs_from_ours_only_where_the_readme_says(peer_bin, tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+    from test_compatibility import CASES
+    with ThreadPoolExecutor(8) as pool:
+        theirs = dict(zip(CASES, pool.map(lambda item: peer_compare(peer_bin, tmp_path / str(hash(item[0])), *item[1][:2]),
+                                          CASES.items())))
+    ours = {name: "breaks" if expected & {(r, e) for r, e in expected if RULES[r][1] == "breaking"} else "ok"
+            for name, (_, _, expected) in CASES.items()}
+    assert {name: verdict for name, verdict in theirs.items() if verdict != ours[name]} == COMPARE_DIFFERENCES
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    assert f"otherwise than ours on {len(COMPARE_DIFFERENCES)} of\nthe {len(CASES)} pairs" in readme
 
 
 # The conformance suite against the independent implementation.

@@ -180,3 +180,13 @@ def test_every_command_is_a_console_script_on_path_after_pip_install(script, mod
     assert ran[0].stdout.startswith(f"usage: {script} ")
     wrong = subprocess.run([str(path), "--no-such-option"], capture_output=True, text=True, timeout=60)
     assert wrong.returncode == 2 and wrong.stderr.endswith(f"(see {script} --help)\n")
+
+
+def test_the_compare_example_prints_what_the_readme_shows(tmp_path):
+    """reference/README.md's schema change, made and compared as written: the lines it shows."""
+    section = (ROOT / "reference" / "README.md").read_text().split("## Changing a schema")[1]
+    commands = section.split("```sh\n", 1)[1].split("```", 1)[0]
+    shown = section.split("```text\n", 1)[1].split("```", 1)[0]
+    done = subprocess.run(["sh", "-c", commands.replace("python -m", f"{sys.executable} -m")], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout, done.stderr) == (1, shown, "")

@@ -1,0 +1,243 @@
+"""Recorded traffic: calls a service really got, replayed against a new schema as evidence.
+
+How this works
+--------------
+`read(path)` reads recorded exchanges from a file or the files of a folder:
+the stub files `python -m reference.mock --record` writes (`{"stub":
+{"fn.X": arguments, "->": result}, "headers!": {...}}`, or an array of them),
+or JSON lines of `[request, answer]` pairs, each a message `[headers, body]`.
+A `Replay` asks of each exchange what the new schema makes of it:
+
+- would the new server refuse the request? The core's own steps 3 to 6
+  (headers, @auth_, the function, its arguments) answer, with the cases;
+- is the recorded answer still one of the function's results in the new schema?
+- which findings of the Comparison does it touch? A request-side change
+  touches the calls it gets refused: each case's path, read with the old
+  schema's types, leads to the site it is at (a field, a tag, a whole
+  object, a function's calls). A response-side change touches the answers
+  that hold a value at its site (`held`): those the old clients read there.
+"""
+
+import json
+from pathlib import Path
+from typing import NamedTuple
+
+from . import sources
+from .protocol import Refusal, Service, validate
+from .protocol.service import Exchange as Step
+from .protocol.types import Union
+
+MAX_EXCHANGES = 1_000_000  # recorded exchanges read at most
+
+
+class Exchange(NamedTuple):
+    """One recorded call and its answer, and where it was read from (FILE, or FILE:LINE)."""
+
+    source: str
+    headers: dict
+    function: str
+    arguments: dict
+    result: object  # the answer's body, or None when the recording has none
+
+
+def read(path):
+    """The exchanges recorded in a file, or in the *.json and *.jsonl files of a folder, in name order;
+    ValueError says what cannot be read, and where."""
+    path = Path(path)
+    if not path.exists():
+        raise ValueError(f"{path}: does not exist")
+    files = sorted(p for p in path.iterdir() if p.suffix in (".json", ".jsonl")) if path.is_dir() else [path]
+    found = []
+    for file in files:
+        text = sources.read_file(file)
+        found += _stubs(file, text) if file.suffix == ".json" else _lines(file, text)
+        if len(found) > MAX_EXCHANGES:
+            raise ValueError(f"{path}: over {MAX_EXCHANGES:,} recorded exchanges, more than are replayed")
+    return found
+
+
+def _stubs(file, text):
+    """The exchanges of a stub file: a recorded stub, or an array of them."""
+    value = sources.parse_json(text, file)
+    found = []
+    for stub in value if type(value) is list else [value]:
+        call = stub.get("stub") if type(stub) is dict else None
+        names = [key for key in call if key.startswith("fn.")] if type(call) is dict else []
+        if len(names) != 1 or type(call[names[0]]) is not dict or type(stub.get("headers!", {})) is not dict:
+            raise ValueError(f"{file}: not a recorded stub, {{\"stub\": {{\"fn.X\": {{...}}, \"->\": {{...}}}}}}")
+        found.append(Exchange(str(file), stub.get("headers!", {}), names[0], call[names[0]], call.get("->")))
+    return found
+
+
+def _lines(file, text):
+    """The exchanges of JSON lines, each [request, answer]: two messages, [headers, body]."""
+    found = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        where = f"{file}:{number}"
+        pair = sources.parse_json(line, where)
+        try:
+            (headers, body), (_, answer) = pair
+            [(function, arguments)] = body.items()
+            if type(headers) is not dict or type(arguments) is not dict:
+                raise ValueError
+        except (TypeError, ValueError, AttributeError):
+            raise ValueError(f"{where}: not [request, answer], two messages [headers, body]") from None
+        found.append(Exchange(where, headers, function, arguments, answer))
+    return found
+
+
+class Replay:
+    """What the new schema makes of recorded exchanges (see above): the refused requests, the answers
+    outside the new results, and for each finding the exchanges it touches."""
+
+    def __init__(self, exchanges, comparison):
+        self.exchanges, self.comparison = exchanges, comparison
+        new = comparison.new
+        self.service = Service(new, {name: _never for name in new.functions if name not in ("fn.ping_", "fn.api_")})
+        self.refused = []  # (Exchange, the answer the new server gives it)
+        self.outside = []  # (Exchange, the first case of its answer against the new results)
+        self.touched = {key: [] for key in comparison.findings}  # finding key -> Exchanges
+        for exchange in exchanges:
+            self.replay(exchange)
+
+    def replay(self, exchange):
+        refusal = self.refusal(exchange)
+        sites = held(self.comparison, exchange)
+        if refusal is not None:
+            self.refused.append((exchange, refusal))
+            sites |= refused_at(self.comparison, exchange, refusal)
+        function = self.comparison.new.functions.get(exchange.function)
+        if function is not None and exchange.result is not None:
+            cases = validate.first(validate.check_tags(exchange.result, function.result, (), function))
+            if cases:
+                self.outside.append((exchange, cases[0]))
+        for key, finding in self.comparison.findings.items():
+            if finding.sites & sites:
+                self.touched[key].append(exchange)
+
+    def refusal(self, exchange):
+        """The answer the new server gives the request before any handler, or None if it would call one."""
+        step = Step(exchange.headers, exchange.function, exchange.arguments)
+        try:
+            for check in (self.service.check_headers, self.service.check_auth, self.service.find_function,
+                          self.service.check_arguments):
+                check(step)
+        except Refusal as refused:
+            return refused.result
+        return None
+
+    def affected(self):
+        """The exchanges a breaking finding not accepted touches, in the order recorded."""
+        keys = {(f.rule, f.element) for f in self.comparison.breaking()}
+        touched = {id(e) for key in keys for e in self.touched[key]}
+        return [e for e in self.exchanges if id(e) in touched]
+
+    def lines(self):
+        """What the replay found, as lines of text."""
+        total = len(self.exchanges)
+        lines = [f"Replayed {total:,} recorded call{'s' * (total != 1)} against the new schema."]
+        for (rule, element), found in self.touched.items():
+            if found:
+                lines.append(f"  {rule} {element}: touches {len(found):,} of {total:,} (the first: {found[0].source})")
+        for said, listed in (("would refuse", self.refused), ("answered outside its results", self.outside)):
+            if listed:
+                exchange, why = listed[0]
+                lines.append(f"The new schema {said} {len(listed):,} of {total:,}; the first, {exchange.source} "
+                             f"({exchange.function}): {json.dumps(why)[:300]}")
+        affected = self.affected()
+        verdict = "breaking" if self.comparison.breaking() else "compatible"
+        lines.append(f"{verdict.capitalize()} by the rules, {len(affected):,} of {total:,} recorded calls affected"
+                     + (f" (the first: {affected[0].source})." if affected else "."))
+        return lines
+
+    def as_data(self):
+        """The replay as JSON data."""
+        first = lambda listed: [{"source": e.source, "function": e.function, "why": why} for e, why in listed[:10]]
+        return {"calls": len(self.exchanges), "affected": len(self.affected()), "refused": len(self.refused),
+                "firstRefused": first(self.refused), "outside": len(self.outside), "firstOutside": first(self.outside)}
+
+
+def _never(arguments, headers):
+    """A handler no replay calls: it stops at the steps before it."""
+    raise AssertionError("a replay never calls a handler")
+
+
+def refused_at(comparison, exchange, refusal):
+    """The request sites the new server's refusal is about: each case's path read with the old schema's
+    types (the function's calls, for a function unknown or protected now)."""
+    [(tag, fields)] = refusal.items()
+    if tag in ("ErrorUnauthenticated_", "ErrorUnauthorized_"):
+        return {("call", exchange.function)}
+    function = comparison.old.functions.get(exchange.function)
+    cases = fields.get("cases", []) if type(fields) is dict else []
+    if tag == "ErrorInvalidRequestHeaders_":
+        return {_site(comparison.headers["request"], case) for case in cases}
+    if function is None or any("FunctionUnknown" in case["reason"] for case in cases):
+        return {("call", exchange.function)}
+    return {_site(function.arguments, case, 1) for case in cases}
+
+
+def _site(node, case, start=0):
+    """The site of a validation case, its path followed from `node` (a Struct) through the old types: a
+    missing field's case is about the object that lacks it; any other, about the field or tag its
+    path last enters (a key refused, or a value wrong inside it)."""
+    keyed, type_ = (node, None), None  # (the node, its field or tag the path last entered); that field's type
+    for step in case["path"][start:]:
+        if type_ is not None and type_.kind in ("array", "map"):
+            type_ = type_.of  # (the step is an index or a key)
+            continue
+        if type_ is not None:
+            if type_.kind not in ("struct", "union", "fn"):
+                break  # inside a value that holds no fields
+            node, type_ = type_.of, None
+        keyed = (node, step)
+        if isinstance(node, Union):
+            if step not in node.tags:
+                break
+            node = node.tags[step]
+        elif step in node.fields:
+            type_ = node.fields[step]
+        else:
+            break
+    if "RequiredObjectKeyMissing" in case["reason"]:
+        return "request", id(type_.of if type_ is not None and type_.kind == "struct" else node), None
+    return "request", id(keyed[0]), keyed[1]
+
+
+def held(comparison, exchange):
+    """The response sites an exchange's answer holds a value at, as the old schema reads it: its union, its
+    tag, each object and field inside."""
+    found = set()
+    function = comparison.old.functions.get(exchange.function)
+    if function is not None:
+        _tags(exchange.result, function.result, found)
+    return found
+
+
+def _value(value, type_, found):
+    if type_.kind in ("array", "map") and type(value) in (list, dict):
+        for element in value if type(value) is list else value.values():
+            _value(element, type_.of, found)
+    elif type_.kind == "struct":
+        _fields(value, type_.of, found)
+    elif type_.kind in ("union", "fn"):
+        _tags(value, type_.of, found)
+
+
+def _fields(value, struct, found):
+    if type(value) is dict:
+        found.add(("response", id(struct), None))
+        for name, element in value.items():
+            found.add(("response", id(struct), name))
+            if name in struct.fields:
+                _value(element, struct.fields[name], found)
+
+
+def _tags(value, union, found):
+    if type(value) is dict and len(value) == 1:
+        [(tag, fields)] = value.items()
+        found.update({("response", id(union), None), ("response", id(union), tag)})
+        if tag in union.tags:
+            _fields(fields, union.tags[tag], found)
