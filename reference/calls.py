@@ -110,9 +110,6 @@ def main(argv=None):
         return parser.fail(f"{error}{hint}")
     except ValueError as error:  # what the schema said makes an argument impossible, or the session unwritable
         return parser.fail(str(error))
-    except BrokenPipeError:  # the reader went away (| head): what it did not read is not missed
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
 
 
 EXAMPLES = """examples:
