@@ -112,6 +112,18 @@ def test_compiled_checks_say_yes_exactly_when_the_walk_finds_nothing(seed):
                     assert valid(value) == walked, value  # and is said wherever it can be
 
 
+def test_a_long_chain_of_definitions_compiles_without_recursion():
+    """5,000 structs, each holding an array of the next: the Service is made, and its checks answer as
+    the walk does (they once recursed a level a definition, past Python's limit)."""
+    chain = [{f"struct.S{i}": {"n": "integer", "next": [f"struct.S{i + 1}"]}} for i in range(5000)]
+    schema = load([*chain, {"struct.S5000": {"n": "integer"}}, {"fn.f": {"s": "struct.S0"}, "->": [{"Ok_": {}}]}])
+    service = engine.Service(schema, {"fn.f": lambda arguments, headers: {"Ok_": {}}})
+    deep = {"n": 1, "next": [{"n": 2, "next": []}]}
+    assert service.handle(json.dumps([{}, {"fn.f": {"s": deep}}]).encode()).data == b'[{}, {"Ok_": {}}]'
+    wrong = json.loads(service.handle(json.dumps([{}, {"fn.f": {"s": {**deep, "n": "x"}}}]).encode()).data)
+    assert wrong[1]["ErrorInvalidRequestBody_"]["cases"][0]["path"] == ["fn.f", "s", "n"]
+
+
 def _inner(node):
     for inner in reachable(node):
         for type_ in ([] if isinstance(inner, Union) else inner.fields.values()):

@@ -15,6 +15,7 @@ import math
 
 from ..protocol.blobs import from_base64
 from ..protocol.limits import MAX_INT64, MIN_INT64
+from ..protocol.types import Union
 
 
 def _integer(value):
@@ -40,51 +41,59 @@ TYPE_ONLY = {"boolean": bool, "integer": int, "number": int, "string": str}  # a
 
 
 class Compiler:
-    """Predicates for one schema's types; each struct and union is compiled once, so a recursive
-    one refers to its own predicate."""
+    """Predicates for one schema's types. Each struct and union gets its checks once, made empty when
+    first named and filled in by one loop (`work`), so that a recursive type refers to its own, and a
+    chain of definitions, however long, compiles without recursion."""
 
     def __init__(self):
-        self.done = {}  # id(Struct or Union) -> its predicate
+        self.done = {}  # id(Struct or Union) -> its checks (see `entry`)
+        self.waiting = []  # Structs and Unions whose checks are still to be filled in
 
     def type(self, type_):
         """The predicate of a Type."""
-        valid = COMPILERS[type_.kind](self, type_)
-        return (lambda value: value is None or valid(value)) if type_.nullable else valid
-
-    def fields(self, struct):
-        """The predicate of an object of `struct` fields."""
-        checks = self.checks(struct)
-        return lambda value: type(value) is dict and _fields(checks, value)
+        valid = self.predicate(type_)
+        self.work()
+        return valid
 
     def fields_of_object(self, struct):
         """The predicate of `struct` fields in a value known to be an object (a call less)."""
-        return functools.partial(_fields, self.checks(struct))
+        valid = functools.partial(_fields, self.entry(struct))
+        self.work()
+        return valid
 
     def tags(self, union):
         """The predicate of a value of `union`: one tag, holding that tag's fields."""
-        return functools.partial(_tag, self.tags_checks(union))  # (a call less than a lambda's)
+        valid = functools.partial(_tag, self.entry(union))  # (a call less than a lambda's)
+        self.work()
+        return valid
 
-    def checks(self, struct):
-        """For each field of `struct`: whether it is required, whether it may be null, the type
-        whose values it takes as they are (TYPE_ONLY), and its predicate, or (for a struct or union value,
-        which `_fields` goes into itself) the checks of its fields or tags; beside them, how many are
-        required."""
-        if id(struct) not in self.done:
-            self.done[id(struct)] = checks = (len(struct.required), {})  # before its fields, which may lead back
-            for name, type_ in struct.fields.items():
+    def predicate(self, type_):
+        """The predicate of a Type, its structs' and unions' checks perhaps still to be filled in."""
+        valid = COMPILERS[type_.kind](self, type_)
+        return (lambda value: value is None or valid(value)) if type_.nullable else valid
+
+    def entry(self, node):
+        """The checks of a Struct (how many fields are required, and for each field: whether it is
+        required, whether it may be null, the type whose values it takes as they are (TYPE_ONLY), and
+        its predicate, or, for a struct or union value, which `_fields` goes into itself, the checks of
+        its fields or tags), or of a Union (each tag's fields' checks); made empty the first time."""
+        if id(node) not in self.done:
+            self.done[id(node)] = {} if isinstance(node, Union) else (len(node.required), {})
+            self.waiting.append(node)
+        return self.done[id(node)]
+
+    def work(self):
+        """Fill in the checks of every struct and union named so far, and of those they name."""
+        while self.waiting:
+            node = self.waiting.pop()
+            if isinstance(node, Union):
+                self.done[id(node)].update((tag, self.entry(struct)) for tag, struct in node.tags.items())
+                continue
+            for name, type_ in node.fields.items():
                 inner = type_.kind in ("struct", "union", "fn")
-                checks[1][name] = (not name.endswith("!"), type_.nullable, TYPE_ONLY.get(type_.kind),
-                                None if inner else COMPILERS[type_.kind](self, type_),
-                                self.checks(type_.of) if type_.kind == "struct" else None,
-                                self.tags_checks(type_.of) if type_.kind in ("union", "fn") else None)
-        return self.done[id(struct)]
-
-    def tags_checks(self, union):
-        """The checks of each tag's fields, by tag."""
-        if id(union) not in self.done:
-            self.done[id(union)] = tags = {}
-            tags.update((tag, self.checks(struct)) for tag, struct in union.tags.items())
-        return self.done[id(union)]
+                self.done[id(node)][1][name] = (not name.endswith("!"), type_.nullable, TYPE_ONLY.get(type_.kind),
+                                                None if inner else COMPILERS[type_.kind](self, type_),
+                                                self.entry(type_.of) if inner else None)
 
 
 def _fields(checks, value):
@@ -93,7 +102,7 @@ def _fields(checks, value):
     required, checks = checks
     try:
         for name, field in value.items():
-            is_required, nullable, exact, valid, fields, tags = checks[name]  # (KeyError: no field of it)
+            is_required, nullable, exact, valid, inner = checks[name]  # (KeyError: no field of it)
             required -= is_required
             if field is None:
                 if not nullable:
@@ -101,17 +110,17 @@ def _fields(checks, value):
             elif type(field) is exact:
                 if exact is int and not MIN_INT64 <= field <= MAX_INT64:
                     return False
-            elif tags is not None:  # a union's value: one tag, holding its fields (gone into here, a call saved)
-                if type(field) is not dict:
-                    return False
-                [tag] = field  # (ValueError: not one tag)
-                field = field[tag]
-                if type(field) is not dict or not _fields(tags[tag], field):  # (KeyError: no tag of it)
-                    return False
             elif valid is not None:
                 if not valid(field):
                     return False
-            elif type(field) is not dict or not _fields(fields, field):
+            elif type(field) is not dict:
+                return False
+            elif type(inner) is dict:  # a union's value: one tag, holding its fields (gone into here, a call saved)
+                [tag] = field  # (ValueError: not one tag)
+                field = field[tag]
+                if type(field) is not dict or not _fields(inner[tag], field):  # (KeyError: no tag of it)
+                    return False
+            elif not _fields(inner, field):
                 return False
     except (KeyError, ValueError):
         return False
@@ -129,9 +138,9 @@ def _tag(tags, value):
 
 def _array(compiler, type_):
     if type_.of.kind == "struct" and not type_.of.nullable:  # (the commonest: a call saved for each)
-        checks = compiler.checks(type_.of.of)
+        checks = compiler.entry(type_.of.of)
         return lambda value: type(value) is list and _structs(value, checks)
-    element = compiler.type(type_.of)
+    element = compiler.predicate(type_.of)
     return lambda value: type(value) is list and all(map(element, value))
 
 
@@ -143,8 +152,12 @@ def _structs(values, checks):
     return True
 
 
+def _object(checks):
+    return lambda value: type(value) is dict and _fields(checks, value)
+
+
 def _map(compiler, type_):
-    element = compiler.type(type_.of)
+    element = compiler.predicate(type_.of)
     return lambda value: type(value) is dict and all(map(element, value.values()))
 
 
@@ -152,7 +165,7 @@ COMPILERS = {  # how each kind compiles to a predicate
     **dict.fromkeys(PREDICATES, lambda compiler, type_: PREDICATES[type_.kind]),
     "array": _array,
     "map": _map,
-    "struct": lambda compiler, type_: compiler.fields(type_.of),
-    "union": lambda compiler, type_: compiler.tags(type_.of),
-    "fn": lambda compiler, type_: compiler.tags(type_.of),
+    "struct": lambda compiler, type_: _object(compiler.entry(type_.of)),
+    "union": lambda compiler, type_: functools.partial(_tag, compiler.entry(type_.of)),
+    "fn": lambda compiler, type_: functools.partial(_tag, compiler.entry(type_.of)),
 }
