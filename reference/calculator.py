@@ -27,7 +27,6 @@ from importlib import resources
 
 import msgpack
 
-from . import protocol
 from .namespaces import SHARED, UNAVAILABLE, Full, Memory, evaluations
 from .protocol import Refusal
 from .sources import load
@@ -53,15 +52,14 @@ def entries():
     return json.loads(resources.files("reference").joinpath("schemas", "calculator.json").read_text(encoding="utf-8"))
 
 
-def service(plain=False, unavailable_rate=0.0, **limits):
-    """A Service answering with a new Calculator; `limits` go to Memory (namespaces.py), and `plain`
-    serves with the core alone (the engine room is then not even imported)."""
+def service(kind=None, unavailable_rate=0.0, **limits):
+    """A Service answering with a new Calculator: of `kind`, the core's `protocol.Service` or by default
+    the engine room's (imported only then); `limits` go to Memory (namespaces.py)."""
     schema = load(entries())
     calculator = Calculator(schema, Memory(**limits), unavailable_rate)
-    if plain:
-        return protocol.Service(schema, calculator.handlers(), before=calculator.identify, wrap=calculator.locked)
-    from .engine import Service
-    return Service(schema, calculator.handlers(), before=calculator.identify, wrap=calculator.locked)
+    if kind is None:
+        from .engine import Service as kind
+    return kind(schema, calculator.handlers(), before=calculator.identify, wrap=calculator.locked)
 
 
 STATE = "variables, tapes and sessions"  # what a calculator keeps in its process

@@ -11,39 +11,41 @@ inside the envelope. HTTP statuses only describe HTTP problems (`refusal()`):
     411  no Content-Length                    413  a body over the size limit
     400  a Content-Length that is not a number, or two of them, or one beside
          Transfer-Encoding, or a header line that RFC 9112 refuses
-    503  the service had no turn for the request (only with the engine room)
+    503  no place for the connection, or for a large request, or no turn
+         for a costly one (admission.py)
 
 After a refusal with a body still coming, the connection is closed gently:
 the rest is read and dropped for a moment, so that the client reads the
 answer. A response goes out in one write with TCP_NODELAY, or each would wait
 ~40 ms for a delayed ACK. `Server(service)` serves any object whose
 `handle(bytes, client)` returns a Reply (`client` is the address it came
-from); with `tls`, an ssl.SSLContext, it speaks
-HTTPS. This is all a server needs; the engine room's guard (engine/guard.py)
-adds what keeps it fair under load and abuse.
+from); with `tls`, an ssl.SSLContext, it speaks HTTPS. Connections and large
+requests take places from the service's Admission (or the server's own, for
+a service without one). This is all a server needs; the engine room's guard
+(engine/guard.py) adds what keeps it fair under load and abuse.
 """
 
 import logging
-import os
 import signal
 import socket
 import ssl
 import sys
 import threading
 import time
+from contextlib import nullcontext
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Protocol
 
+from .admission import LARGE, MAX_CONNECTIONS, RETRY, Admission
+from .transports import MAX_BODY, refusal
+
 log = logging.getLogger("reference")
 
-MAX_BODY = 1024 * 1024  # bytes
 TIMEOUT = 30  # seconds a connection may stay idle, or take to send a request
-MAX_CONNECTIONS = 100  # connections served at once, by the engine room's guard (this one serves them all)
-LARGE = 16 * 1024  # bytes from which a request is large: it takes one of QUEUE places, and then its turn
-QUEUE = 8  # large requests held at once (reading, waiting, processed): by the guard, WSGI and ASGI
-WAIT = 10  # seconds a costly request may wait for its turn; beyond, it is answered 503
 LINGER = 2  # seconds a refused body is read and dropped, so that its sender reads the refusal
-RETRY = [("Retry-After", "1")]
+BUSY = (b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nConnection: close\r\n"
+        b"Content-Type: text/plain; charset=utf-8\r\nContent-Length: 38\r\n\r\n"
+        b"Too many connections; try again soon.\n")
 
 
 class Answering(Protocol):
@@ -123,9 +125,17 @@ class RequestHandler(BaseHTTPRequestHandler):
         problem = refusal(self.command, self.path, length, self.server.path, self.server.max_body)
         if problem:
             return self.refuse(*problem)
-        data = self.receive(int(length))
-        if data is not None:
-            self.answer(data, started)
+        admission, large = self.server.admission, int(length) > LARGE
+        place = admission.large.take(self.client_address[0], self.holder(), self.give_up) if large else None
+        if large and place is None:  # (a large request holds a place from here to its answer)
+            return self.refuse(503, "Too many large requests at once; try again soon", RETRY)
+        try:
+            data = self.receive(int(length))
+            if data is not None:
+                self.answer(data, started, nullcontext if large else admission.cheap)
+        finally:
+            if place is not None:
+                admission.large.release(place)
 
     do_GET = do_HEAD = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_TRACE = do_POST
 
@@ -140,10 +150,20 @@ class RequestHandler(BaseHTTPRequestHandler):
             return None
         return data
 
-    def answer(self, data, started):
-        """Have the service answer the body `data`, and send its reply."""
+    def holder(self):
+        """What the transport knows of this connection, for choosing whose place a newcomer takes."""
+        return None
+
+    def give_up(self):
+        """Give this connection's place up for a newcomer: end it from another thread."""
+        hang_up(self.connection)
+
+    def answer(self, data, started, scope=nullcontext):
+        """Have the service answer the body `data` (within `scope`: admission.cheap for a cheap request),
+        and send its reply."""
         try:
-            reply = self.server.service.handle(data, self.client_address[0])
+            with scope():
+                reply = self.server.service.handle(data, self.client_address[0])
         except TimeoutError:  # the engine room's service found no turn for it in time
             return self.refuse(503, "The server is busy; try again soon", RETRY, body_read=True)
         except Exception:  # a bug of the service itself, not of a handler: those are answered
@@ -228,44 +248,7 @@ class HeaderLines:
         return line
 
 
-def refusal(method, target, length, api_path, max_body):
-    """Why an HTTP request cannot carry a message, as (status, explanation, headers), or None. The
-    request `target` is in origin form (/api?q) or absolute form (http://host/api, RFC 9112 3.2.2)."""
-    if target.startswith(("http://", "https://")):  # the path is what counts
-        target = "/" + target.split("/", 3)[3] if target.count("/") > 2 else "/"
-    if target.split("?")[0] != api_path:
-        return 404, f"Not found: the API is at {api_path}", []
-    if method != "POST":
-        return 405, "Only POST is allowed", [("Allow", "POST")]
-    if not length:
-        return 411, "A Content-Length header is required", []
-    if not (length.isascii() and length.isdigit()):
-        return 400, "The Content-Length header is not a number", []
-    if len(length.lstrip("0")) > len(str(max_body)) or int(length) > max_body:
-        return 413, f"The body is over the limit of {max_body} bytes", []
-    return None
-
-
-def warn_of_workers(state, several):
-    """Log that several processes each keep their own `state`, if there is state and `several` are."""
-    if state and several:
-        log.warning("several worker processes serve this application, and each keeps its own %s: a client's "
-                    "calls land on any of them, so what one call saved another may not find. Run one worker "
-                    "process, with threads for concurrency, or keep the state in a store they share", state)
-
-
-def workers(argv=None, environ=None):
-    """How many worker processes the command that started this one asks for: gunicorn's, uvicorn's and
-    hypercorn's --workers N (or -w N), else WEB_CONCURRENCY, else 1. (A worker process of uvicorn is
-    spawned with its parent's command line as its own sys.argv.)"""
-    argv, environ = sys.argv if argv is None else argv, os.environ if environ is None else environ
-    for option, value in zip(argv, argv[1:] + [""]):
-        name, equals, given = option.partition("=")
-        if name in ("--workers", "-w"):
-            value = given if equals else value
-            return int(value) if value.isdigit() else 1
-    text = environ.get("WEB_CONCURRENCY", "")
-    return int(text) if text.isdigit() else 1
+STOPPING = [signal.SIGINT, signal.SIGTERM] + [signal.SIGHUP] * hasattr(signal, "SIGHUP")  # a graceful stop
 
 
 class Server(ThreadingHTTPServer):
@@ -278,14 +261,45 @@ class Server(ThreadingHTTPServer):
     grace = 0  # seconds that requests in flight get to finish when the server stops
 
     def __init__(self, service: Answering, host: str = "127.0.0.1", port: int = 8000, path: str = "/api",
-                 max_body: int = MAX_BODY, timeout: float = TIMEOUT, tls: ssl.SSLContext | None = None):
+                 max_body: int = MAX_BODY, timeout: float = TIMEOUT, tls: ssl.SSLContext | None = None,
+                 max_connections: int = MAX_CONNECTIONS):
         self.service, self.path, self.max_body = service, path, max_body
         self.serving = self.stopping = self.hurried = False  # (hurried: stop without waiting, as asked)
+        self.admission = getattr(service, "admission", None) or Admission()
+        self.admission.connections.size = max_connections
+        self.held: dict = {}  # a connection's socket -> its Place
         self.address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
         super().__init__((host, port), self.handler)
         self.timeout, self.tls = timeout, tls
         if tls is not None:  # HTTPS; each handshake is made by the connection's own thread (setup)
             self.socket = tls.wrap_socket(self.socket, server_side=True, do_handshake_on_connect=False)
+
+    def process_request(self, request, client_address):
+        """Serve a connection in a thread of its own, if it gets a place (see admission.py); else 503."""
+        holder = self.holder(request, client_address)
+        place = self.admission.connections.take(client_address[0], holder,
+                                                holder.give_up if holder else lambda: hang_up(request))
+        if place is None:
+            try:
+                request.settimeout(1)
+                request.sendall(BUSY)
+            except OSError:
+                pass
+            log.warning("%s refused: already serving the most connections allowed", client_address[0])
+            self.shutdown_request(request)
+            return
+        self.held[request] = place
+        super().process_request(request, client_address)
+
+    def process_request_thread(self, request, client_address):
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.admission.connections.release(self.held.pop(request))
+
+    def holder(self, request, client_address):
+        """What the transport keeps of a connection, for choosing whose place a newcomer takes."""
+        return None
 
     def handle_error(self, request, client_address):
         """A connection's thread failed: a client that went away is routine, anything else a bug."""
@@ -309,18 +323,18 @@ class Server(ThreadingHTTPServer):
             self.serving = False
 
     def run(self) -> int:
-        """Serve until Ctrl-C or SIGTERM, then stop gracefully, saying so; a second one stops at once.
-        Return how many requests were cut off."""
+        """Serve until Ctrl-C, SIGTERM or SIGHUP (its terminal closed), then stop gracefully, saying so; a
+        second one stops at once. Return how many requests were cut off."""
         signals = threading.current_thread() is threading.main_thread()
-        if signals:  # both stop the same way, even when started with SIGINT ignored (as in a background job)
-            signal.signal(signal.SIGINT, signal.default_int_handler)
-            signal.signal(signal.SIGTERM, signal.default_int_handler)
+        if signals:  # all stop the same way, even when started with SIGINT ignored (as in a background job)
+            for number in STOPPING:
+                signal.signal(number, signal.default_int_handler)
         try:
             self.serve_forever()
         except KeyboardInterrupt:
             if signals:  # from here on, a signal is a wish to hurry, wherever it falls
-                signal.signal(signal.SIGINT, self.hurry)
-                signal.signal(signal.SIGTERM, self.hurry)
+                for number in STOPPING:
+                    signal.signal(number, self.hurry)
             print("Stopping" + (f": requests in flight get up to {self.grace:g} s to be answered (Ctrl-C again "
                                 "to stop at once)." if self.grace else "."), flush=True)
         cut = self.stop(self.grace)
@@ -343,3 +357,11 @@ class Server(ThreadingHTTPServer):
     def url(self) -> str:
         host, port = self.socket.getsockname()[:2]
         return f"{'https' if self.tls else 'http'}://{f'[{host}]' if ':' in host else host}:{port}{self.path}"
+
+
+def hang_up(connection):
+    """End a connection from another thread: its thread's next read or write fails at once."""
+    try:
+        connection.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass

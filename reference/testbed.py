@@ -10,7 +10,7 @@ wsgi --factory reference.testbed:wsgi`, `gunicorn 'reference.testbed:wsgi()'`.
 
 from importlib import resources
 
-from . import asgi as asgi_, protocol, wsgi as wsgi_
+from . import asgi as asgi_, wsgi as wsgi_
 from .sources import load
 
 
@@ -30,16 +30,15 @@ def greet(arguments):
     return {"Ok_": {"greeting": f"Hello, {arguments['name']}!"}}
 
 
-def service(plain=False):
-    """A Service of the testbed schema, every function answered by `handle`; `plain` serves with the
-    core alone (the engine room is then not even imported)."""
+def service(kind=None):
+    """A Service of the testbed schema, every function answered by `handle`: of `kind`, the core's
+    `protocol.Service` or by default the engine room's (imported only then)."""
     schema = load(resources.files("conformance").joinpath("testbed.json").read_text(encoding="utf-8"))
     handlers = {name: handle for name in schema.functions if not name.endswith("_")}
     handlers["fn.greet"] = lambda arguments, headers: handle(arguments, headers, greet)
-    if plain:
-        return protocol.Service(schema, handlers)
-    from .engine import Service
-    return Service(schema, handlers)
+    if kind is None:
+        from .engine import Service as kind
+    return kind(schema, handlers)
 
 
 def wsgi():

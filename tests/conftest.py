@@ -309,10 +309,12 @@ def peer_testbed(peer_bin):
 
 
 @contextlib.contextmanager
-def uvicorn_serving(application):
-    """`application` served by uvicorn on a free port, in a thread; yield its API URL."""
+def uvicorn_serving(application, interface="auto"):
+    """`application` served by uvicorn (as ASGI, or as WSGI with interface="wsgi") on a free port, in a
+    thread; yield its API URL."""
     listener = socket.create_server(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(application, log_level="warning", lifespan="on"))
+    server = uvicorn.Server(uvicorn.Config(application, log_level="warning", lifespan="on" if interface != "wsgi"
+                                           else "off", interface=interface))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)
     thread.start()
     while not server.started:

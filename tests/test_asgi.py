@@ -9,7 +9,7 @@ import time
 import pytest
 
 from conformance.__main__ import main
-from reference import asgi, calculator, http_server, load, protocol, testbed
+from reference import admission, calculator, load, protocol, testbed, transports
 from reference.asgi import make_application
 from reference.http_client import Client
 
@@ -62,19 +62,19 @@ def post(url, data):
     return sock
 
 
-def test_large_requests_take_their_turns_in_a_thread_of_their_own_within_bounds(monkeypatch):
+def test_large_requests_take_their_turns_in_a_thread_of_their_own_within_bounds():
     """While a large request is answered, QUEUE - 1 more wait their turn without holding a worker thread
     (small requests are answered all the while), the next is refused 503 before its body is read, and
     one that waits past WAIT is answered 503 with Retry-After, as by the bundled server."""
-    monkeypatch.setattr(asgi, "WAIT", 1)
     go = threading.Event()
     schema = load([{"fn.slow": {"pad": "string"}, "->": [{"Ok_": {}}]}])
     service = protocol.Service(schema, {"fn.slow": lambda arguments, headers: go.wait(20) and {"Ok_": {}}})
+    service.admission = admission.Admission(wait=1)  # (the application takes its service's, if it has one)
     large = b'[{}, {"fn.slow": {"pad": "%s"}}]' % (b"x" * 20_000)
     with uvicorn_serving(make_application(service)) as url:
         first = post(url, large)
         time.sleep(0.2)
-        waiting = [post(url, large) for _ in range(http_server.QUEUE - 1)]
+        waiting = [post(url, large) for _ in range(admission.QUEUE - 1)]
         time.sleep(0.2)
         with post(url, large) as refused:
             assert refused.recv(1000).startswith(b"HTTP/1.1 503 ")
@@ -127,4 +127,4 @@ def test_one_worker_is_not_warned_of(caplog):
     (["uvicorn", "--workers"], {}, 1),
 ])
 def test_the_workers_a_command_asks_for(argv, environ, count):
-    assert http_server.workers(argv, environ) == count
+    assert transports.workers(argv, environ) == count

@@ -10,7 +10,7 @@ import msgpack
 import pytest
 
 from conftest import Connection, serving
-from reference import calculator, http_server
+from reference import calculator, transports
 from reference.namespaces import Memory
 from reference.protocol import codec
 
@@ -431,7 +431,7 @@ def test_a_full_namespace_exports_within_the_body_limit_and_imports_again_over_j
         status, _, data = connection.post(json.dumps([owner, {"fn.export": {}}]).encode())
         blob = json.loads(data)[1]["Ok_"]["blob"]
         request = json.dumps([heir, {"fn.import": {"blob": blob}}]).encode()
-        assert len(request) <= http_server.MAX_BODY
+        assert len(request) <= transports.MAX_BODY
         assert connection.call(json.loads(request))[1] == {"Ok_": {}}
         for function in ("fn.getVariables", "fn.getPaperTape"):
             assert connection.call([heir, {function: {}}]) == connection.call([owner, {function: {}}])

@@ -183,7 +183,7 @@ def test_the_engine_answers_every_request_as_the_core_does(seed):
 @pytest.mark.parametrize("make", [calculator.service, testbed.service])
 def test_the_shipped_services_answer_alike_with_and_without_the_engine(make):
     """The calculator and the testbed, each a plain and an engine-on copy, on the same requests."""
-    plain, fast = make(plain=True), make()
+    plain, fast = make(protocol.Service), make()
     rng = random.Random(1)
     for data in requests(plain.schema, rng, plain) * 2:
         if b"fn.login" in data:
@@ -287,7 +287,7 @@ def test_the_core_loads_nothing_of_the_engine_room():
     """Importing the core, and serving with it alone, loads no module of reference/engine/; asking
     the package for its Service does."""
     code = ("import sys, json\nfrom reference import protocol, calculator\n"
-            "service = calculator.service(plain=True)\n"
+            "service = calculator.service(protocol.Service)\n"
             "assert service.handle(json.dumps([{}, {'fn.add': {'x': 1, 'y': 2}}]).encode()).result == 'Ok_'\n"
             "print(sorted(m for m in sys.modules if m.startswith('reference.engine')))\n"
             "import reference\nreference.Service\n"

@@ -12,10 +12,11 @@ import time
 import urllib.parse
 
 import pytest
+from pathlib import Path
 import trustme
 
 from conftest import Connection, raw, serving, started
-from reference import calculator, engine, http_server, load
+from reference import admission, calculator, engine, load, protocol
 from reference.engine import guard
 
 PING = b'[{}, {"fn.ping_": {}}]'
@@ -233,7 +234,7 @@ def test_a_whole_request_must_arrive_within_the_timeout_however_it_trickles():
 
 @pytest.fixture(scope="module")
 def plain_server():
-    with serving(calculator.service(plain=True), plain=True, max_body=1000, timeout=0.5) as server:
+    with serving(calculator.service(protocol.Service), plain=True, max_body=1000, timeout=0.5) as server:
         yield server
 
 
@@ -340,7 +341,7 @@ class Held:
         self.go, self.service = threading.Event(), calculator.service()
 
     def handle(self, data, client=""):
-        if len(data) > http_server.LARGE:
+        if len(data) > admission.LARGE:
             self.go.wait(10)
         return self.service.handle(data)
 
@@ -359,7 +360,7 @@ def test_large_requests_queue_in_bounds_and_small_ones_are_always_served():
     and a small request is answered at once all the while."""
     held = Held()
     with serving(held, max_connections=20) as server:
-        queued = [send(server, LARGE_PING) for _ in range(http_server.QUEUE)]
+        queued = [send(server, LARGE_PING) for _ in range(admission.QUEUE)]
         time.sleep(0.3)
         refused = raw(server, b"POST /api HTTP/1.1\r\nContent-Length: %d\r\n\r\n" % len(LARGE_PING) + LARGE_PING)
         assert refused.startswith(b"HTTP/1.1 503 ") and b"Retry-After: 1" in refused
@@ -379,7 +380,7 @@ def test_a_costly_request_that_waits_too_long_for_its_turn_gets_503():
     go = threading.Event()
     schema = load([{"fn.slow": {"pad": "string"}, "->": [{"Ok_": {}}]}])
     service = engine.Service(schema, {"fn.slow": lambda arguments, headers: go.wait(10) and {"Ok_": {}}})
-    service.turns.wait = 0.3
+    service.admission.wait = 0.3
     large = b'[{}, {"fn.slow": {"pad": "%s"}}]' % (b"x" * 20_000)
     with serving(service) as server:
         first = send(server, large)
@@ -459,10 +460,13 @@ def test_a_second_signal_during_the_stop_stops_at_once_and_quietly(second):
     assert out == "Stopped; cut off 1 request in flight.\n" and "Traceback" not in err
 
 
-@pytest.mark.parametrize("signal_", [signal.SIGTERM, signal.SIGINT])
-def test_a_signal_lets_the_request_in_flight_be_answered_then_exits_0(signal_):
-    """SIGTERM and Ctrl-C stop gracefully, even when SIGINT was ignored (a background job)."""
-    process, _, url = started("server", preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+@pytest.mark.parametrize("signal_", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
+@pytest.mark.parametrize("module", ["server", "mock"])
+def test_a_signal_lets_the_request_in_flight_be_answered_then_exits_0(signal_, module):
+    """SIGTERM, Ctrl-C and SIGHUP (the terminal closed) stop the server and the mock gracefully, even when
+    SIGINT was ignored (a background job); SIGHUP once ended both at once."""
+    args = ["--schema-file", str(Path(calculator.__file__).parent / "schemas" / "calculator.json")] * (module == "mock")
+    process, _, url = started(module, *args, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
     try:
         with socket.create_connection(("127.0.0.1", urllib.parse.urlsplit(url).port), timeout=10) as sock:
             sock.sendall(b"POST /api HTTP/1.1\r\nContent-Length: 22\r\n\r\n" + PING[:5])

@@ -167,7 +167,7 @@ def literally(monkeypatch):
 
 @pytest.mark.parametrize("make", [testbed.service, calculator.service], ids=["testbed", "calculator"])
 def test_a_server_that_reads_the_spec_literally_passes_every_must(make, literally, tmp_path, capsys):
-    with serving(Literal(make(plain=True))) as server:  # the core alone, whose tables the fixture changes
+    with serving(Literal(make(service.Service))) as server:  # the core alone, whose tables the fixture changes
         status, results = report(tmp_path, capsys, server.url)
     failed = {id_: r for id_, r in results.items() if r["status"] == "fail"}
     must = {id_: r["problems"][:2] for id_, r in failed.items() if r["failedLevel"] == "MUST"}
@@ -324,7 +324,7 @@ GUIDE_LIMITS = ("--limit", "body=1048576", "--limit", "depth=1024", "--limit", "
 def test_a_server_with_one_convention_wrong_fails_a_case(patch, answer, request_, failing, monkeypatch, tmp_path, capsys):
     for name, (owner, value) in patch.items():
         (monkeypatch.setitem if type(owner) is dict else monkeypatch.setattr)(owner, name, value)
-    with serving(Mutated(testbed.service(plain=True), answer, request_)) as server:
+    with serving(Mutated(testbed.service(service.Service), answer, request_)) as server:
         status, results = report(tmp_path, capsys, server.url, *GUIDE_LIMITS, *(f"--id={id_}" for id_ in failing))
     failed = {id_ for id_, r in results.items() if r["status"] == "fail"}
     assert status == 1 and set(failing) <= failed, sorted(failed)[:20]
@@ -409,7 +409,7 @@ BOOKKEEPING = "testbed/mock/bookkeeping/"
 def test_a_mock_with_one_rule_wrong_fails_a_case(owner, name, wrong, failing, monkeypatch, tmp_path, capsys):
     monkeypatch.setattr(owner, name, wrong(getattr(owner, name)))
     failing = [id_ if id_.startswith("testbed/") else BOOKKEEPING + id_ for id_ in failing]
-    with serving(mocking.service(TESTBED, plain=True)) as server:
+    with serving(mocking.service(TESTBED, service.Service)) as server:
         status, results = report(tmp_path, capsys, server.url, "--id", "testbed/mock/**")
     failed = {id_ for id_, r in results.items() if r["status"] == "fail"}
     assert status == 1 and set(failing) <= failed, sorted(failed)
@@ -457,7 +457,7 @@ def test_a_correct_server_with_other_limits_or_choices_passes_declared_or_not(pa
         (monkeypatch.setitem if type(owner) is dict else monkeypatch.setattr)(owner, name, value)
     chosen = ("--id", "http/length/**", "--id", "testbed/nesting/**", "--id", "validation/cap/**",
               "--id", "testbed/numbers/**", "--timeout", "120")  # (100,000 cases take the core seconds, more when busy)
-    with serving(testbed.service(plain=True), **options) as server:
+    with serving(testbed.service(service.Service), **options) as server:
         for limits in ([], declared):
             status, results = report(tmp_path, capsys, server.url, *chosen,
                                      *(argument for limit in limits for argument in ("--limit", limit)))

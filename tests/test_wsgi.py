@@ -11,7 +11,7 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 import pytest
 
-from reference import calculator, engine, http_server, load
+from reference import admission, calculator, engine, load
 from reference.http_client import Client
 from reference.wsgi import make_application
 
@@ -103,7 +103,7 @@ def test_large_requests_are_bounded_and_a_turn_not_given_in_time_is_a_503(monkey
     go = threading.Event()
     schema = load([{"fn.slow": {"pad": "string"}, "->": [{"Ok_": {}}]}])
     service = engine.Service(schema, {"fn.slow": lambda arguments, headers: go.wait(20) and {"Ok_": {}}})
-    service.turns.wait = 0.5
+    service.admission.wait = 0.5
     server = make_server("127.0.0.1", 0, make_application(service), server_class=Threading, handler_class=QuietHandler)
     threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
     large = json.dumps([{}, {"fn.slow": {"pad": "x" * 20_000}}]).encode()
@@ -112,7 +112,7 @@ def test_large_requests_are_bounded_and_a_turn_not_given_in_time_is_a_503(monkey
         first = socket.create_connection(server.server_address, timeout=10)
         first.sendall(head + large)
         time.sleep(0.2)
-        held = [socket.create_connection(server.server_address, timeout=10) for _ in range(http_server.QUEUE - 1)]
+        held = [socket.create_connection(server.server_address, timeout=10) for _ in range(admission.QUEUE - 1)]
         for sock in held:
             sock.sendall(head)  # their bodies never come: their places are held
         time.sleep(0.2)

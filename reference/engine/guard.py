@@ -7,35 +7,37 @@ each connection: its state ("idle", "receiving", at "work", "sending") since
 when, its address, and its credit: a byte for each byte it sends or takes (up
 to CREDIT), less MIN_RATE bytes for each second the server waits on it, over
 its whole life. A connection whose credit has run out is slow. Threads write
-their own records, without a lock; the server reads them when it must choose:
+their own records, without a lock; the admission reads them when it must
+choose whose place a newcomer takes (admission.py, which bounds connections,
+large requests and waiters for the turn the same way for every transport):
 
-- When all `max_connections` places are taken, a newcomer takes that of a
-  slow connection, else of an idle one (the oldest), preferring the address
-  holding the most; else of one not at work of an address holding two places
-  more than the newcomer's; else it gets 503.
-- At most QUEUE large requests are held at once; a newcomer takes the place of
-  a slow one, else gets 503. Their turns are the service's (turns.py).
-- Header lines may hold MAX_HEADERS bytes in all (else 431). A request must
-  arrive, an answer be taken, within `timeout`, which is also how long a
-  connection may stay idle: the server keeps the time, so sockets need no
-  timeout of their own (which costs a poll() before every read and write).
-- `stop()` gives requests in flight GRACE seconds.
+- a connection's place: that of a slow connection, else of an idle one (the
+  oldest), preferring the address holding the most; else of one not at work
+  of an address holding two places more than the newcomer's; else 503;
+- a large request's place: that of a slow sender, else of one still being
+  received from an address holding two more than the newcomer's; else 503.
 
-It reads a simple request's head itself (heads.py), and writes the Date
-header once a second: in http.server, both cost more than our whole answer.
+Header lines may hold MAX_HEADERS bytes in all (else 431). A request must
+arrive, an answer be taken, within `timeout`, which is also how long a
+connection may stay idle: the server keeps the time, so sockets need no
+timeout of their own (which costs a poll() before every read and write).
+`stop()` gives requests in flight GRACE seconds. It reads a simple request's
+head itself (heads.py), and writes the Date header once a second: in
+http.server, both cost more than our whole answer.
 """
 
 import http.client
 import io
 import logging
-import socket
 import ssl
 import threading
 import time
+from contextlib import nullcontext
 
 from .. import http_server
 from . import heads
-from ..http_server import LARGE, QUEUE
+from ..admission import MAX_CONNECTIONS
+from ..transports import MAX_BODY
 
 log = logging.getLogger("reference")
 
@@ -45,19 +47,16 @@ CREDIT = 2 * MIN_RATE  # the most credit a connection has: what it moved fast pa
 START = MIN_RATE // 5  # a new connection's credit: a fifth of a second to start sending
 WAITING = ("receiving", "sending")  # the states in which the server waits on the client
 GRACE = 10  # seconds that requests in flight get to finish when the server stops
-BUSY = (b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nConnection: close\r\n"
-        b"Content-Type: text/plain; charset=utf-8\r\nContent-Length: 38\r\n\r\n"
-        b"Too many connections; try again soon.\n")
 
 
 class Visit:
     """One connection, as its thread tells it: its state since when, its credit (see above), from which
     address, and how many bytes of header lines its request has sent."""
 
-    __slots__ = ("connection", "address", "state", "since", "credit", "settled", "received", "large", "cut")
+    __slots__ = ("connection", "address", "state", "since", "credit", "settled", "received", "cut")
 
     def __init__(self, connection, address):
-        self.connection, self.address, self.large, self.cut = connection, address, False, False
+        self.connection, self.address, self.cut = connection, address, False
         self.state, self.since, self.credit, self.settled, self.received = "idle", time.monotonic(), START, 0.0, 0
 
     def enter(self, state):
@@ -79,7 +78,29 @@ class Visit:
         """End the connection from another thread, saying why once; its half a request is no error."""
         self.cut = True
         log.info("%s: closed a connection %s", self.address, why)
-        _hang_up(self.connection)
+        http_server.hang_up(self.connection)
+
+    def give_up(self):
+        """Give this connection's place to a newcomer (the admission chose it), saying why."""
+        self.hang_up(f"{self.state} slower than {MIN_RATE // 1024} KiB/s, for a newcomer" if self.slow(time.monotonic())
+                     else "idle, for a newcomer" if self.state == "idle" else
+                     "of an address holding more places than the newcomer's, for a newcomer")
+
+
+def connection_rank(place, holding, mine):
+    """Whose connection's place a newcomer takes (see above): slow, idle, else crowded and not at work."""
+    visit, now = place.holder, time.monotonic()
+    rank = (0 if visit.slow(now) else 1 if visit.state == "idle"
+            else 2 if visit.state != "work" and holding[place.address] > mine + 1 else None)
+    return None if rank is None else (rank, -holding[place.address], visit.since if rank == 1 else visit.credit)
+
+
+def large_rank(place, holding, mine):
+    """Whose large request's place a newcomer takes: a slow sender's, else one still arriving, crowded."""
+    visit = place.holder
+    rank = 0 if visit.slow(time.monotonic()) else 2 if (visit.state == "receiving"
+                                                       and holding[place.address] > mine + 1) else None
+    return None if rank is None else (rank, -holding[place.address], visit.credit)
 
 
 class RequestHandler(http_server.RequestHandler):
@@ -147,22 +168,20 @@ class RequestHandler(http_server.RequestHandler):
         return parsed
 
     def do_POST(self):
-        length = self.content_length or ""
-        large = (length.isascii() and length.isdigit() and LARGE < int(length[:12])
-                 and self.path.split("?")[0] == self.server.path)
         try:
-            if large and not self.server.place(self.visit):
-                return self.refuse(503, "Too many large requests at once; try again soon", http_server.RETRY)
             super().do_POST()
         finally:
-            if self.visit.large:
-                self.visit.large = False
-                self.server.places.release()
             self.visit.enter("idle")
 
-    def answer(self, data, started):
+    def holder(self):
+        return self.visit
+
+    def give_up(self):
+        self.visit.give_up()
+
+    def answer(self, data, started, scope=nullcontext):
         self.visit.enter("work")
-        super().answer(data, started)
+        super().answer(data, started, scope)
 
 
 class HeaderBlock:
@@ -212,29 +231,26 @@ class Server(http_server.Server):
     grace = GRACE
 
     def __init__(self, service: http_server.Answering, host: str = "127.0.0.1", port: int = 8000, path: str = "/api",
-                 max_body: int = http_server.MAX_BODY, timeout: float = http_server.TIMEOUT,
-                 tls: ssl.SSLContext | None = None, max_connections: int = http_server.MAX_CONNECTIONS):
-        super().__init__(service, host, port, path, max_body, timeout, tls)
-        self.slots = threading.BoundedSemaphore(max_connections)
-        self.places = threading.BoundedSemaphore(QUEUE)
+                 max_body: int = MAX_BODY, timeout: float = http_server.TIMEOUT,
+                 tls: ssl.SSLContext | None = None, max_connections: int = MAX_CONNECTIONS):
+        super().__init__(service, host, port, path, max_body, timeout, tls, max_connections)
+        self.admission.connections.rank, self.admission.large.rank = connection_rank, large_rank
         self.visits: dict = {}  # connection -> Visit
         self.date = (0, "")  # the Date header's second and text (RequestHandler.date_time_string)
         self.lock = threading.Lock()
 
-    def process_request(self, request, client_address):
-        if not self.slots.acquire(blocking=False) and not (self.reclaim(client_address[0], lambda visit: True)
-                                                            and self.slots.acquire(timeout=1)):
-            try:
-                request.settimeout(1)
-                request.sendall(BUSY)
-            except OSError:
-                pass
-            log.warning("%s refused: already serving the most connections allowed", client_address[0])
-            self.shutdown_request(request)
-            return
+    def holder(self, request, client_address):
+        """The connection's Visit, kept on record while it lasts."""
+        visit = Visit(request, client_address[0])
         with self.lock:
-            self.visits[request] = Visit(request, client_address[0])
+            self.visits[request] = visit
+        return visit
+
+    def process_request(self, request, client_address):
         super().process_request(request, client_address)
+        if request not in self.held:  # (refused: no place)
+            with self.lock:
+                self.visits.pop(request, None)
 
     def process_request_thread(self, request, client_address):
         try:
@@ -242,39 +258,6 @@ class Server(http_server.Server):
         finally:
             with self.lock:
                 self.visits.pop(request, None)
-            self.slots.release()
-
-    def place(self, visit):
-        """Whether a large request may be held: a place free, or made by a slower one's."""
-        if not self.places.acquire(blocking=False) and not (
-                self.reclaim(visit.address, lambda other: other.large) and self.places.acquire(timeout=1)):
-            return False
-        visit.large = True
-        return True
-
-    def reclaim(self, address, eligible):
-        """Hang up on the connection whose place a newcomer from `address` should take, if any: see the
-        story above."""
-        now = time.monotonic()
-        with self.lock:
-            visits = list(self.visits.values())
-        holding: dict = {}
-        for visit in visits:
-            holding[visit.address] = holding.get(visit.address, 0) + 1
-        mine = holding.get(address, 0)
-        candidates = []
-        for visit in visits:
-            rank = (0 if visit.slow(now) else 1 if visit.state == "idle"
-                    else 2 if visit.state != "work" and holding[visit.address] > mine + 1 else None)
-            if rank is not None and eligible(visit):  # the slowest, the oldest idle, the least credit first
-                candidates.append((rank, -holding[visit.address], visit.since if rank == 1 else visit.credit,
-                                   id(visit), visit))
-        if not candidates:
-            return False
-        rank, *_, visit = min(candidates)
-        visit.hang_up((f"{visit.state} slower than {MIN_RATE // 1024} KiB/s", "idle",
-                       f"of {holding[visit.address]} from one address")[rank] + ", for a newcomer")
-        return True
 
     def service_actions(self):
         """Close connections that have been idle, receiving a request or sending an answer for longer
@@ -294,18 +277,10 @@ class Server(http_server.Server):
                 idle = [v for v in self.visits.values() if v.state == "idle"]
                 busy = [v for v in self.visits.values() if v.state != "idle"]
             for visit in idle:
-                _hang_up(visit.connection)
+                http_server.hang_up(visit.connection)
             if not busy or time.monotonic() > deadline or self.hurried:
                 break
             time.sleep(0.05)
         for visit in busy:
-            _hang_up(visit.connection)
+            http_server.hang_up(visit.connection)
         return len(busy)
-
-
-def _hang_up(connection):
-    """End a connection from another thread: its thread's next read or write fails at once."""
-    try:
-        connection.shutdown(socket.SHUT_RDWR)
-    except OSError:
-        pass

@@ -18,13 +18,13 @@ where the facts allow, and are else the core's (called by name: in CPython
   client that has the checksum, and learns what answering cost.
 
 The short paths log nothing: the core's steps do (`--plain`, and the command
-lines with the debug log on). Costly requests take turns (turns.py).
+lines with the debug log on). Costly requests take turns (turns.py, admission.py).
 """
 
 from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from time import perf_counter, thread_time
 
-from ..http_server import LARGE
+from ..admission import LARGE, Admission
 from ..protocol import blobs, codec, service
 from ..protocol.limits import MAX_DEPTH
 from ..protocol.service import JSON, MSGPACK, Reply
@@ -77,11 +77,12 @@ class Service(Core):
                       for name, function in self.schema.functions.items()}
         self.headers = {name: compiler.type(type_) for name, type_ in self.schema.request_headers.items()}
         self.turns, self.trims = Turns(), Trims()
+        self.admission = Admission()  # the turn of costly requests (its transport's places too)
 
     def handle(self, data: bytes, client: str = "") -> Reply:
         """Answer the request bytes `data` as the core does; a large request first waits its turn."""
         if len(data) > LARGE:
-            with self.turns.turn():
+            with self.admission.turn(client):
                 return Core.handle(self, data, client)
         return Core.handle(self, data, client)
 
@@ -108,7 +109,7 @@ class Service(Core):
         """Steps 2 to 10, as the core takes them; in turn, if its client's calls of it were costly."""
         costly = self.turns.costly
         if costly and (exchange.client, exchange.name) in costly:
-            with self.turns.turn():
+            with self.admission.turn(exchange.client):
                 return Core.answer(self, exchange)
         return Core.answer(self, exchange)
 

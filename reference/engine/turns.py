@@ -1,4 +1,4 @@
-"""Turns: costly requests are answered one at a time, cheap ones as they come.
+"""Turns: which requests are costly, learned per client and function; costly ones take the turn.
 
 A request is costly when it is large (over LARGE bytes), or when its client's
 last call of the same function was: an answer over LARGE bytes, or over COSTLY
@@ -6,38 +6,24 @@ seconds of work from its handler on (a 29-byte request for a full tape, a
 verification over a large log). It is learned from the function's own work and
 answer, for each client apart: no client makes a function costly for another,
 whatever it sends, and each cheap answer halves what is remembered. Costly
-requests take one turn, each waiting at most `wait` seconds for it (then
-TimeoutError, which the transports answer 503).
+requests take the one turn the Service's Admission gives (admission.py).
 """
 
 import threading
 import time
-from contextlib import contextmanager
 
-from ..http_server import LARGE, WAIT  # (bytes in or out from which a request is costly; seconds it may wait)
+from ..admission import LARGE
 
 COSTLY = 0.02  # seconds of work from which a request is costly
 MAX_COSTLY = 10_000  # costly calls remembered; beyond, the oldest are forgotten
 
 
 class Turns:
-    """The one turn that costly requests take, and which calls were costly lately."""
+    """Which calls were costly lately."""
 
-    def __init__(self, wait=WAIT):
-        self.wait = wait  # seconds a costly request may wait for its turn
-        self.lock = threading.RLock()  # a large request's turn holds for its function's too
+    def __init__(self):
         self.costly: dict[tuple, float] = {}  # (client, function) -> its last cost, as a share of costly (1 or more)
         self.learning = threading.Lock()  # changes to `costly`, one thread at a time
-
-    @contextmanager
-    def turn(self):
-        """Wait for the turn of costly requests, and hold it (TimeoutError after WAIT seconds)."""
-        if not self.lock.acquire(timeout=self.wait):
-            raise TimeoutError(f"a costly request waited over {self.wait:g} s for its turn")
-        try:
-            yield
-        finally:
-            self.lock.release()
 
     def learn(self, client, name, size, wall, thread):
         """Remember what a call of the function `name` by `client` cost: `size` bytes out, and this
