@@ -30,6 +30,7 @@ from pathlib import Path
 
 from . import drivers, sources
 from .protocol import blobs
+from .protocol.documents import Document
 from .cli import Parser, interruptible, positive, program, timeout
 from .http_client import MAX_RESPONSE, Client, TransportError, Untrusted
 
@@ -185,9 +186,9 @@ class Call:
         return values
 
     def entries(self):
-        """The server's schema, with its stock entries, asked for once."""
+        """The server's schema, with its stock entries, asked for once (and checked: ValueError if unsound)."""
         if self.schema is None:
-            self.schema = self.client.schema(internal=True)
+            self.schema = checked(self.client, internal=True)
         return self.schema
 
     def declared_arguments(self):
@@ -215,8 +216,20 @@ def _show(client, options, pretty):
     if options.schema:
         _print(client.schema(options.internal), pretty)
     else:
-        print("\n".join(listing(client.schema(options.internal))))
+        print("\n".join(listing(checked(client, options.internal))))
     return 0
+
+
+def checked(client, internal=False):
+    """The server's schema (fn.api_), checked as a schema loader checks one: ValueError, in one line, if it is
+    not sound (entries that are no objects, a function without ->), since what is read of it would be wrong."""
+    entries = client.schema(internal)
+    _, problems = sources.check([Document(client.url, entries)])
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise ValueError(f"the schema {client.url} answers fn.api_ with is not sound: "
+                         f"{str(problems[0]).removeprefix(client.url + ', ')}{more}")
+    return entries
 
 
 def _print(value, pretty):
@@ -262,7 +275,10 @@ def _suggest(client, function, body):
     unknown = {"path": [function], "reason": {"FunctionUnknown": {}}}
     if body["ErrorInvalidRequestBody_"].get("cases") != [unknown]:
         return
-    names = [name for entry in client.schema() for name in entry if name.startswith("fn.")]
+    try:
+        names = [name for entry in checked(client) for name in entry if name.startswith("fn.")]
+    except ValueError:  # (a note, not worth failing the call for)
+        return
     near = difflib.get_close_matches(function, names, n=3) or [n for n in names if n == f"fn.{function}"]
     if near:
         print(f"note: the server has no {function}; did you mean {' or '.join(near)}?", file=sys.stderr)

@@ -28,7 +28,9 @@ import socket
 import ssl
 import time
 import urllib.parse
+from contextlib import AbstractContextManager
 
+from .admission import LARGE
 from .protocol import blobs, codec
 from .protocol.limits import allow_depth
 
@@ -64,7 +66,8 @@ class Client:
     """Calls the functions of the server at `url`."""
 
     def __init__(self, url: str, binary: bool = False, binary_requests: bool = False, packed: bool = False,
-                 timeout: float = 5.0, max_response: int = MAX_RESPONSE, cafile: str | None = None):
+                 timeout: float = 5.0, max_response: int = MAX_RESPONSE, cafile: str | None = None,
+                 decoding: AbstractContextManager | None = None):
         try:
             parts = urllib.parse.urlsplit(url)
             parts.port  # a port that is not a number raises ValueError here
@@ -83,6 +86,7 @@ class Client:
         self.path = parts.path or "/"
         self.binary, self.binary_requests, self.packed = binary, binary_requests, packed
         self.timeout, self.max_response = timeout, max_response
+        self.decoding = decoding  # held while an answer over LARGE bytes is decoded, if given (a relay's)
         self.encodings: dict[int | None, codec.Encoding] = {}  # checksum -> Encoding, learnt from @enc_
         self.checksum: int | None = None  # the server's checksum, once known
         self.connection = None
@@ -122,6 +126,9 @@ class Client:
         else:
             data = codec.encode(message)
         self.last = (data, self._post(data))
+        if self.decoding is not None and len(self.last[1]) > LARGE:  # (decoding costs tens of times its size)
+            with self.decoding:
+                return self._message(self.last[1])
         return self._message(self.last[1])
 
     def _message(self, data):

@@ -10,8 +10,10 @@ before the first request, each checked as `fn.createStub_` checks one.
 
 Two more sources make the mock a relay (relay.py): `--record URL` passes each
 call on to the server at URL and saves its answer in `--stubs DIR` as a stub
-file, for a later mock to answer with; `--proxy URL` passes each call on and
-logs every answer outside the server's own schema. The mock itself is
+file, with the headers that tell one caller from another, for a later mock
+to answer with; `--proxy URL` passes on each call no stub of `--stubs DIR`
+matches (stubs win, as in WireMock) and logs every answer outside the
+server's own schema. The mock itself is
 mocking.py's; cli.py serves it as it serves every server, and `wsgi()` and
 `asgi()` make it for a WSGI or ASGI server, from the files $MOCK_SCHEMA and
 $MOCK_STUBS name.
@@ -30,7 +32,7 @@ from pathlib import Path
 from . import asgi as asgi_, mocking, relay, wsgi as wsgi_
 from . import sources
 from .sources import load, parse_json, read_file
-from .cli import (Parser, add_server_options, check_server_options, core_only, interruptible, positive, program, rate,
+from .cli import (Parser, add_server_options, check_server_options, interruptible, kind, positive, program, rate,
                   seconds, serve)
 from .http_client import Client, TimedOut, TransportError, Unreachable
 from .protocol.documents import SchemaError
@@ -50,9 +52,11 @@ def main(argv=None):
     source.add_argument("--schema-file", metavar="FILE", help="read the schema from a saved JSON file")
     source.add_argument("--schema-dir", metavar="DIR", help="read the schema from a directory of JSON files")
     source.add_argument("--record", metavar="URL", type=_http_url, help="fetch the schema as --schema-url does, "
-                        "pass every call on to that server, and save each answer in --stubs DIR as a stub file")
+                        "pass every call on to that server, and save each answer in --stubs DIR as a stub file, "
+                        "with the call's headers (the same call in the same file)")
     source.add_argument("--proxy", metavar="URL", type=_http_url, help="fetch the schema as --schema-url does, "
-                        "pass every call on to that server, and log each answer outside its own schema "
+                        "answer with the stubs of --stubs DIR where one matches, pass every other call on to "
+                        "that server, and log each answer outside its own schema "
                         "(answered as ErrorInvalidResponseBody_ when the request has the header @check: true)")
     parser.add_argument("--wait", type=seconds, default=10, metavar="SECONDS",
                         help="how long --schema-url waits for the server to answer (default %(default)s)")
@@ -63,8 +67,8 @@ def main(argv=None):
                         "$XDG_CACHE_HOME is ~/.cache unless set)")
     parser.add_argument("--stubs", metavar="DIR", help="load the stubs in the *.json files of DIR at start: "
                         "each holds a stub, {\"fn.name\": arguments, \"->\": result}, what fn.createStub_ takes "
-                        "(with strictMatch! and count!), or an array of those; with --record, where the answers "
-                        "are saved")
+                        "(with strictMatch! and count!, and request headers a call must hold: \"@auth_\": ...), "
+                        "or an array of those; with --record, where the answers are saved")
     add_server_options(parser, port=8080)
     parser.add_argument("--seed", type=int, default=0, help="seed of the generated values (default %(default)s)")
     parser.add_argument("--collection-length", type=int, nargs=2, default=mocking.LENGTH, metavar=("MIN", "MAX"),
@@ -100,14 +104,18 @@ def main(argv=None):
         parser.error("--cafile is for an https:// --schema-url, --record or --proxy")
     if options.record and not options.stubs:
         parser.error("--record needs --stubs DIR, where the answers are saved")
+    if options.record and options.no_generation:
+        parser.error("--no-generation is for a mock that answers from stubs; --record answers every call from "
+                     "the server")
     relayed = None
     try:
         if options.stubs:  # (before the schema is fetched: a wrong folder is told at once)
             _check_folder(Path(options.stubs), create=bool(options.record))
         source = _schema_source(options, url)
         if url and not options.schema_url:
-            relayed = relay.Relay(url, Path(options.stubs) if options.record else None, options.wait, options.cafile)
-        service = mocking.service(source, core_only(options), proxy=bool(options.proxy), seed=options.seed,
+            relayed = relay.Relay(url, Path(options.stubs) if options.record else None, options.wait, options.cafile,
+                                  (options.max_stubs, options.max_state))
+        service = mocking.service(source, kind(options), proxy=bool(options.proxy), seed=options.seed,
                                   optional=options.optional, length=(low, max(high, low)),
                                   generation=not options.no_generation, max_stubs=options.max_stubs,
                                   max_calls=options.max_calls, max_state=options.max_state,
@@ -115,7 +123,11 @@ def main(argv=None):
         if options.stubs and not options.record:
             count = load_stubs(service, Path(options.stubs))
             print(f"Loaded {count} stub{'s' * (count != 1)} from {options.stubs}", flush=True)
-    except (TransportError, OSError, SchemaError, ValueError) as error:
+    except SchemaError as error:  # each problem a line, as the schema checker writes them, then what it means
+        print("\n".join(map(str, error.problems)), file=sys.stderr)
+        return parser.fail(f"the schema of {url or options.schema_file or options.schema_dir} does not load: "
+                           f"{len(error.problems)} problem{'s' * (len(error.problems) != 1)}")
+    except (TransportError, OSError, ValueError) as error:
         return parser.fail(str(error))
     what = (f"a recorder of {url}, saving to {options.stubs}" if options.record else
             f"a validating proxy of {url}" if options.proxy else f"a mock of {url or source}")
@@ -225,23 +237,36 @@ def default_cache(url):
     return root / "sdms-reference" / f"{name}.json"
 
 
+OPTIONS = ("strictMatch!", "count!")  # what fn.createStub_ takes beside its stub
+
+
 def load_stubs(service, folder):
     """Give `service` the stubs of every *.json file in `folder`, in name order, each checked as
-    fn.createStub_ checks it; the number loaded, or ValueError saying where each is wrong."""
-    count = 0
+    fn.createStub_ checks it; the number loaded, or ValueError with a line for each thing wrong in every
+    file, saying where. A stub is written with its options beside the call ({"fn.X": ..., "->": ...,
+    "count!": 2}), or as fn.createStub_ takes it ({"stub": ..., "count!": 2})."""
+    count, problems = 0, []
     for path in sorted(folder.glob("*.json")):
-        text = read_file(path)
-        found = parse_json(text, path)
+        try:
+            found = parse_json(text := read_file(path), path)
+        except ValueError as error:
+            problems.append(str(error))
+            continue
         for index, stub in enumerate(found if type(found) is list else [found]):
-            wrapped = type(stub) is dict and "stub" in stub
-            reply = service.handle(json.dumps([{}, {"fn.createStub_": stub if wrapped else {"stub": stub}}]).encode())
+            wrapped = type(stub) is not dict or "stub" in stub
+            arguments = stub if wrapped else {"stub": {k: v for k, v in stub.items() if k not in OPTIONS},
+                                              **{k: v for k, v in stub.items() if k in OPTIONS}}
+            reply = service.handle(json.dumps([{}, {"fn.createStub_": arguments}]).encode())
             body = json.loads(reply.data)[1]
-            if "Ok_" not in body:  # each case located in the file: past "fn.createStub_", and "stub" if added
-                steps = [index] * (type(found) is list)
-                raise ValueError("\n".join(_wrong(path, text, steps, case["path"][1 if wrapped else 2:], case["reason"],
-                                                   service.schema)
-                                           for case in body.get("ErrorInvalidRequestBody_", {}).get("cases", [])))
-            count += 1
+            if "Ok_" in body:
+                count += 1
+                continue
+            for case in body.get("ErrorInvalidRequestBody_", {}).get("cases", []):  # located in the file
+                inside = case["path"][1 if wrapped or case["path"][1:2] != ["stub"] else 2:]
+                problems.append(_wrong(path, text, [index] * (type(found) is list), inside, case["reason"],
+                                       service.schema))
+    if problems:
+        raise ValueError("\n".join(problems))
     return count
 
 

@@ -67,11 +67,12 @@ class Stub:
     strict: bool  # match equal arguments only, not partially
     uses: int  # answers left; -1 for no limit
     size: int  # about how many bytes of memory it takes
+    headers: dict  # the request headers a call must hold, each with a matching value
 
     def shown(self):
         """The stub as fn.listStubs_ shows it (struct.Stubbed_)."""
-        return {"stub": {self.function: self.arguments, "->": msgpack.unpackb(self.result)}, "strictMatch!": self.strict,
-                **({"count!": self.uses} if self.uses >= 0 else {})}
+        return {"stub": {self.function: self.arguments, "->": msgpack.unpackb(self.result), **self.headers},
+                "strictMatch!": self.strict, **({"count!": self.uses} if self.uses >= 0 else {})}
 
 
 @dataclass
@@ -110,7 +111,7 @@ class Mock:
     def answer(self, name, arguments, headers):
         """Answer a call of the mocked service, after `delay` seconds, and record it."""
         time.sleep(self.delay)
-        stub, result = (None, self.relay(name, arguments, headers)) if self.relay else self.stubbed(name, arguments, headers)
+        stub, result = self.stubbed(name, arguments, headers)
         call = Call(msgpack.packb({"call": {name: arguments}, "headers": headers, "at": round(time.time() * 1000),
                                    **({"stub!": stub} if stub else {})}))
         with self.lock:
@@ -122,19 +123,21 @@ class Mock:
 
     def stubbed(self, name, arguments, headers):
         """(the call part of the stub that answers the call, or None; the result): a fault, the newest
-        matching stub's, or a generated one."""
+        matching stub's, else the relay's answer (its headers too), or a generated one."""
         if self.faults and random.random() < self.faults:
             return None, {"ErrorUnknown_": {"caseId": f"a fault, as the mock was asked ({uuid.uuid4()})"}}
         function = self.schema.functions[name]
         with self.lock:
             newest = [stub for stub in self.stubs[::-1] if stub.function == name and stub.uses != 0]
         matching = self.matching(len(msgpack.packb(arguments)))  # (matched outside the lock)
-        stub = next((stub for stub in newest if matching.matches(stub.arguments, arguments, stub.strict, stub.size)),
-                    None)
-        missed = nearest(newest, arguments, matching) if stub is None and newest else None
+        stub = next((stub for stub in newest if matching.matches(stub.arguments, arguments, stub.strict, stub.size)
+                     and stubs.partial(stub.headers, headers)), None)
+        missed = nearest(newest, arguments, headers, matching) if stub is None and newest else None
         if missed:
             log.info("%s %.200s matched no stub; the nearest, %.200s, differs at %s", name, as_json(arguments),
                      as_json(missed[0]["stub"]), "; ".join(missed[1]))
+        if stub is None and self.relay:  # (a stub wins over the server relayed to)
+            return None, self.relay(name, arguments, headers)
         with self.lock:
             try:
                 if stub is not None and stub.uses != 0:  # (another call may have used it up meanwhile)
@@ -154,12 +157,12 @@ class Mock:
 
     def create_stub(self, arguments, headers):
         stub = arguments["stub"]
-        [name] = [key for key in stub if key.startswith("fn.")]
+        [name], matched = [key for key in stub if key.startswith("fn.")], stubs.headers(stub)
         result = msgpack.packb(stub["->"])
-        size = footprint(stub[name]) + len(result)
+        size = footprint(stub[name]) + footprint(matched) + len(result)
         with self.lock:
             self.stubs.append(Stub(name, stub[name], result, arguments.get("strictMatch!", False),
-                                   arguments.get("count!", -1), size))
+                                   arguments.get("count!", -1), size, matched))
             self.stub_bytes += size
             while len(self.stubs) > self.max_stubs or self.stub_bytes > self.max_state // 2:
                 self.stub_bytes -= self.stubs.pop(0).size
@@ -244,16 +247,25 @@ def listed(packed, omission, part=None):
     return kept[::-1], {omission: omitted} if omitted else {}
 
 
-def nearest(candidates, arguments, matching):
-    """The stub of `candidates` whose arguments differ from a call's at the fewest names, as listed, and
-    where it differs: (stub, [difference, ...])."""
+def nearest(candidates, arguments, headers, matching):
+    """The stub of `candidates` whose arguments and headers differ from a call's at the fewest names, as
+    listed, and where it differs: (stub, [difference, ...]). Each of the call's values is written out
+    once, however many stubs it is compared with."""
+    written: dict = {}  # (part, name) -> the call's value, as JSON, cut short
+
+    def shown(part, values, name):
+        if (part, name) not in written:
+            written[(part, name)] = as_json(values.get(name, "(nothing)"))[:80]
+        return written[(part, name)]
     found = []
     for stub in candidates:
         names = list(stub.arguments) + [name for name in arguments if stub.strict and name not in stub.arguments]
         differences = [f"{name}: the stub has {as_json(stub.arguments.get(name, '(nothing)'))[:80]}, the call "
-                       f"{as_json(arguments.get(name, '(nothing)'))[:80]}" for name in names
+                       f"{shown('', arguments, name)}" for name in names
                        if not matching.matches({name: stub.arguments.get(name)}, {name: arguments.get(name)},
                                                stub.strict, 0)]
+        differences += [f"header {name}: the stub has {as_json(value)[:80]}, the call {shown('@', headers, name)}"
+                        for name, value in stub.headers.items() if not stubs.partial({name: value}, headers)]
         found.append((len(differences), len(found), stub, differences))  # (the newest of the nearest)
     _, _, stub, differences = min(found)
     return stub.shown(), differences
@@ -279,20 +291,24 @@ def footprint(value):
     return size
 
 
-def schema(source):
+def schema(source, relaying=False):
     """The schema a mock of `source` serves: `source`'s (anything `load()` takes, a loaded Schema
-    too), and the mock's own functions, which `fn.api_` shows only on request."""
-    return load(source, internal=[json.loads(ENTRIES.read_text(encoding="utf-8"))], extensions=stubs.KINDS)
+    too), and the mock's own functions, which `fn.api_` shows only on request; a mock `relaying` calls
+    to a server declares the error it answers when that fails (schemas/relay.json)."""
+    documents = [ENTRIES] + [ENTRIES.with_name("relay.json")] * relaying
+    return load(source, internal=[json.loads(path.read_text(encoding="utf-8")) for path in documents],
+                extensions=stubs.KINDS)
 
 
-def service(source, plain=False, proxy=False, **options):
-    """A mock Service for the schema `source`; `plain` serves with the core alone, matching by the
-    definitions (the engine room is then not even imported); `proxy`, as a validating proxy (relay.py)."""
-    mocked = schema(source)
-    if plain or proxy:
+def service(source, kind=None, proxy=False, **options):
+    """A mock Service for the schema `source`: of `kind`, the core's `protocol.Service` (matching stubs by
+    the definitions) or by default the engine room's (imported only then, with its matching); with
+    `proxy`, the core's, as a validating proxy (relay.py)."""
+    mocked = schema(source, relaying=options.get("relay") is not None)
+    if proxy or kind is Service:
         return (relay.Proxy if proxy else Service)(mocked, Mock(mocked, matching=ByDefinition, **options).handlers())
     from . import engine
-    return engine.Service(mocked, Mock(mocked, matching=engine.Matching, **options).handlers())
+    return (kind or engine.Service)(mocked, Mock(mocked, matching=engine.Matching, **options).handlers())
 
 
 class ByDefinition:

@@ -3,7 +3,8 @@
 How this works
 --------------
 A call, `{"fn.X": arguments}`, names one of the service's functions and its
-arguments; a stub is a call and, under `"->"`, the result it answers with.
+arguments; a stub is a call and, under `"->"`, the result it answers with,
+and perhaps request headers a call must hold too (`"@auth_": ...`).
 They are the types `_ext.Call_` and `_ext.Stub_` of the mock's schema
 (schemas/mock.json), and `KINDS` hands their rules to `load()`: the core's
 walks reach them through the "ext" entry of each table (protocol/types.py).
@@ -45,7 +46,8 @@ class Calls(Extension):
 
 
 class Stubs(Calls):
-    """The `_ext.Stub_` kind: {"fn.X": arguments, "->": result}; missing required fields allowed."""
+    """The `_ext.Stub_` kind: {"fn.X": arguments, "->": result}, and request headers a call must hold
+    ({"@auth_": ...}: keys that start with @, as headers do); missing required fields allowed."""
 
     def check(self, value, path, function):
         name, cases = _named(value, path)
@@ -55,7 +57,7 @@ class Stubs(Calls):
         if "->" not in value:
             yield case(path, "RequiredObjectKeyMissing", {"key": "->"})
         for key in value:
-            if key not in (name, "->"):
+            if key not in (name, "->") and not key.startswith("@"):
                 yield case((path, key), "ObjectKeyDisallowed")
         called, cases = _mockable(self.functions, name, path)
         yield from cases
@@ -80,10 +82,15 @@ class Stubs(Calls):
     def restore(self, value):
         [name] = [key for key in value if key.startswith("fn.")]
         function = self.functions[name]
-        restored = {name: restore_fields(value[name], function.arguments)}
+        restored = {**headers(value), name: restore_fields(value[name], function.arguments)}
         if "->" in value:
             restored["->"] = restore(value["->"], Type("union", False, function.result))
         return restored
+
+
+def headers(stub):
+    """The request headers a stub names, which a call must hold to match it."""
+    return {key: value for key, value in stub.items() if key.startswith("@")}
 
 
 KINDS = {"_ext.Call_": Calls, "_ext.Stub_": Stubs}

@@ -4,7 +4,7 @@ How this works
 --------------
 `read(path)` reads recorded exchanges from a file or the files of a folder:
 the stub files `python -m reference.mock --record` writes (`{"stub":
-{"fn.X": arguments, "->": result}, "headers!": {...}}`, or an array of them),
+{"fn.X": arguments, "->": result, "@auth_": ...}}`, or an array of them),
 or JSON lines of `[request, answer]` pairs, each a message `[headers, body]`.
 A `Replay` asks of each exchange what the new schema makes of it:
 
@@ -63,9 +63,10 @@ def _stubs(file, text):
     for stub in value if type(value) is list else [value]:
         call = stub.get("stub") if type(stub) is dict else None
         names = [key for key in call if key.startswith("fn.")] if type(call) is dict else []
-        if len(names) != 1 or type(call[names[0]]) is not dict or type(stub.get("headers!", {})) is not dict:
+        if len(names) != 1 or type(call[names[0]]) is not dict:
             raise ValueError(f"{file}: not a recorded stub, {{\"stub\": {{\"fn.X\": {{...}}, \"->\": {{...}}}}}}")
-        found.append(Exchange(str(file), stub.get("headers!", {}), names[0], call[names[0]], call.get("->")))
+        headers = {key: value for key, value in call.items() if key.startswith("@")}
+        found.append(Exchange(str(file), headers, names[0], call[names[0]], call.get("->")))
     return found
 
 

@@ -224,3 +224,35 @@ def test_colour_on_a_terminal_unless_no_color(url):
             return terminal.read1(4096).decode()
     assert "\x1b[34m\"Ok_\"\x1b[0m:" in on_a_terminal() and "\x1b[36m3\x1b[0m" in on_a_terminal()
     assert on_a_terminal(NO_COLOR="1").replace("\r\n", "\n") == '{\n  "Ok_": {\n    "result": 3\n  }\n}\n'
+
+
+@pytest.mark.parametrize("api, said", [
+    ([5, {"fn.a": {}, "->": [{"Ok_": {}}]}], "entry 1: an entry is a JSON object"),
+    ([{"fn.a": {"x": "integer"}}], 'entry 1, at ["->"]: fn.a: a function has a -> key holding an array'),
+])
+@pytest.mark.parametrize("args", [["--list"], ["fn.a", "x=1"], ["fn.a", "--session", "SESSION"]])
+def test_a_server_whose_schema_is_not_sound_is_said_in_one_line(api, said, args, tmp_path):
+    """What the client reads of a schema (the types of NAME=TEXT, the functions to list, the token of a
+    session) it reads from a sound one: else one line and exit 2 (a traceback in 4 of 6 runs before)."""
+    class Unsound(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            body = {"Ok_": {"api": api}} if "fn.api_" in request[1] else {"Ok_": {}}
+            data = json.dumps([{}, body]).encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *_):
+            pass
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Unsound)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_port}/api"
+    try:
+        done = client(url, *[str(tmp_path / "s.json") if arg == "SESSION" else arg for arg in args])
+    finally:
+        server.shutdown()
+    assert done.returncode == 2 and done.stderr.startswith(
+        f"python -m reference.client: error: the schema {url} answers fn.api_ with is not sound: {said}")
+    assert done.stderr.count("\n") == 1

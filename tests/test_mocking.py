@@ -1,20 +1,24 @@
 """The mock server over real sockets: start-up, stubs, verification, generated values."""
 
+import contextlib
 import http.server
 import json
+import logging
 import os
+import re
 import socket
 import subprocess
 import sys
 import threading
 import time
 import zlib
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
 from conftest import Connection, Mutated, dripping, handled_with_peak, refusing, serving, started, uvicorn_serving
-from reference import calculator, load, mock, mocking
+from reference import admission, calculator, http_client, load, mock, mocking, relay
 from reference.http_client import Client
 
 ADD = {"fn.add": {"x": 1, "y": 2}}
@@ -299,7 +303,9 @@ def test_start_up_problems_are_one_line_errors_and_exit_2(tmp_path, calculator_u
         2, f"python -m reference.mock: error: {tmp_path / 'none.json'}: does not exist\n")
     (tmp_path / "bad.json").write_text('[{"fn.f": {}}]')
     bad = run("--schema-file", str(tmp_path / "bad.json"))
-    assert bad.returncode == 2 and bad.stderr.startswith(f"python -m reference.mock: error: invalid schema, 1 problem:\n  {tmp_path / 'bad.json'}:1:2: fn.f: ")
+    lines = bad.stderr.splitlines()  # (a line for each problem, as the schema checker writes them, then one error)
+    assert bad.returncode == 2 and len(lines) == 2 and lines[0].startswith(f"{tmp_path / 'bad.json'}:1:2: fn.f: ")
+    assert lines[1] == f"python -m reference.mock: error: the schema of {tmp_path / 'bad.json'} does not load: 1 problem"
     with refusing() as url:
         unreachable = run("--schema-url", url, "--wait", "0.5", "--cache", str(tmp_path / "never.json"))
     assert unreachable.returncode == 2 and unreachable.stderr.startswith(f"python -m reference.mock: error: cannot reach {url}: ")
@@ -606,25 +612,49 @@ def test_every_problem_of_a_stub_file_is_a_line_that_says_where_and_what(tmp_pat
 
 
 def test_calls_recorded_from_a_live_server_are_answered_again_without_it(tmp_path, calculator_url):
-    """--record URL --stubs DIR saves each answer as a stub file; a mock started on those stubs answers the
-    same calls the same way, and others with the nearest recording."""
+    """--record URL --stubs DIR saves each answer as a stub file, with the headers that tell callers
+    apart, the same call in the same file (2,000 identical calls once made 2,000 files); a mock started on
+    those stubs answers each call as it was answered, each user with that user's data, and others with
+    the nearest recording."""
     folder, cache = tmp_path / "recorded", tmp_path / "api.json"
+    ann, bob = ({"@auth_": {"Ephemeral": {"username": name}}} for name in ("ann", "bob"))
+    calls = [({}, {"fn.add": {"x": 1, "y": 2}}), ({}, {"fn.evaluate": {"expression": {"Constant": {"value": 4}}}}),
+             (ann, {"fn.getVariables": {}}), (bob, {"fn.getVariables": {}})]
+    with Client(calculator_url) as live:
+        live.call("fn.saveVariable", {"name": "a", "value": 1}, ann)
+        live.call("fn.saveVariable", {"name": "b", "value": 2}, bob)
     recorder = start_mock("--record", calculator_url, "--stubs", str(folder), "--cache", str(cache))
-    calls = [{"fn.add": {"x": 1, "y": 2}}, {"fn.evaluate": {"expression": {"Constant": {"value": 4}}}}, ADD]
     try:
-        answers = [recorder.connection.call([{}, call])[1] for call in calls]
+        answers = [recorder.connection.call([headers, call])[1] for headers, call in calls]
+        for _ in range(20):
+            assert recorder.connection.call([{}, ADD])[1] == {"Ok_": {"result": 3}}
     finally:
         recorder.stop()
-    assert answers[0] == {"Ok_": {"result": 3}} and sorted(path.name for path in folder.iterdir()) == [
-        "0001-fn.add.json", "0002-fn.evaluate.json", "0003-fn.add.json"]
+    assert answers[2] != answers[3] and len(list(folder.iterdir())) == 4
+    assert all(re.fullmatch(r"fn\.\w+-[0-9a-f]{16}\.json", path.name) for path in folder.iterdir())
     replay = start_mock("--schema-file", str(cache), "--stubs", str(folder), "--no-generation")
     try:
-        assert replay.banner[0] == f"Loaded 3 stubs from {folder}\n"
-        assert [replay.connection.call([{}, call])[1] for call in calls] == answers
+        assert replay.banner[0] == f"Loaded 4 stubs from {folder}\n"
+        assert [replay.connection.call([headers, call])[1] for headers, call in calls] == answers
         missed = replay.connection.call([{}, {"fn.add": {"x": 1, "y": 7}}])[1]["ErrorNoMatchingStub_"]
         assert missed["differences!"] == ["y: the stub has 2, the call 7"]
+        stranger = {"@auth_": {"Ephemeral": {"username": "eve"}}}
+        missed = replay.connection.call([stranger, {"fn.getVariables": {}}])[1]["ErrorNoMatchingStub_"]
+        assert missed["differences!"][0].startswith('header @auth_: the stub has {"Ephemeral": {"username": "')
     finally:
         replay.stop()
+
+
+def test_a_recording_keeps_within_its_bounds_and_says_so_once(tmp_path, calculator_url, caplog):
+    folder = tmp_path / "recorded"
+    folder.mkdir()
+    recorder = relay.Relay(calculator_url, folder, most=(3, 1_000_000))
+    with caplog.at_level(logging.WARNING, logger="reference"):
+        for x in range(10):
+            recorder("fn.add", {"x": x, "y": 1}, {})
+    assert len(list(folder.iterdir())) == 3
+    assert [r.getMessage() for r in caplog.records] == [
+        f"the recording in {folder} holds 3 stub files or 1000000 bytes already: no more is saved"]
 
 
 class Wrong(http.server.BaseHTTPRequestHandler):
@@ -698,3 +728,139 @@ def test_the_mock_is_made_for_wsgi_and_asgi_servers_from_the_environment(tmp_pat
     (tmp_path / "stubs" / "add.json").write_text('{"fn.ad": {}, "->": {"Ok_": {}}}')
     with pytest.raises(SystemExit, match=r'^reference.mock: error: .*add.json:1:2: at fn.ad: no such function; did you mean "fn.add"\?$'):
         mock.wsgi()
+
+
+class Upstream(http.server.BaseHTTPRequestHandler):
+    """A server of the calculator's schema that answers calls as its server's `answering(request)` says:
+    message bytes, or None for never (it holds the connection for a minute)."""
+
+    def do_POST(self):
+        request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        if "fn.api_" in request[1]:
+            data = json.dumps([{}, {"Ok_": {"api": json.loads(CALCULATOR.read_text())}}]).encode()
+        else:
+            data = self.server.answering(request)
+            if data is None:
+                time.sleep(60)
+                return
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass
+
+
+@contextlib.contextmanager
+def upstream(answering):
+    """An Upstream on a free port, answering as `answering` says; yield its URL."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Upstream)
+    server.daemon_threads, server.answering = True, answering
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}/api"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def relaying(url, timeout=30.0):
+    """A validating proxy of the calculator that relays to `url`, made as python -m reference.mock --proxy does."""
+    return mocking.service(CALCULATOR, proxy=True, relay=relay.Relay(url, timeout=timeout))
+
+
+def test_a_relayed_answer_is_read_within_its_bound_and_decoded_one_at_a_time(monkeypatch):
+    """An upstream answer of 60 MiB is refused unread (three of them took the mock to 3.8 GiB, each caller
+    ErrorUnknown_); those within the bound are decoded one at a time, since decoding costs ~60x."""
+    huge = b'[{}, {"Ok_": {"result": [' + b"[]," * (20 * 1024 * 1024) + b"[]]}}]"
+    with upstream(lambda request: huge) as url, serving(relaying(url)) as proxy:
+        with ThreadPoolExecutor(3) as pool:
+            answers = list(pool.map(lambda _: Connection(proxy.url).call([{}, ADD])[1], range(3)))
+    assert answers == [{"ErrorRelayFailed_": {"reason": f"{url} answered more than {relay.MAX_RELAYED} bytes, the "
+                                                        "most this client reads (max_response)"}}] * 3
+    decoding, most, message = [0], [0], http_client.Client._message
+
+    def counted(self, data):
+        decoding[0] += 1
+        most[0] = max(most[0], decoding[0])
+        time.sleep(0.05)
+        try:
+            return message(self, data)
+        finally:
+            decoding[0] -= 1
+    monkeypatch.setattr(http_client.Client, "_message", counted)
+    large = json.dumps([{}, {"Ok_": {"result": 1, "pad": "x" * 100_000}}]).encode()
+    with upstream(lambda request: large) as url, serving(relaying(url)) as proxy:
+        with ThreadPoolExecutor(6) as pool:
+            answers = list(pool.map(lambda _: Connection(proxy.url).call([{}, ADD])[1], range(6)))
+    assert answers == [{"Ok_": {"result": 1, "pad": "x" * 100_000}}] * 6 and most == [1]
+
+
+def test_an_upstream_that_never_answers_holds_no_place_a_newcomer_needs(caplog):
+    """A hundred calls relayed to a server that never answers: at most QUEUE wait on it, the others are told at
+    once, each in one line of the log without a traceback, and a newcomer's fn.ping_ is answered all along
+    (0 of 10 before: every place waited for 10 s)."""
+    with caplog.at_level(logging.WARNING, logger="reference"), upstream(lambda request: None) as url, \
+            serving(relaying(url, timeout=3)) as proxy:
+        with ThreadPoolExecutor(100) as pool:
+            waiting = [pool.submit(lambda: Connection(proxy.url).call([{}, ADD])[1]) for _ in range(100)]
+            time.sleep(1)
+            pings = [Connection(proxy.url, "127.0.0.2").post(b'[{}, {"fn.ping_": {}}]')[0] for _ in range(10)]
+            answers = [future.result() for future in waiting]
+    assert pings == [200] * 10
+    reasons = [answer["ErrorRelayFailed_"]["reason"] for answer in answers]
+    assert reasons.count(f"{url} did not answer within 3 s") == admission.QUEUE
+    assert reasons.count(f"{admission.QUEUE} calls are relayed to {url} already; try again soon") == 100 - admission.QUEUE
+    assert not [r for r in caplog.records if r.exc_info] and len(caplog.records) == 100
+
+
+def test_an_unmatched_call_is_written_out_once_however_many_stubs_it_is_compared_with(monkeypatch):
+    """A 1 MB call no stub of 1,000 matches: its value is written as JSON for the nearest stub's differences
+    once, not once for each stub (2 to 5 s a call before), and once more for the log."""
+    written, as_json = [], mocking.as_json
+    monkeypatch.setattr(mocking, "as_json", lambda value: written.append(len(text := as_json(value))) or text)
+    service = mocking.service(calculator.entries(), generation=False)
+    for i in range(1000):
+        service.handle(json.dumps([{}, stub({"fn.deleteVariables": {"names": [f"v{i}"]}}, OK)]).encode())
+    call = {"fn.deleteVariables": {"names": [f"name{i}" for i in range(100_000)]}}
+    answer = json.loads(service.handle(json.dumps([{}, call]).encode()).data)[1]
+    assert answer["ErrorNoMatchingStub_"]["differences!"][0].startswith('names: the stub has ["v999"], the call ["name0"')
+    assert sum(size > 100_000 for size in written) == 2
+
+
+def test_stubs_win_over_the_server_a_proxy_relays_to_and_unsafe_goes_on_to_it():
+    """WireMock's way: a stub that matches answers, and the rest go on, @unsafe_ with them."""
+    answering = lambda request: json.dumps([{}, {"Ok_": {"result": 1 if "@unsafe_" in request[0] else 0}}]).encode()
+    with upstream(answering) as url:
+        proxy = relaying(url)
+        proxy.handle(json.dumps([{}, stub({"fn.add": {"x": 7}}, {"Ok_": {"result": 700}})]).encode())
+        answer = lambda headers, call: json.loads(proxy.handle(json.dumps([headers, call]).encode()).data)[1]
+        assert answer({}, {"fn.add": {"x": 7, "y": 1}}) == {"Ok_": {"result": 700}}
+        assert answer({}, ADD) == {"Ok_": {"result": 0}}
+        assert answer({"@unsafe_": True}, ADD) == {"Ok_": {"result": 1}}
+
+
+def test_a_stub_file_may_hold_its_options_beside_the_call_and_every_bad_file_is_told(tmp_path):
+    """The form the README and --help show, options beside the call, loads; each file that is wrong is a
+    line of its own (only the first was told before)."""
+    folder = tmp_path / "stubs"
+    folder.mkdir()
+    ann = {"Ephemeral": {"username": "a"}}
+    (folder / "a.json").write_text(json.dumps({"fn.add": ADD["fn.add"], "->": {"Ok_": {"result": 9}}, "@auth_": ann,
+                                               "strictMatch!": True, "count!": 2}))
+    service = mocking.service(calculator.entries())
+    assert mock.load_stubs(service, folder) == 1
+    [listed] = json.loads(service.handle(b'[{}, {"fn.listStubs_": {}}]').data)[1]["Ok_"]["stubs"]
+    assert listed == {"stub": {**ADD, "->": {"Ok_": {"result": 9}}, "@auth_": ann}, "strictMatch!": True, "count!": 2}
+    answer = lambda headers: json.loads(service.handle(json.dumps([headers, ADD]).encode()).data)[1]
+    assert answer({"@auth_": ann}) == {"Ok_": {"result": 9}} and answer({}) != {"Ok_": {"result": 9}}
+    (folder / "b.json").write_text('{"fn.add": {"x": "one"}, "->": {"Ok_": {}}}')
+    (folder / "c.json").write_text('{"fn.add": {}, "->": {"Ok_": {}}, "count!": "two"}')
+    (folder / "d.json").write_text("{")
+    with pytest.raises(ValueError) as raised:
+        mock.load_stubs(mocking.service(calculator.entries()), folder)
+    assert str(raised.value).splitlines() == [
+        f"{folder / 'b.json'}:1:13: at fn.add.x: expected Number, found String",
+        f"{folder / 'c.json'}:1:35: at count!: expected Integer, found String",
+        f"{folder / 'd.json'}: not JSON: Expecting property name enclosed in double quotes (line 1, column 2)"]

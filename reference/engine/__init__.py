@@ -1,4 +1,4 @@
-"""The engine room: the core (protocol/), made faster and harder to abuse; it imports none of it.
+"""The engine room: the core (protocol/), made faster and harder to abuse; the core imports none of it.
 
 `Service` (service.py, with checks, scans and trims) is the core's Service with
 single steps given short paths; `Matching` matches a mock's stubs in linear
