@@ -93,7 +93,8 @@ class Compiler:
                 inner = type_.kind in ("struct", "union", "fn")
                 self.done[id(node)][1][name] = (not name.endswith("!"), type_.nullable, TYPE_ONLY.get(type_.kind),
                                                 None if inner else COMPILERS[type_.kind](self, type_),
-                                                self.entry(type_.of) if inner else None)
+                                                self.entry(type_.of) if type_.kind == "struct" else None,
+                                                self.entry(type_.of) if type_.kind in ("union", "fn") else None)
 
 
 def _fields(checks, value):
@@ -102,7 +103,7 @@ def _fields(checks, value):
     required, checks = checks
     try:
         for name, field in value.items():
-            is_required, nullable, exact, valid, inner = checks[name]  # (KeyError: no field of it)
+            is_required, nullable, exact, valid, fields, tags = checks[name]  # (KeyError: no field of it)
             required -= is_required
             if field is None:
                 if not nullable:
@@ -110,17 +111,17 @@ def _fields(checks, value):
             elif type(field) is exact:
                 if exact is int and not MIN_INT64 <= field <= MAX_INT64:
                     return False
+            elif tags is not None:  # a union's value: one tag, holding its fields (gone into here, a call saved)
+                if type(field) is not dict:
+                    return False
+                [tag] = field  # (ValueError: not one tag)
+                field = field[tag]
+                if type(field) is not dict or not _fields(tags[tag], field):  # (KeyError: no tag of it)
+                    return False
             elif valid is not None:
                 if not valid(field):
                     return False
-            elif type(field) is not dict:
-                return False
-            elif type(inner) is dict:  # a union's value: one tag, holding its fields (gone into here, a call saved)
-                [tag] = field  # (ValueError: not one tag)
-                field = field[tag]
-                if type(field) is not dict or not _fields(inner[tag], field):  # (KeyError: no tag of it)
-                    return False
-            elif not _fields(inner, field):
+            elif type(field) is not dict or not _fields(fields, field):
                 return False
     except (KeyError, ValueError):
         return False
