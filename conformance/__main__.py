@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import arguments, cache, cases, clients, config, console, fuzz, lint, matrix, report, runner, schemas, tables
+from . import arguments, cache, cases, clients, config, console, files, fuzz, lint, matrix, report, runner, schemas, tables
 from .target import Target, Trouble
 
 
@@ -102,9 +102,9 @@ def _chosen(options, parser, kind):
     everything = cases.everything()
     if getattr(options, "cases", None):
         try:
-            own = cases.load(Path(options.cases))
-        except (OSError, ValueError, KeyError) as error:
-            parser.error(f"cannot read the cases of {options.cases}: {getattr(error, 'strerror', None) or error}")
+            own = _own_cases(Path(options.cases))
+        except ValueError as error:
+            parser.error(f"--cases {error}")
         everything = own + [c for c in everything if cases.kind(c) != "server"]
     known = _known(options.known_failures, everything, parser) if options.known_failures else set()
     matched = cases.matching([c for c in everything if cases.kind(c) == kind], options.id, options.exclude)
@@ -127,6 +127,24 @@ def _chosen(options, parser, kind):
     return chosen, aside, known, sum(cases.kind(c) == kind for c in everything) - len(matched)
 
 
+def _own_cases(path):
+    """The server cases of a fixture file, or of the *.json files of a folder (such as fuzz --fixtures writes),
+    each file read within bounds and held to the fixture format (fixture.schema.json); ValueError says the
+    first thing wrong, where."""
+    paths = sorted(path.glob("*.json")) if path.is_dir() else [path]
+    found, shape = [], cases.load_json("fixture.schema.json")
+    for file in paths:
+        document = files.read_json(file)
+        problems = list(lint.conforms(document, shape, shape))
+        if problems:
+            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+            raise ValueError(f"{file}: not a fixture file of server cases: {problems[0]}{more}")
+        found += [{**case, "file": file.name} for case in document["cases"]]
+    if not found:
+        raise ValueError(f"{path}: holds no cases")
+    return found
+
+
 def _matching(globs, chosen):
     return {c["id"] for c in chosen if any(cases.pattern(glob).match(c["id"]) for glob in globs)}
 
@@ -140,9 +158,9 @@ def _trouble(parser, message):
 def _known(path, everything, parser):
     """The globs of a known-failures file; each must match some case, or it is a typo."""
     try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-    except OSError as error:
-        parser.error(f"cannot read the known-failures file {path}: {error.strerror}")
+        lines = files.read_text(path).splitlines()
+    except ValueError as error:
+        parser.error(f"--known-failures {error}")
     globs = {line.split("#")[0].strip() for line in lines if line.split("#")[0].strip()}
     unmatched = sorted(g for g in globs if not any(cases.pattern(g).match(c["id"]) for c in everything))
     if unmatched:
@@ -226,9 +244,9 @@ def _writable(parser, options, names=("junit", "json", "html")):
 
 def _matrix(options, parser):
     try:
-        manifest = json.loads(Path(options.manifest).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        parser.error(f"cannot read the manifest {options.manifest}: {getattr(error, 'strerror', None) or error}")
+        manifest = files.read_json(options.manifest)
+    except ValueError as error:
+        parser.error(f"--manifest {error}")
     problems = matrix.problems(manifest, options.manifest)
     if problems:
         parser.error("; ".join(problems))

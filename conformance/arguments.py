@@ -184,13 +184,16 @@ def _limit(text):
     return name, int(value)
 
 
+MAX_SECONDS = 86_400  # the longest time an option gives (a day): longer ones no clock of the system holds
+
+
 def _seconds(text):
     try:
         seconds = float(text)
     except ValueError:
         seconds = -1
-    if not 0 <= seconds < float("inf"):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds (0 or more)")
+    if not 0 <= seconds <= MAX_SECONDS:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds from 0 to {MAX_SECONDS:,} (a day)")
     return seconds
 
 

@@ -16,8 +16,9 @@ pyproject.toml is read.
 import argparse
 import difflib
 import json
-import tomllib
 from pathlib import Path
+
+from . import files
 
 FILE = Path("pyproject.toml")
 
@@ -27,12 +28,11 @@ def apply(commands, argv, path=FILE):
     each option, unless `argv` gives it; return, for each command's name, the keys it took. ValueError
     says what is wrong, and where."""
     given = {word.split("=", 1)[0] for word in argv if word.startswith("-")}
-    try:
-        settings = tomllib.loads(path.read_text(encoding="utf-8")).get("tool", {}).get("conformance", {})
-    except FileNotFoundError:
+    if not path.exists() and not path.is_symlink():
         return {}
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
-        raise ValueError(f"{path}: {getattr(error, 'strerror', None) or error}") from None
+    settings = files.read_toml(path).get("tool", {}).get("conformance", {})  # (ValueError, in one line)
+    if type(settings) is not dict:
+        raise ValueError(f"{path}: [tool.conformance] is a table, not {json.dumps(settings, default=str)[:80]}")
     taken = {}
     for key, value in settings.items():
         owners = [(parser, action) for parser in commands.values() for action in parser._actions

@@ -26,7 +26,7 @@ import msgpack
 from . import values
 from .cases import level_of
 from .language import Schema
-from .report import reproduce
+from .report import printable, reproduce
 from .runner import Exchange, Result, decode
 from .target import Trouble
 
@@ -352,8 +352,8 @@ def as_results(findings, checked, fuzzer, requires=()):
         data, media_type = fuzzer.encoded(finding.call, finding.binary)
         case["steps"] = [fixture_step(finding)]
         replay = reproduce(fuzzer.target, [Exchange(data, "POST", fuzzer.target.path, media_type, b"")])
-        results.append(Result(case, "fail", [f"{check}: {finding.problem}"], 0, case["level"], tuple(replay),
-                              answer=finding.answer))
+        results.append(Result(case, "fail", [printable(f"{check}: {finding.problem}")], 0, case["level"],
+                              tuple(map(printable, replay)), answer=printable(finding.answer)))
     return results
 
 

@@ -31,6 +31,16 @@ READ_BINARY = ("python3 -c \"import base64, json, msgpack, sys; print(json.dumps
                "'rb').read(), strict_map_key=False), default=lambda b: base64.b64encode(b).decode()))\" {file}")
 
 
+UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")  # control characters, and halves of surrogate pairs
+
+
+def printable(text):
+    """`text` as every report can carry it, whatever a target answered: each control character (which a
+    terminal would obey: a title, a cleared screen) and each half of a surrogate pair (which no UTF-8 file
+    holds, nor XML) written as \\uXXXX."""
+    return UNPRINTABLE.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
+
+
 def plural(count, word):
     """"1 case", "2 cases"."""
     return f"{count} {word}{'s' * (count != 1)}"

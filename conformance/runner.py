@@ -20,6 +20,7 @@ import base64
 import http.client
 import json
 import re
+import threading
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -28,7 +29,7 @@ from typing import NamedTuple
 import msgpack
 
 from . import report
-from .target import Trouble, read, send
+from .target import Overlong, Trouble, read, send
 from .cases import LEVELS, LIMITS, applies
 from .match import compare, excerpt, explain, from_msgpack, substitute, to_msgpack, unpacked
 
@@ -67,7 +68,10 @@ class Exchange(NamedTuple):
 
 def detect(target):
     """What the target serves, as (the words cases may require, a description), or raise Trouble."""
-    status, data = target.post([{}, {"fn.api_": {"includeInternal!": True}}])
+    try:
+        status, data = target.post([{}, {"fn.api_": {"includeInternal!": True}}])
+    except Overlong as error:
+        raise Trouble(f"{target.url} answered fn.api_ with more than the suite reads: {error}") from None
     message = decode(data)
     api = message[1].get("Ok_", {}).get("api") if _is_message(message) else None
     if not isinstance(api, list):
@@ -175,10 +179,10 @@ def run_case(case, target, known=frozenset(), level="MAY", limits=None):
 
 
 def shown(answer, state, most=2000):
-    """An answer as text to show: its message as JSON (MessagePack decoded), else its bytes."""
+    """An answer as text to show: its message as JSON (MessagePack decoded), else its bytes; printable."""
     message = decode(answer, state)
     text = json.dumps(message, ensure_ascii=False) if message is not None else answer.decode(errors="replace")
-    return text if len(text) <= most else text[:most] + f" ... ({len(text) - most} characters more)"
+    return report.printable(text if len(text) <= most else text[:most] + f" ... ({len(text) - most} characters more)")
 
 
 def merged(runs):
@@ -206,8 +210,8 @@ USER = re.compile(r"cf-[0-9a-f]{12}")  # the username of a case, another in each
 def outcome(case, problems, known, started, level, replay, replay_title="To reproduce"):
     """The Result of a case begun at `started` that found `problems` at `level` (none: it passed)."""
     status = ("known-failure" if problems else "stale") if case["id"] in known else "fail" if problems else "pass"
-    return Result(case, status, problems, time.monotonic() - started, level if problems else "",
-                  tuple(replay) if problems else (), replay_title)
+    return Result(case, status, list(map(report.printable, problems)), time.monotonic() - started,
+                  level if problems else "", tuple(map(report.printable, replay)) if problems else (), replay_title)
 
 
 def _step(request, expected, connection, target, user, captured, state, transcript, whole=True, status=200):
@@ -223,7 +227,8 @@ def _step(request, expected, connection, target, user, captured, state, transcri
         answer = read(response)
         if response.getheader("Connection", "").lower() == "close":
             connection.close()
-        message = decode(answer, state)
+        reading = _reading(answer, state)  # (an answer is decoded once for all the checks of its step)
+        message = reading()
         unavailable = (_is_message(message) and "ErrorUnavailable" in message[1]
                        and "ErrorUnavailable" not in json.dumps(expected))
         if not unavailable:
@@ -234,9 +239,20 @@ def _step(request, expected, connection, target, user, captured, state, transcri
     if unavailable:
         return [f"the target answered ErrorUnavailable {RETRIES} times in a row"], []
     spec = expected.get("spec")
-    must = list(_compare(spec, response, answer, dict(captured), user, state, None)) if spec else []
-    rest = list(_compare(expected, response, answer, captured, user, state, status))  # (which captures values)
+    must = list(_compare(spec, response, answer, dict(captured), user, state, None, reading)) if spec else []
+    rest = list(_compare(expected, response, answer, captured, user, state, status, reading))  # (which captures values)
     return must, rest if whole else []
+
+
+def _reading(answer, state):
+    """`read(unpack=False, raw=False)`: the answer decoded (see decode), once for each way of reading it."""
+    decoded = {}
+
+    def read(unpack=False, raw=False):
+        if (unpack, raw) not in decoded:
+            decoded[(unpack, raw)] = decode(answer, state, unpack, raw)
+        return decoded[(unpack, raw)]
+    return read
 
 
 TOLERATED = ("@warn_",)  # stock response headers a server may add to any answer
@@ -294,8 +310,20 @@ def _header_ids(header, ids):
     return [_header_ids(cell, ids) if type(cell) is list else ids.get(cell, cell) for cell in header]
 
 
+LARGE_ANSWER = 1024 * 1024  # bytes from which answers are decoded one at a time, whatever the workers
+DECODING = threading.Lock()
+
+
 def decode(answer, state=None, unpack=False, raw=False):
-    """A message as JSON notation (MessagePack keys named as `state` learnt, unless `raw`), or None."""
+    """A message as JSON notation (MessagePack keys named as `state` learnt, unless `raw`), or None; a
+    large answer waits for the others to be decoded first (each value costs about 60 bytes)."""
+    if len(answer) > LARGE_ANSWER:
+        with DECODING:
+            return _decoded(answer, state, unpack, raw)
+    return _decoded(answer, state, unpack, raw)
+
+
+def _decoded(answer, state, unpack, raw):
     state = {"encodings": {}} if state is None else state
     if answer[:1] == b"\x92":
         try:
@@ -314,10 +342,11 @@ def decode(answer, state=None, unpack=False, raw=False):
         return None
 
 
-def _compare(expected, response, answer, captured, user, state, status=200):
-    """Yield how an answer differs from an expected response: a step's, or its spec part (status None)."""
+def _compare(expected, response, answer, captured, user, state, status, read):
+    """Yield how an answer (its bytes, and `read` of them) differs from an expected response: a step's, or its
+    spec part (status None)."""
     if "either" in expected:  # several answers are right: one of them will do
-        tries = [list(_compare(option, response, answer, dict(captured), user, state, status))
+        tries = [list(_compare(option, response, answer, dict(captured), user, state, status, read))
                  for option in expected["either"]]
         if all(tries):  # how the closest differs, first, so that its failure is grouped with their like
             closest = min(tries, key=len)
@@ -337,7 +366,7 @@ def _compare(expected, response, answer, captured, user, state, status=200):
     if wire and ("msgpack" if answer[:1] == b"\x92" else "json") != wire:
         yield f"expected a {wire} answer, got {excerpt(answer, 80)}"
     if "message" in expected:
-        actual = decode(answer, state, expected.get("unpack", False), expected.get("raw", False))
+        actual = read(expected.get("unpack", False), expected.get("raw", False))
         if actual is None:
             yield f"the answer is not a message: {excerpt(answer)}"
         else:

@@ -13,10 +13,17 @@ import urllib.parse
 from . import deadlines
 
 MAX_ANSWER = 64 * 1024 * 1024  # bytes of one answer the suite reads; a server that sends more fails the case
+MAX_VALUES = 2_000_000  # values (arrays, objects, and what they hold) of one JSON answer the suite decodes:
+MAX_BINARY = 4 * 1024 * 1024  # and bytes of a MessagePack one, whose every byte may be a value: decoding
+# costs about 60 bytes of memory a value (the largest answers the cases expect hold 800,000 or so)
 
 
 class Trouble(Exception):
     """The target cannot be tested: unreachable, or not a server of the protocol."""
+
+
+class Overlong(http.client.HTTPException):
+    """An answer holds more than the suite reads (MAX_ANSWER, MAX_BINARY, MAX_VALUES)."""
 
 
 class Target:
@@ -74,6 +81,8 @@ class Target:
             except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError):  # no answer at all
                 reason = "it closed the connection without answering" + (
                     "" if self.tls else " (an HTTPS server does that to plain HTTP: is it an https:// URL?)")
+            except Overlong as error:
+                raise Trouble(f"{self.url} answered fn.ping_ with more than the suite reads: {error}") from None
             except http.client.HTTPException as error:
                 raise Trouble(f"{self.url} is not a server of the protocol: its answer is not HTTP "
                               f"({type(error).__name__}: {' '.join(str(error).split())[:80] or 'nothing'})") from None
@@ -97,15 +106,20 @@ class Target:
 
 
 def read(response):
-    """An answer's body; one over MAX_ANSWER bytes is a failure, not read to its end."""
+    """An answer's body; one over MAX_ANSWER bytes is a failure, not read to its end, and so is one that
+    holds more values than the suite decodes (above)."""
     length = response.getheader("Content-Length", "")
-    if not length.isdigit():  # no length: read until it ends, or is too long
-        data = _until_the_end(response)
-        if len(data) <= MAX_ANSWER:
-            return data
-    elif int(length) <= MAX_ANSWER:
-        return response.read()  # which says if fewer bytes come
-    raise http.client.HTTPException(f"the answer is over {MAX_ANSWER} bytes, more than the suite reads")
+    too_long = Overlong(f"the answer is over {MAX_ANSWER} bytes, more than the suite reads")
+    if length.isdigit() and int(length) > MAX_ANSWER:
+        raise too_long
+    data = response.read() if length.isdigit() else _until_the_end(response)  # (read says if fewer bytes come)
+    if len(data) > MAX_ANSWER:
+        raise too_long
+    if data[:1] == b"\x92" and len(data) > MAX_BINARY:
+        raise Overlong(f"the answer is over {MAX_BINARY} bytes of MessagePack, more than the suite decodes")
+    if len(data) > MAX_VALUES and sum(map(data.count, (b"[", b"{", b","))) > MAX_VALUES:
+        raise Overlong(f"the answer holds over {MAX_VALUES:,} values, more than the suite decodes")
+    return data
 
 
 def _until_the_end(response):

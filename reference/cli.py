@@ -80,7 +80,7 @@ def add_server_options(parser, port):
     parser.add_argument("--max-connections", type=int, default=MAX_CONNECTIONS, metavar="N",
                         help="connections served at once; beyond, idle or stalled ones give way, "
                              "else HTTP 503 (default %(default)s)")
-    parser.add_argument("--timeout", type=float, default=TIMEOUT, metavar="SECONDS",
+    parser.add_argument("--timeout", type=timeout, default=TIMEOUT, metavar="SECONDS",
                         help="how long a connection may stay idle, take to send a whole request, or "
                              "take to read an answer (default %(default)s)")
     parser.add_argument("--certfile", metavar="FILE", help="serve HTTPS with this certificate (PEM; its "
@@ -176,13 +176,16 @@ def _number(text, most, what):
     return value
 
 
+MAX_SECONDS = 86_400  # the longest time an option gives (a day): longer ones no clock of the system holds
+
+
 def seconds(text):
-    return _number(text, math.inf, "a number of seconds (0 or more)")
+    return _number(text, MAX_SECONDS, f"a number of seconds from 0 to {MAX_SECONDS:,} (a day)")
 
 
 def timeout(text):
-    """How long something may take: seconds, more than 0."""
-    value = _number(text, math.inf, "a number of seconds above 0")
+    """How long something may take: seconds, more than 0 (and at most a day)."""
+    value = _number(text, MAX_SECONDS, f"a number of seconds above 0, at most {MAX_SECONDS:,} (a day)")
     if value == 0:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds above 0")
     return value

@@ -146,6 +146,7 @@ def test_a_schema_is_fetched_to_a_file(url, tmp_path):
     (["fn.add", "--driver"], "--driver takes its calls from standard input"),
     (["fn.add", "--timeout", "x"], "argument --timeout: 'x' is not a number of seconds above 0"),
     (["fn.add", "--timeout", "0"], "argument --timeout: '0' is not a number of seconds above 0"),
+    (["fn.add", "--timeout", "1e308"], "'1e308' is not a number of seconds above 0, at most 86,400 (a day)"),
     (["fn.add", "--cafile", "/nope.pem"], "--cafile is for an https:// URL; this one is plain HTTP"),
     (["fn.add", "--pretty", "--compact"], "argument --compact: not allowed with argument --pretty"),
 ])

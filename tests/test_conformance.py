@@ -309,7 +309,7 @@ def test_a_known_failure_that_fails_does_not_fail_the_run(tmp_path, capsys):
     (["run", "--target", "http://127.0.0.1:9/api", "--id", "no/such/case"], "no case matches the --id, --exclude and --level"),
     (["run", "--target", "http://127.0.0.1:9/api", "--json", "/no/such/dir/r.json"], "cannot write the --json report"),
     (["run", "--target", "http://127.0.0.1:9/api", "--known-failures", "/no/such/file"],
-     "cannot read the known-failures file /no/such/file"),
+     "--known-failures /no/such/file: cannot be read: No such file or directory"),
     (["run", "--target", "http://127.0.0.1:9/api", "--timeout", "0"], "0 is no time to answer in"),
     (["run", "--target", "http://127.0.0.1:9/api", "--cafile", "ca.pem"], "--cafile is for an https:// target"),
     (["nope"], "invalid choice: 'nope'"),
@@ -372,6 +372,29 @@ def test_a_target_that_is_not_a_protocol_server_exits_2_with_one_line(answer, pa
     error = capsys.readouterr().err
     assert status == 2 and message in error and error.count("\n") == 1, error
     assert error.startswith(f"python -m conformance run: error: http://127.0.0.1:{server.server_port}{path} is not a server of the protocol")
+
+
+@pytest.mark.parametrize("answer, told", [
+    (b'[{}, {"Ok_": {"api": [' + b"[]," * 2_000_000 + b'[]]}}]', "holds over 2,000,000 values"),
+    (b"\x92\x80\x81\xa3Ok_\x81\xa3api\xdd" + (1_500_000).to_bytes(4, "big") + b"\xc0" * 1_500_000,
+     "is over 1048576 bytes of MessagePack"),
+])
+def test_a_target_whose_answers_hold_more_than_the_suite_decodes_exits_2_at_once(answer, told, monkeypatch,
+                                                                                 capsys):
+    """Decoding costs about 60 bytes a value: an answer of millions of empty arrays is refused unread."""
+    monkeypatch.setattr("conformance.target.MAX_BINARY", 1024 * 1024)
+    handler = type("Answering", (Plain,), {"answer": (200, answer)})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        started = time.monotonic()
+        status = main(["run", "--target", f"http://127.0.0.1:{server.server_port}/api"])
+    finally:
+        server.shutdown()
+        server.server_close()
+    error = capsys.readouterr().err
+    assert status == 2 and "with more than the suite reads: the answer " + told in error, error
+    assert error.count("\n") == 1 and time.monotonic() - started < 5
 
 
 @pytest.mark.parametrize("reply, message", [
@@ -821,8 +844,10 @@ def test_an_interrupted_run_ends_with_its_summary_and_valid_reports(signal_, tmp
         process = subprocess.Popen([sys.executable, "-m", "conformance", "run", "--target", server.url, "-v", *reports],
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         passed = 0
-        while passed < 20:
-            passed += process.stdout.readline().strip().startswith("PASS ")
+        for line in process.stdout:  # (a run that ends early ends the loop, and the test fails below)
+            passed += line.strip().startswith("PASS ")
+            if passed == 20:
+                break
         process.send_signal(getattr(signal, signal_))
         out, err = process.communicate(timeout=60)
     lines = out.splitlines()
@@ -891,6 +916,73 @@ def test_settings_in_pyproject_toml_are_defaults_the_command_line_overrides(calc
         error = capsys.readouterr().err
         assert stop.value.code == 2 and error.startswith("python -m conformance: error: pyproject.toml: ")
         assert error.endswith(f"{said}\n") and error.count("\n") == 1
+
+
+HOSTILE_FILES = {  # what a file given to the suite may be, and the line that says why it is not read
+    "device": (lambda path: path.symlink_to("/dev/zero"), "{path}: not a regular file"),
+    "pipe": (lambda path: os.mkfifo(path), "{path}: not a regular file"),
+    "huge": (lambda path: path.write_bytes(b" " * (16 * 1024 * 1024 + 1)), "{path}: over 16 MiB, more than the suite reads"),
+    "binary": (lambda path: path.write_bytes(b"\xff\xfe"), "{path}: not UTF-8 text (byte 0 is not)"),
+    "absent": (lambda path: None, "{path}: cannot be read: No such file or directory"),
+}
+DEEP = {"pyproject.toml": "[tool.conformance]\nid = " + "[" * 100_000 + "]" * 100_000 + "\n",
+        "known.txt": None, "manifest.json": "[" * 100_000 + "]" * 100_000, "cases.json": "[" * 100_000 + "]" * 100_000}
+
+
+@pytest.mark.parametrize("kind", HOSTILE_FILES)
+@pytest.mark.parametrize("name, command", [
+    ("pyproject.toml", ["run", "--target", "http://127.0.0.1:9/api"]),
+    ("known.txt", ["run", "--target", "http://127.0.0.1:9/api", "--known-failures", "known.txt"]),
+    ("cases.json", ["run", "--target", "http://127.0.0.1:9/api", "--cases", "cases.json"]),
+    ("manifest.json", ["matrix", "--manifest", "manifest.json"]),
+])
+def test_a_file_that_is_a_device_a_pipe_huge_or_deep_is_one_line_and_exit_2(kind, name, command, capsys):
+    """Whatever the file is, the suite neither hangs, nor fills its memory, nor shows a traceback."""
+    plant, said = HOSTILE_FILES[kind]
+    if name == "pyproject.toml" and kind == "absent":
+        plant, said = (lambda path: path.write_text(DEEP[name]), "{path}: nests arrays and tables deeper than the suite reads")
+    elif kind == "absent" and DEEP[name]:
+        plant, said = (lambda path: path.write_text(DEEP[name]), "{path}: nests arrays and objects deeper than the suite reads")
+    plant(Path(name))
+    started = time.monotonic()
+    with pytest.raises(SystemExit) as stop:
+        main(command)
+    error = capsys.readouterr().err
+    assert stop.value.code == 2 and error.count("\n") == 1 and said.format(path=name) in error, error
+    assert time.monotonic() - started < 10
+
+
+@pytest.mark.parametrize("command", [["run", "--target", "http://127.0.0.1:9/api"], ["fuzz", "--target", "http://127.0.0.1:9/api"]])
+def test_a_timeout_longer_than_a_day_is_a_usage_error_not_an_overflow(command, capsys):
+    with pytest.raises(SystemExit) as stop:
+        main([*command, "--timeout", "1e308"])
+    error = capsys.readouterr().err
+    assert stop.value.code == 2 and "'1e308' is not a number of seconds from 0 to 86,400 (a day)" in error
+    assert error.count("\n") == 1
+
+
+HOSTILE = "\x1b]0;owned\x07\x1b[2J\x9b31m\ud800"  # a window title, a cleared screen, a C1 escape, half a pair
+
+
+def hostile(request, message):
+    """Answers every call but fn.api_ with control characters and a lone surrogate in its result."""
+    if request and "fn.api_" not in request[1] and "Ok_" in message[1]:
+        return [message[0], {"Ok_": {"result": HOSTILE}}]
+    return message
+
+
+def test_control_characters_and_lone_surrogates_in_answers_reach_no_report_raw(tmp_path, capsys):
+    """Every report carries what a hostile target answers as escapes: the terminal obeys no escape
+    sequence, the JUnit file stays XML, the HTML page is written."""
+    page, junit = tmp_path / "report.html", tmp_path / "junit.xml"
+    with serving(Mutated(calculator.service(), hostile)) as server:
+        status = main(["run", "--target", server.url, "--html", str(page), "--junit", str(junit)])
+    out = capsys.readouterr().out
+    assert status == 1 and "\\u001b]0;owned\\u0007\\u001b[2J\\u009b31m\\ud800" in out
+    assert not re.search("[\x00-\x09\x0b-\x1f\x7f-\x9f\ud800-\udfff]", out)
+    failures = list(ElementTree.parse(junit).getroot().iter("failure"))
+    assert failures and any("\\u001b" in (f.text or "") for f in failures)
+    assert "\\u001b]0;owned" in page.read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize("planted", ["link", "fifo", "large"])

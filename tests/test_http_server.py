@@ -297,6 +297,8 @@ def test_every_limit_has_a_command_line_option():
         assert option in result.stdout
     assert run_cli("--max-connections", "0").returncode == 2
     assert "--tape-length: '0' is not a positive integer" in run_cli("--tape-length", "0").stderr
+    overflowing = run_cli("--timeout", "1e308")  # (an OverflowError once a connection came)
+    assert overflowing.returncode == 2 and "'1e308' is not a number of seconds above 0, at most" in overflowing.stderr
 
 
 def test_an_ipv6_address_is_served():

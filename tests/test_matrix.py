@@ -5,8 +5,11 @@ import re
 
 import pytest
 
+from conftest import Mutated, serving
+from test_conformance import hostile
 from conformance import cases
 from conformance.__main__ import main
+from reference import calculator
 
 SERVER = "{python} -m reference.server --service testbed --port {port}"
 
@@ -77,3 +80,11 @@ def test_a_manifest_that_breaks_its_shape_is_refused_with_every_problem(manifest
     error = capsys.readouterr().err
     assert exit_.value.code == 2 and error.count("\n") == 1
     assert all(f"{tmp_path / 'manifest.json'}: {problem}" in error for problem in problems), error
+
+
+def test_a_target_answering_control_characters_and_lone_surrogates_gets_a_page(capsys, tmp_path):
+    """What a hostile target answers reaches the matrix page as escapes, as it reaches every report."""
+    with serving(Mutated(calculator.service(), hostile)) as server:
+        status, lines, page = matrix(capsys, tmp_path, [{"name": "hostile", "target": server.url}])
+    assert status == 1 and "[1] hostile: " in "\n".join(lines)
+    assert "\\u001b]0;owned\\u0007\\u001b[2J" in page and "\x1b" not in page
