@@ -15,7 +15,8 @@ import sys
 import time
 from pathlib import Path
 
-from . import arguments, cache, cases, clients, config, console, files, fuzz, lint, matrix, report, runner, schemas, tables
+from . import (arguments, cache, cases, clients, config, console, files, findings, fuzz, lint, matrix, report, runner,
+               schemas, tables)
 from .target import Target, Trouble
 
 
@@ -77,6 +78,7 @@ def _run(options, parser):
                    limits)
 
 
+NOTHING_CHECKED = 5  # the exit status of a run that checked nothing, as pytest's when no test ran
 DRIVEN = {"client": (clients.run, "client"), "schema": (schemas.run, "schema loader")}  # command -> what it checks
 
 
@@ -190,40 +192,39 @@ def _fuzz(options, parser):
     print(f"Fuzzing {target.url}: {service}, {report.plural(len(functions), 'function')}, "
           f"{options.max_examples} calls each, "
           f"seed {seed} (--seed {seed} makes the same calls again).", flush=True)
-    started, findings, checked = time.monotonic(), [], []
+    started, found, unreached = time.monotonic(), [], "the time limit ended the run before its calls"
     try:
         for function in functions:
-            mine = list(fuzzer.examples(function, options.max_examples))
-            findings += mine
-            checked += [(function.name, check) for check in fuzz.CHECKS
-                        if check != "binary" or (fuzzer.encoding and options.deterministic)]
-            said = f"{len(mine)} failing ({', '.join(sorted({f.check for f in mine}))})" if mine else "passed"
+            found += fuzzer.examples(function, options.max_examples)
             note = (" (every call was answered ErrorUnauthenticated_: give -H '@auth_:=...')"
                     if fuzzer.tags.get(function.name) == {"ErrorUnauthenticated_"} else "")
-            print(f"  {function.name}: {said}{note}", flush=True)
+            print(findings.function_line(function.name, findings.verdicts(fuzzer, [function], found, unreached))
+                  + note, flush=True)
     except Trouble as trouble:
         return _trouble(parser, trouble)
     except KeyboardInterrupt:  # what was found so far is reported all the same
-        options.interrupted = "interrupted"
-        left = len(functions) - len({name for name, _ in checked})
-        print(f"\nThe fuzzing was interrupted: {report.plural(left, 'function')} left not fuzzed.", flush=True)
-    results = fuzz.as_results(findings, checked, fuzzer, sorted(profile & {"calculator", "testbed"}))
+        options.interrupted, unreached = "interrupted", "the run was interrupted before its calls"
+        print("\nThe fuzzing was interrupted: what was checked so far is reported.", flush=True)
+    results = findings.verdicts(fuzzer, functions, found, unreached, sorted(profile & {"calculator", "testbed"}))
     for result in results:
         if result.failed:
             console.print_failure(result)
-    if options.fixtures and findings:
+    if options.fixtures and found:
         fixture = {"description": f"Calls that failed python -m conformance fuzz --target {target.url} --seed {seed}.",
                    "cases": [{k: v for k, v in r.case.items() if k != "file"} for r in results if r.failed]}
         Path(options.fixtures).write_text(json.dumps(fixture, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    console.write_reports(options, results, target.url, service, report.Scope())
-    by_check = {check: sum(f.check == check for f in findings) for check in fuzz.CHECKS}
-    print("\nBy check: " + ", ".join(f"{check} {count} failing" if count else f"{check} passed"
-                                      for check, count in by_check.items() if any(c == check for _, c in checked)))
-    failed = sum(r.failed for r in results)
-    print(f"Fuzzed {report.plural(len(functions), 'function')} with {fuzzer.sent} requests in {time.monotonic() - started:.1f} s "
-          f"(seed {seed}): " + (f"{report.plural(failed, 'failure')}, in {len(findings)} calls." if findings
-                                else "no failures."))
-    return 130 if options.interrupted else 1 if findings else 0
+    console.write_reports(options, results, target.url, service, report.Scope(seed=seed))
+    tally = report.counts(results)
+    print("\n" + findings.by_check(results))
+    told = (f"{report.plural(tally['fail'] + tally['flaky'], 'failure')}" + (f" ({tally['flaky']} flaky)" * bool(tally["flaky"]))
+            if tally["fail"] + tally["flaky"] else "no failures")
+    print(f"Fuzzed {report.plural(len(functions), 'function')} with {fuzzer.sent} requests in "
+          f"{time.monotonic() - started:.1f} s (seed {seed}): {told}; {tally['pass']} checks passed"
+          + (f", {tally['not-run']} not run" if tally["not-run"] else "") + ".")
+    if not tally["pass"] + tally["fail"] + tally["flaky"]:
+        print("Nothing was checked: no verdict rests on any answer.")
+    return (130 if options.interrupted else 1 if tally["fail"] + tally["flaky"] else
+            0 if tally["pass"] else NOTHING_CHECKED)
 
 
 def _writable(parser, options, names=("junit", "json", "html")):

@@ -85,7 +85,8 @@ def command_line():
     fuzzing.add_argument("--time-limit", type=_seconds, default=600, metavar="SECONDS",
                          help="stop making calls after this long (default 600)")
     fuzzing.add_argument("--deterministic", action="store_true", help="the service answers the same call the "
-                         "same way: compare MessagePack answers with JSON ones (the binary check)")
+                         "same way: a MessagePack answer unlike the JSON one fails at once (else the JSON answers "
+                         "before and after it must agree for the binary check to judge it)")
     fuzzing.add_argument("--no-binary", action="store_true", help="make calls on JSON only")
     fuzzing.add_argument("--wait", type=_seconds, default=10, metavar="SECONDS",
                          help="how long to wait for the target to answer (default 10)")

@@ -89,6 +89,8 @@ def print_failure(result):
         print("  It passes, but the known-failures file lists it: remove it from there.")
     for line in result.problems[:10]:
         print(f"  {line}")
+    if result.evidence:
+        print(f"  {result.evidence}")
     if result.answer:
         print(f"  The answer received: {result.answer[:300]}" + (" ..." if len(result.answer) > 300 else ""))
     if len(result.problems) > 10:

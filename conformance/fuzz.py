@@ -5,13 +5,17 @@ How this works
 The target's schema is read from `fn.api_` (language.py). For each function,
 `Fuzzer.examples` makes calls by seed (values.py): a valid call, checked as
 the named CHECKS say; the same call on MessagePack now and then, once the
-target has negotiated it (and with `deterministic`, compared value for value
-with the JSON answer); the call with a generated `@select_`; and the call
-with exactly one thing wrong, which must be refused with a case at that
-place. A failing call is shrunk (values.smaller) while it fails the same
-check, and becomes a `Finding`: the check, the function, the call, what is
-wrong, the answer. Requests keep to a rate and a time limit; a target that
-stops answering ends the run, said once.
+target has negotiated it, compared value for value with the JSON answers to
+it just before and after (a function whose JSON answers vary cannot be
+judged so); the call with a generated `@select_`; and the call with exactly
+one thing wrong, which must be refused with a case at that place. Each check
+counts the answers it judged (`evidence`) and keeps why it judged none
+(`missed`). A failing call becomes a `Finding`: the check, the function, the
+call, what is wrong, the answer. The first of each kind is shrunk
+(values.smaller) while it fails the same way and sent again, to tell a
+steady failure from a flaky one; findings.py makes the verdicts. Requests
+keep to a rate and a time limit; a target that stops answering ends the
+run, said once.
 """
 
 import base64
@@ -19,15 +23,15 @@ import http.client
 import json
 import threading
 import time
+from collections import Counter
 from typing import NamedTuple
 
 import msgpack
 
 from . import values
-from .cases import level_of
 from .language import Schema
-from .report import printable, reproduce
-from .runner import Exchange, Result, decode
+from .report import gist
+from .runner import decode
 from .target import Trouble
 
 CHECKS = {  # name -> (what it checks, the requirements it rests on)
@@ -43,12 +47,14 @@ CHECKS = {  # name -> (what it checks, the requirements it rests on)
                 "ErrorInvalidResponseHeaders_): the service's own bugs", ["conv.response-validation"]),
     "select": ("an answer to a call with @select_ holds only the fields selected", ["header.select",
                                                                                   "conv.select-rules"]),
-    "binary": ("an answer on MessagePack carries the same values as on JSON (with --deterministic)",
+    "binary": ("an answer on MessagePack carries the same values as on JSON, where the function answers JSON "
+               "alike each time",
                ["binary.negotiate"]),
 }
 REFUSALS = ("ErrorParseFailure_", "ErrorInvalidRequestHeaders_", "ErrorInvalidRequestBody_")
 HANDLER_BUGS = ("ErrorUnknown_", "ErrorInvalidResponseBody_", "ErrorInvalidResponseHeaders_")
 MAX_SHRINKS = 60  # calls one finding may spend on being made smaller
+REPEATS = 4  # times the call of a finding is sent again, to tell a steady failure from a flaky one
 
 
 class Finding(NamedTuple):
@@ -61,11 +67,23 @@ class Finding(NamedTuple):
     binary: bool
     problem: str
     answer: str
-    path: tuple = ()  # of a rejected call: where its one wrong thing is
+    tag: str = ""  # the result tag answered
+    places: tuple = ()  # (path, why) of each problem found inside the answer: where the schema was broken
+    path: tuple = ()  # of a rejected call: where its one wrong thing is, and why it is wrong
+    reason: str = ""
+    again: tuple = (0, 0)  # (how many times it failed the same way, sent again how many times)
+
+    @property
+    def kind(self):
+        """What tells failures apart: the function, the check, the answer's tag, where and why the answer broke
+        the schema (without values: any array index is one place), what was wrong in a rejected call."""
+        places = frozenset((gist(_where(path)), why) for path, why in self.places if path)
+        return self.function, self.check, self.tag, places, self.reason, gist(self.problem) * (self.check == "message")
 
 
 class Fuzzer:
-    """Calls of the target's functions, made and checked (see above)."""
+    """Calls of the target's functions, made and checked (see above); what each check was given to judge
+    is counted in `evidence`, and why a check judged nothing is kept in `missed`."""
 
     def __init__(self, target, rng, headers=None, rate=None, deadline=None, deterministic=False, binary=True,
                  shown=None):
@@ -73,15 +91,21 @@ class Fuzzer:
         self.gap, self.deadline, self.deterministic = 1 / rate if rate else 0, deadline, deterministic
         self.lock, self.last, self.sent = threading.Lock(), 0.0, 0
         self.tags = {}  # function -> the result tags its calls were answered with
-        self.encoding = None  # the target's binary encoding, once negotiated
-        self.failed = set()  # (function, check) pairs that have failed
+        self.evidence, self.seconds, self.seen = Counter(), Counter(), Counter()  # by (function, check); by kind
+        self.missed = {}  # (function, check), function, or check -> why it judged nothing
+        self.varying = set()  # functions that answer the same call differently (the binary check cannot tell)
+        self.encoding, self.answered = None, None  # the target's binary encoding, once negotiated; the last body
         api = self.send([{}, {"fn.api_": {"includeInternal!": True}}])[1]
         entries = api and api[1].get("Ok_", {}).get("api")
         if not isinstance(entries, list):
             raise Trouble(f"{target.url} did not answer fn.api_ with its schema: {str(api)[:200]}")
-        self.schema = Schema(entries)
+        try:
+            self.schema = Schema(entries)
+        except ValueError as error:
+            raise Trouble(f"{target.url} answered fn.api_ with a schema the suite cannot read: {error}") from None
         self.encoding = self.negotiate() if binary else None
-
+        if not self.encoding:
+            self.missed["binary"] = "the target negotiated no binary encoding" if binary else "--no-binary was given"
     def send(self, message, binary=False):
         """Send a message (as MessagePack, with names as the target's ids, if `binary`), keeping to the
         rate: (HTTP status, the answer decoded with names, or None, the answer's bytes). No answer is
@@ -128,66 +152,93 @@ class Fuzzer:
         return [f for name, f in sorted(self.schema.functions.items()) if not f.internal]
 
     def examples(self, function, count):
-        """Make and check `count` examples of calls of `function`; yield the Findings, shrunk."""
+        """Make and check `count` calls of `function`; yield a Finding for each kind of failure, the first
+        call of its kind shrunk and sent again (later ones are counted in `seen`)."""
         for number in range(count):
             if self.late():
                 return
-            maker = values.Maker(self.schema, self.rng)
-            arguments = maker.fields(function.arguments, 0)
-            call = [dict(self.headers), {function.name: arguments}]
-            found = self.check(function, call)
-            if not found and self.encoding and number % 3 == 0:
-                found = self.check(function, call, binary=True)
-            if not found and function.results["Ok_"] and number % 2 == 0:
-                selected = [{**call[0], "@select_": self.selection(function)}, call[1]]
-                found = self.check(function, selected)
-            if not found:
-                found = self.check_wrong(function, arguments)
-            if found:  # (shrunk the first time a function fails a check: its report shows that one)
-                first = (function.name, found.check) not in self.failed
-                self.failed.add((function.name, found.check))
-                yield self.shrink(function, found) if first else found
+            try:
+                arguments = values.Maker(self.schema, self.rng).fields(function.arguments, 0)
+            except values.TooLarge as error:
+                self.missed[function.name] = f"no call of it can be made: {error}"
+                return
+            found = self.exercise(function, arguments, number)
+            if found and found.kind not in self.seen:
+                found = self.confirm(function, self.shrink(function, found))
+                if found.check == "binary" and found.again[0] < found.again[1] and not self.deterministic:
+                    self.vary(function)  # (a difference of the wires would come back each time)
+                    continue
+                yield found
+            if found:
+                self.seen[found.kind] += 1
+
+    def exercise(self, function, arguments, number):
+        """Check one call made of `arguments` in the ways its number chooses; the first Finding, or None."""
+        call = [dict(self.headers), {function.name: arguments}]
+        found = self.check(function, call)
+        if not found and self.encoding and number % 3 == 0:
+            found = self.check(function, call, binary=True, before=self.answered)
+        if not function.results["Ok_"]:
+            self.missed[(function.name, "select")] = "its Ok_ has no fields to select"
+        elif not found and number % 2 == 0:
+            found = self.check(function, [{**call[0], "@select_": self.selection(function)}, call[1]])
+        return found or self.check_wrong(function, arguments)
 
     def late(self):
         """Whether the time limit is past."""
         return self.deadline is not None and time.monotonic() > self.deadline
 
-    def check(self, function, call, binary=False):
-        """The first check the call fails, as a Finding, or None."""
+    def judged(self, function, checks, started):
+        """Count an answer received since `started` as evidence for each of `checks` of `function`."""
+        for check in checks:
+            self.evidence[(function.name, check)] += 1
+            self.seconds[(function.name, check)] += time.monotonic() - started
+
+    def check(self, function, call, binary=False, before=None):
+        """The first check the call fails, as a Finding, or None (`before`: the JSON answer to the same
+        call, which a MessagePack answer is compared with)."""
+        started = time.monotonic()
         status, message, answer = self.send(call, binary)
         problem = _message_problem(status, message)
         if problem:
+            self.judged(function, ["message"], started)
             return Finding("message", function.name, call, binary, problem, _shown(message, answer))
         headers, body = message
         [(tag, fields)] = body.items()
         self.tags[function.name] = self.tags.get(function.name, set()) | {tag}
-        checks = [  # each a problem in words, or "", asked in turn (the last one sends a request)
-            ("handler", lambda: tag in HANDLER_BUGS and f"the service answered {tag}: {_json(fields)}"),
-            ("accepted", lambda: tag in REFUSALS and f"a valid call was refused: {tag} {_json(fields)}"),
-            ("result", lambda: self.result_problem(function, tag, fields, "@select_" in call[0])),
-            ("headers", lambda: self.header_problem(headers)),
-            ("select", lambda: "@select_" in call[0] and tag == "Ok_" and self.selection_problem(function, fields,
-                                                                                                  call[0])),
-            ("binary", lambda: binary and self.deterministic and self.parity_problem(call, body)),
+        self.answered = None if binary else body
+        selected = "@select_" in call[0]
+        if selected and tag != "Ok_":
+            self.missed[(function.name, "select")] = f"no call with @select_ was answered Ok_ (the last: {tag})"
+        checks = [  # each (name, whether it applies, its problems as (path, why)), asked in turn
+            ("message", True, lambda: []),
+            ("handler", True, lambda: [((), f"the service answered {tag}: {_json(fields)}")] * (tag in HANDLER_BUGS)),
+            ("accepted", True, lambda: [((), f"a valid call was refused: {tag} {_json(fields)}")] * (tag in REFUSALS)),
+            ("result", True, lambda: self.result_problems(function, tag, fields, selected)),
+            ("headers", True, lambda: self.header_problems(headers)),
+            ("select", selected and tag == "Ok_", lambda: self.selection_problems(function, fields, call[0])),
+            ("binary", binary, lambda: self.parity_problems(function, call, before, body)),
         ]
-        for check, problem in checks:
-            said = problem()
-            if said:
-                return Finding(check, function.name, call, binary, said, _shown(message, answer))
+        for check, applies, problems in checks:
+            found = problems() if applies else None
+            if found is None:  # (nothing to judge: it does not apply, or could not be told)
+                continue
+            self.judged(function, [check], started)
+            if found:
+                said = "; ".join(f"{_where(path)}: {why}" if path else why for path, why in found[:3])
+                return Finding(check, function.name, call, binary, said, _shown(message, answer), tag, tuple(found))
         return None
 
-    def result_problem(self, function, tag, fields, selected):
+    def result_problems(self, function, tag, fields, selected):
         if tag not in function.results:
-            return f"{tag} is no result of {function.name} (it has {', '.join(sorted(function.results))})"
-        found = [(path, why) for path, why in self.schema.object_problems(fields, function.results[tag], (tag,))
-                 if not (selected and why == "RequiredObjectKeyMissing")]
-        return "; ".join(f"{_where(path)}: {why}" for path, why in found[:3])
+            return [((tag,), f"no result of {function.name} (it has {', '.join(sorted(function.results))})")]
+        return [(path, why) for path, why in self.schema.object_problems(fields, function.results[tag], (tag,))
+                if not (selected and why == "RequiredObjectKeyMissing")]
 
-    def header_problem(self, headers):
+    def header_problems(self, headers):
         declared = self.schema.response_headers
-        found = [problem for name, value in headers.items() if name in declared
-                 for problem in self.schema.problems(value, declared[name], (name,))]
-        return "; ".join(f"{_where(path)}: {why}" for path, why in found[:3])
+        return [problem for name, value in headers.items() if name in declared
+                for problem in self.schema.problems(value, declared[name], (name,))]
 
     def selection(self, function):
         """A @select_ for a call of `function`: a few of its Ok_ fields, and of each struct's it returns."""
@@ -212,46 +263,78 @@ class Fuzzer:
                             for t in fields.values()]
         return {name for kind, name in found if kind == "struct"}
 
-    def selection_problem(self, function, fields, headers):
+    def selection_problems(self, function, fields, headers):
         """Where a selected Ok_ holds a field not selected."""
         selection = headers["@select_"]
-        found = list(_unselected(self.schema, fields, function.results["Ok_"], selection["->"]["Ok_"], selection,
-                                 ("Ok_",)))
-        return "; ".join(f"{_where(path)} was not selected" for path in found[:3])
+        return [(path, "not selected") for path in _unselected(
+            self.schema, fields, function.results["Ok_"], selection["->"]["Ok_"], selection, ("Ok_",))]
 
-    def parity_problem(self, call, body):
-        """How the JSON answer to a call differs from the MessagePack one, `body`."""
-        _, message, _ = self.send(call)
-        if message is None or _plain(message[1]) != _plain(body):
-            return (f"JSON answered {json.dumps(_plain(message[1]) if message else None)[:200]}, MessagePack "
-                    f"{json.dumps(_plain(body))[:200]}")
-        return ""
+    def parity_problems(self, function, call, before, body):
+        """How the MessagePack answer `body` differs from the JSON answer to the same call, `before`; None
+        when that cannot be told: the JSON answers differ from call to call (unless --deterministic)."""
+        if before is None or function.name in self.varying:
+            return None
+        if _plain(before) == _plain(body):
+            return []
+        if not self.deterministic:  # the same again on JSON: a difference is the wire's, not the call's
+            _, again, _ = self.send(call)
+            if again is None or _plain(again[1]) != _plain(before):
+                self.vary(function)
+                return None
+        return [((), f"JSON answered {json.dumps(_plain(before))[:200]}, MessagePack {json.dumps(_plain(body))[:200]}")]
+
+    def vary(self, function):
+        """Take it that `function` answers the same call differently: its wires cannot be compared."""
+        self.varying.add(function.name)
+        self.evidence[(function.name, "binary")] = 0  # (what was judged equal may have been so by chance)
+        self.missed[(function.name, "binary")] = ("its answers differ from call to call, so the wires cannot be "
+                                                  "compared (--deterministic says they do not)")
 
     def check_wrong(self, function, arguments):
         """A call with one thing wrong, which must be refused with a case at that place; a Finding if not."""
-        wrongs = values.object_wrongs(self.schema, arguments, function.arguments, (function.name,))
-        if not wrongs:
-            return None
-        wrong, path, reason = self.rng.choice(wrongs)
-        call = [dict(self.headers), {function.name: wrong}]
+        wrong, path, reason = self.rng.choice(values.object_wrongs(self.schema, arguments, function.arguments,
+                                                                   (function.name,)))
+        return self.judge_wrong(function, [dict(self.headers), {function.name: wrong}], path, reason)
+
+    def judge_wrong(self, function, call, path, reason):
+        """The Finding of a call whose one wrong thing (at `path`, for `reason`) is not refused there, or None."""
+        started = time.monotonic()
         status, message, answer = self.send(call)
         problem = _message_problem(status, message)
+        self.judged(function, ["message"], started)
         if problem:
             return Finding("message", function.name, call, False, problem, _shown(message, answer))
         [(tag, fields)] = message[1].items()
         if tag == "ErrorUnauthenticated_" and "@auth_" not in call[0]:  # (credentials come before arguments)
+            self.missed[(function.name, "rejected")] = ("every call with one thing wrong was answered "
+                                                        "ErrorUnauthenticated_ (give -H '@auth_:=...')")
             return None
+        self.judged(function, ["rejected"], started)
         cases = fields.get("cases") if tag == "ErrorInvalidRequestBody_" and isinstance(fields, dict) else None
         if isinstance(cases, list) and any(isinstance(c, dict) and c.get("path") == list(path) for c in cases):
             return None
         said = (f"it has no case at {json.dumps(list(path))}: {json.dumps(cases)[:300]}" if cases is not None
                 else f"it was answered {tag}")
-        return Finding("rejected", function.name, call, False,
-                       f"{reason} at {_where(path)} should be refused with a case there; {said}", _shown(message, answer),
-                       path)
+        return Finding("rejected", function.name, call, False, f"{reason} at {_where(path)} should be refused "
+                       f"with a case there; {said}", _shown(message, answer), tag, path=path, reason=reason)
+
+    def judge(self, function, finding):
+        """The call of a finding sent again: its Finding, or None."""
+        if finding.check == "rejected":
+            return self.judge_wrong(function, finding.call, finding.path, finding.reason)
+        before = self.answered if finding.binary and not self.check(function, finding.call) else None
+        return self.check(function, finding.call, finding.binary, before)
+
+    def confirm(self, function, finding, times=REPEATS):
+        """The finding, with how many of `times` sends of its call failed the same way again."""
+        failed = sent = 0
+        while sent < times and not self.late():
+            again, sent = self.judge(function, finding), sent + 1
+            failed += bool(again) and again.check == finding.check
+        return finding._replace(again=(failed, sent))
 
     def shrink(self, function, finding):
-        """The finding, with its call made as small as it can be while it fails the same check."""
+        """The finding, with its call made as small as it can be while it fails the same check the same way."""
         if finding.check in ("rejected", "message") and "@select_" not in finding.call[0]:
             return finding
         budget = MAX_SHRINKS
@@ -259,8 +342,10 @@ class Fuzzer:
             arguments = finding.call[1][function.name]
             for simpler in values.smaller_fields(self.schema, arguments, function.arguments):
                 budget -= 1
-                again = self.check(function, [finding.call[0], {function.name: simpler}], finding.binary)
-                if again and again.check == finding.check:
+                call = [finding.call[0], {function.name: simpler}]
+                before = self.answered if finding.binary and not self.check(function, call) else None
+                again = self.check(function, call, finding.binary, before)
+                if again and again.kind == finding.kind:
                     finding = again
                     break
                 if budget <= 0:
@@ -333,42 +418,3 @@ def _shown(message, answer, most=1000):
 
 def _json(value):
     return json.dumps(value, ensure_ascii=False, default=repr)[:300]
-
-
-def as_results(findings, checked, fuzzer, requires=()):
-    """The run as runner.Results, one for each function and check exercised, a failing one with its
-    finding: the reports' shape, and each failure a fixture case (its `case`) for a case file."""
-    found = {(f.function, f.check): f for f in reversed(findings)}  # (the first, shrunk, finding of each pair)
-    results = []
-    for function, check in checked:
-        description, requirements = CHECKS[check]
-        case = {"id": f"fuzz/{function}/{check}", "description": f"{function}: {description}.",
-                "requirements": requirements, "level": level_of(requirements), "requires": list(requires),
-                "features": [], "steps": [], "file": "fuzz"}
-        finding = found.get((function, check))
-        if finding is None:
-            results.append(Result(case, "pass", [], 0))
-            continue
-        data, media_type = fuzzer.encoded(finding.call, finding.binary)
-        case["steps"] = [fixture_step(finding)]
-        replay = reproduce(fuzzer.target, [Exchange(data, "POST", fuzzer.target.path, media_type, b"")])
-        results.append(Result(case, "fail", [printable(f"{check}: {finding.problem}")], 0, case["level"],
-                              tuple(map(printable, replay)), answer=printable(finding.answer)))
-    return results
-
-
-def fixture_step(finding):
-    """A case step that fails while the finding's bug is there: the call, and what its answer must be
-    (refused at the place of a rejected call; no refusal, or not the answer received, for the others)."""
-    request = {"msgpack": finding.call} if finding.binary else {"message": finding.call}
-    if finding.check == "rejected":
-        return {"request": request, "response": {"message": [{"$type": "object"}, {"ErrorInvalidRequestBody_": {
-            "cases": {"$includes": [{"path": list(finding.path), "reason": {"$type": "object"}}]}}}]}}
-    if finding.check == "accepted":
-        return {"request": request, "response": {"message": [{"$type": "object"}, {"$not": {"$oneOf": [
-            {"$partial": {refusal: {"$type": "any"}}} for refusal in REFUSALS]}}]}}
-    try:
-        received = json.loads(finding.answer)
-    except ValueError:
-        return {"request": request, "response": {"message": [{"$type": "object"}, {"$type": "object"}]}}
-    return {"request": request, "response": {"message": {"$not": {"$literal": received}}}}

@@ -15,7 +15,10 @@ why a value is not of its type, as the server's validation cases would say
 it; `encoding()` is the binary encoding the server must use.
 """
 
+import json
 import re
+import subprocess
+import sys
 import zlib
 from typing import Any, NamedTuple
 
@@ -37,27 +40,50 @@ class Schema:
     results by tag, the errors.* tags included), its headers, by name."""
 
     def __init__(self, entries):
+        """Read `entries`; a ValueError says which one is not a schema's entry, or names no definition."""
         self.entries, self.structs, self.unions, self.functions = entries, {}, {}, {}
         self.request_headers, self.response_headers, groups, own = {}, {}, {}, {}
-        for entry in entries:
-            [key] = [k for k in entry if k.startswith(KEYS)]
-            if key.startswith("struct."):
-                self.structs[key] = self.fields(entry[key])
-            elif key.startswith(("union.", "errors.")):
-                (self.unions if key.startswith("union.") else groups)[key] = self.tags(entry[key])
-            elif key.startswith("fn."):
-                internal = key.endswith("_") or entry.get("$internal") is True
-                own[key] = re.compile(entry.get("_errors", r"errors\.Validation_$" if internal else r"errors\."))
-                self.functions[key] = Function(key, self.fields(entry[key]), self.tags(entry["->"]),
-                                               internal, entry.get("$authenticated") is not False)
-            elif key.startswith("headers."):
-                self.request_headers.update(self.fields(entry[key]))
-                self.response_headers.update(self.fields(entry["->"]))
-        for name, function in self.functions.items():
-            for group, tags in groups.items():
-                if own[name].match(group):
-                    function.results.update(tags)
+        for number, entry in enumerate(entries):
+            try:
+                [key] = [k for k in entry if k.startswith(KEYS)]
+                if key.startswith("struct."):
+                    self.structs[key] = self.fields(entry[key])
+                elif key.startswith(("union.", "errors.")):
+                    (self.unions if key.startswith("union.") else groups)[key] = self.tags(entry[key])
+                elif key.startswith("fn."):
+                    internal = key.endswith("_") or entry.get("$internal") is True
+                    own[key] = entry.get("_errors", r"errors\.Validation_$" if internal else r"errors\.")
+                    self.functions[key] = Function(key, self.fields(entry[key]), self.tags(entry["->"]),
+                                                   internal, entry.get("$authenticated") is not False)
+                elif key.startswith("headers."):
+                    self.request_headers.update(self.fields(entry[key]))
+                    self.response_headers.update(self.fields(entry["->"]))
+            except (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError) as error:
+                raise ValueError(f"entry {number} of the schema is not one the suite reads "
+                                 f"({type(error).__name__}: {str(error)[:100]}): {str(entry)[:200]}") from None
+        self.check()
+        for name, chosen in choices(own, groups).items():
+            for group in chosen:
+                self.functions[name].results.update(groups[group])
         self.protected = "union.Auth_" in self.unions  # (a function is, unless internal or $authenticated: false)
+
+    def check(self):
+        """Raise a ValueError naming a function without Ok_, or a type that no entry defines."""
+        for function in self.functions.values():
+            if "Ok_" not in function.results:
+                raise ValueError(f"{function.name} of the schema has no Ok_ result")
+        defined = {"struct": self.structs, "union": self.unions, "fn": self.functions}
+        every = [self.request_headers, self.response_headers, *self.structs.values(),
+                 *(fields for tags in self.unions.values() for fields in tags.values()),
+                 *(f.arguments for f in self.functions.values()),
+                 *(fields for f in self.functions.values() for fields in f.results.values())]
+        for fields in every:
+            for name, type_ in fields.items():
+                while type_.kind in ("array", "map"):
+                    type_ = type_.of
+                if type_.kind not in KINDS or (type_.kind in defined and type_.of not in defined[type_.kind]):
+                    raise ValueError(f"the field {name} of the schema is of {type_.of or type_.kind}, which it "
+                                     "does not define")
 
     def fields(self, body):
         """Field name -> Type, of an object of field names to type expressions."""
@@ -152,6 +178,36 @@ class Schema:
                 yield (*path, tag), "ObjectKeyDisallowed"
             else:
                 yield from self.object_problems(fields, tags[tag], (*path, tag))
+
+
+PLAIN = re.compile(r"[^*+?{|\\]*(\\.[^*+?{|\\]*)*")  # a pattern without repeats, alternatives or backreferences
+MATCHING = """import json, re, sys
+own, groups = json.load(sys.stdin)
+json.dump({name: [g for g in groups if re.match(pattern, g)] for name, pattern in own.items()}, sys.stdout)"""
+
+
+def choices(own, groups, seconds=5):
+    """The errors.* groups each function's `_errors` pattern chooses ({function: [group]}), or a ValueError.
+    Python's regular expressions have no time limit, and a pattern of nested repeats may take years on
+    one name: a plain pattern is matched here, the others in a child process stopped after `seconds`."""
+    try:
+        plain = {name: re.compile(pattern) for name, pattern in own.items() if PLAIN.fullmatch(pattern)}
+        chosen = {name: [g for g in groups if pattern.match(g)] for name, pattern in plain.items()}
+        rest = {name: pattern for name, pattern in own.items() if name not in plain}
+        if rest:
+            for pattern in rest.values():
+                re.compile(pattern)
+            child = subprocess.run([sys.executable, "-c", MATCHING], input=json.dumps([rest, list(groups)]),
+                                   capture_output=True, text=True, timeout=seconds, check=True)
+            chosen.update(json.loads(child.stdout))
+    except (TypeError, re.error) as error:
+        raise ValueError(f"an _errors of the schema is not a regular expression ({error})") from None
+    except subprocess.TimeoutExpired:
+        raise ValueError(f"an _errors of the schema takes over {seconds} s to match the errors.* names "
+                         f"({', '.join(f'{k}: {v!r}' for k, v in rest.items())[:300]})") from None
+    except subprocess.CalledProcessError as error:
+        raise ValueError(f"an _errors of the schema cannot be matched: {error.stderr.strip()[-200:]}") from None
+    return chosen
 
 
 class Function(NamedTuple):

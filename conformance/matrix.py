@@ -27,6 +27,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from typing import NamedTuple
 
@@ -99,7 +100,7 @@ def check(entry, every, say=print):
     try:
         port = free_port()
         if entry.get("build"):
-            subprocess.run(command(entry["build"], port), check=True, capture_output=True, timeout=600)
+            build(entry["build"], port)
         if entry.get("start"):
             try:
                 process = subprocess.Popen(command(entry["start"], port), stdout=subprocess.DEVNULL,
@@ -142,13 +143,22 @@ def serve_suite(entry, port, every, known):
     return results + aside
 
 
+def build(text, port, shown=300):
+    """Run a build command to its end (at most 10 minutes); its output goes to a file, not to memory,
+    and a failure shows the last `shown` characters of it."""
+    with tempfile.TemporaryFile() as output:
+        status = subprocess.run(command(text, port), stdout=output, stderr=subprocess.STDOUT, timeout=600).returncode
+        if status:
+            output.seek(max(0, output.seek(0, os.SEEK_END) - shown))
+            last = output.read().decode(errors="replace").strip()
+            raise Trouble(f"the build failed (status {status}): {report.printable(last)}")
+
+
 def _known(globs, chosen):
     return {c["id"] for c in chosen if any(cases.pattern(glob).match(c["id"]) for glob in globs)}
 
 
 def _told(error):
-    if isinstance(error, subprocess.CalledProcessError):
-        return f"the build failed (status {error.returncode}): {error.stderr.decode(errors='replace')[-300:].strip()}"
     return str(getattr(error, "strerror", None) or error)
 
 

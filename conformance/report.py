@@ -41,6 +41,15 @@ def printable(text):
     return UNPRINTABLE.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
 
 
+VALUES = re.compile(r'"(?:[^"\\]|\\.)*"|\'[^\']*\'|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?')  # texts and numbers
+
+
+def gist(problem):
+    """A problem without the values in it (texts, numbers): what stays the same each time a failure is
+    met, whatever varies by design (a caseId, a timestamp, a username)."""
+    return re.sub(r"…(?:, …)+", "…", VALUES.sub("…", problem))  # (a path of any length is one value)
+
+
 def plural(count, word):
     """"1 case", "2 cases"."""
     return f"{count} {word}{'s' * (count != 1)}"
@@ -63,6 +72,7 @@ class Scope(NamedTuple):
     implementation: dict = {}  # what the target is, as declared: name, version, language
     limits: dict = {}  # the limits the target declared
     exclude: list = []  # id globs of the cases left out
+    seed: int | None = None  # of a fuzzing run: the same seed makes the same calls again
 
 
 def named(implementation):
@@ -259,11 +269,13 @@ def junit(results, subject="", scope=Scope()):
     lines = [f'<testsuite name={quoteattr("conformance of " + (named(scope.implementation) or subject))} '
              f'tests="{len(results)}" failures="{failures}" errors="{errors}" skipped="{skipped}" '
              f'timestamp="{time.strftime("%Y-%m-%dT%H:%M:%S")}">']
+    if scope.seed is not None:
+        lines.append(f'  <properties><property name="seed" value="{scope.seed}"/></properties>')
     for result in results:
         case = result.case
         lines.append(f'  <testcase classname={quoteattr(case["file"])} name={quoteattr(case["id"])} '
                      f'time="{result.seconds:.3f}">')
-        detail = escape("\n".join(result.problems + list(result.replay)))
+        detail = escape("\n".join(result.problems + [result.evidence] * bool(result.evidence) + list(result.replay)))
         if result.status == "errored":
             lines.append(f'    <error message={quoteattr(result.problems[0])}>{detail}</error>')
         elif result.failed:
@@ -273,6 +285,8 @@ def junit(results, subject="", scope=Scope()):
             lines.append(f'    <failure message={quoteattr(message)}>{detail}</failure>')
         elif result.status != "pass":
             lines.append(f'    <skipped message={quoteattr(result.status)}>{detail}</skipped>')
+        if result.evidence and not result.failed:
+            lines.append(f'    <system-out>{escape(result.evidence)}</system-out>')
         if result.diagnostics:
             lines.append(f'    <system-out>{escape(chr(10).join(("diagnostics:", *result.diagnostics)))}</system-out>')
         lines.append("  </testcase>")
@@ -285,6 +299,7 @@ def as_json(results, subject, service, scope):
     return json.dumps({
         "target": subject, "implementation": scope.implementation, "service": service, "limits": scope.limits,
         "without": sorted(scope.without), "level": scope.level, **({"stopped": scope.stopped} if scope.stopped else {}),
+        **({"seed": scope.seed} if scope.seed is not None else {}),
         "summary": counts(results),
         "cases": [{"id": r.case["id"], "status": r.status, "level": r.case["level"],
                    **({"failedLevel": r.level} if r.problems and r.level else {}),
@@ -292,6 +307,7 @@ def as_json(results, subject, service, scope):
                    **({"client": r.case["client"]} if "client" in r.case else {}),
                    "requirements": r.case["requirements"], "seconds": round(r.seconds, 3), "problems": r.problems,
                    "reproduce": list(r.replay) if r.failed else [], **({"answer": r.answer} if r.answer else {}),
+                   **({"evidence": r.evidence} if r.evidence else {}),
                    **({"diagnostics": list(r.diagnostics)} if r.diagnostics else {})}
                   for r in results]}, indent=2) + "\n"
 
@@ -313,7 +329,9 @@ def as_html(results, subject, service, scope, requirements):
              + (f"; declared without {e(', '.join(sorted(scope.without)))}" if scope.without else "")
              + (f"; declared limits: {e(', '.join(f'{k} {v:,}' for k, v in scope.limits.items()))}" if scope.limits else "")
              + (f"; the target {e(scope.stopped)}" if scope.stopped else "")
-             + (f"; --level {e(scope.level)}" if scope.level != "MAY" else "") + "</p><p class=tally>",
+             + (f"; --level {e(scope.level)}" if scope.level != "MAY" else "")
+             + (f"; seed {scope.seed} (--seed {scope.seed} makes the same calls again)" if scope.seed is not None else "")
+             + "</p><p class=tally>",
              *(f"<span class={s}>{tally[s]} {LABELS[s]}</span>" for s in STATUSES if tally[s]), "</p>"]
     texts = {r["id"]: r["text"] for r in requirements}
     groups = by_cause(results)
@@ -347,6 +365,7 @@ def failure_html(result):
             f"{' (stale: it passes, but is listed as a known failure)' if result.status == 'stale' else ''}"
             f"</summary><p>{e(case['description'])} ({e(failed_at(result))}; {e(case['file'])}; "
             f"checks {e(', '.join(case['requirements']))})</p><pre>{e(chr(10).join(result.problems))}</pre>"
+            + (f"<p>{e(result.evidence)}</p>" if result.evidence else "")
             + (f"<p>The answer received:</p><pre>{e(result.answer)}</pre>" if result.answer else "")
             + f"<p>{e(result.replay_title)}:</p><pre>{e(chr(10).join(result.replay))}</pre></details>")
 

@@ -49,6 +49,7 @@ class Result(NamedTuple):
     replay_title: str = "To reproduce"  # resend a server case's requests, or a client case's story
     diagnostics: tuple = ()  # of a schema case: how the loader places problems otherwise (never a verdict)
     answer: str = ""  # of a failed server case: the last answer received, as text
+    evidence: str = ""  # what a fuzzing verdict rests on (a case's is its steps): the answers it judged
 
     @property
     def failed(self):
@@ -187,14 +188,15 @@ def shown(answer, state, most=2000):
 
 def merged(runs):
     """One Result for each case of several runs of the same cases: the first run's, unless the case's
-    outcomes differ from run to run (its usernames aside), which makes it `flaky`."""
+    outcomes differ from run to run, which makes it `flaky`; what varies by design (usernames, a caseId,
+    any value: report.gist) does not make them differ, where a difference is does."""
     by_id = {}
     for results in runs:
         for result in results:
             by_id.setdefault(result.case["id"], []).append(result)
     merged_ = []
     for tries in by_id.values():
-        seen = [(r.status, USER.sub("$user", "\n".join(r.problems))) for r in tries]
+        seen = [(r.status, report.gist(USER.sub("$user", "\n".join(r.problems)))) for r in tries]
         first = tries[0]
         if len(set(seen)) > 1 and first.status not in ("known-failure", "stale"):
             problems = [f"run {number}: {r.problems[0] if r.problems else r.status}" for number, r in enumerate(tries, 1)]

@@ -28,8 +28,17 @@ OTHERS = [True, 7, 2.5, "text", [1], {"k": 1}]  # one value of each JSON type, f
 ACCEPTS = {"boolean": (bool,), "integer": (int,), "number": (int, float), "string": (str,)}
 
 
+MOST = 10_000  # values one call may hold: past the budget only required fields are made, and they may not end
+
+
+class TooLarge(Exception):
+    """No valid value of a type holds at most MOST values within 100 levels (a struct requiring itself, or
+    structs each requiring two of the next): no call of it can be made."""
+
+
 class Maker:
-    """Random valid values of a schema's types, within `depth` levels and `budget` values each."""
+    """Random valid values of a schema's types, within `depth` levels and `budget` values each (or raise
+    TooLarge)."""
 
     def __init__(self, schema, rng, depth=6, budget=200, binary=False):
         self.schema, self.rng, self.depth, self.budget, self.binary = schema, rng, depth, budget, binary
@@ -40,8 +49,9 @@ class Maker:
         deep = level >= self.depth or self.budget <= 0
         if type_.nullable and (deep or self.rng.random() < 0.15):
             return None
-        if level > self.depth + 100:  # (a type that cannot end, which no loader should let through)
-            return {}
+        if level > self.depth + 100 or self.budget < -MOST:
+            raise TooLarge(f"a valid {type_.of or type_.kind} holds over {MOST:,} values or "
+                           f"{self.depth + 100} levels")
         return MAKERS[type_.kind](self, type_, level)
 
     def fields(self, fields, level):

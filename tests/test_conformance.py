@@ -13,6 +13,7 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
@@ -458,7 +459,7 @@ def test_check_finds_problems_in_a_broken_suite(tmp_path, capsys):
     assert "envelope.json: envelope/new/three: its requests use the features [], not ['binary']" in problems
     (tmp_path / "http.json").write_text(json.dumps({"description": "x", "cases": [{"id": "Bad Id", "steps": []}]}))
     problems = lint.check(tmp_path)
-    assert "http.json: $.cases[0].id: 'Bad Id' does not match [a-z0-9-]+(/[a-z0-9-]+)+" in problems
+    assert "http.json: $.cases[0].id: 'Bad Id' does not match [A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)+" in problems
     assert "http.json: $.cases[0]: level is missing" in problems
 
 
@@ -812,6 +813,21 @@ def test_failures_are_grouped_by_their_cause_in_every_report(header, rule, tmp_p
     if header == "@id_":  # conformance/README.md shows this run's end, as it is
         shown = "\n".join(lines[lines.index(f"{len(failed)} failures, one cause:"):])
         assert f"```text\n{shown}\n```" in (ROOT / "conformance" / "README.md").read_text(), shown
+
+
+def crashing_ping(request, message):
+    """fn.ping_ answered as a crashed handler, with a new caseId each time, as a real one is."""
+    if request and "fn.ping_" in request[1]:
+        return [message[0], {"ErrorUnknown_": {"caseId": str(uuid.uuid4())}}]
+    return message
+
+
+def test_a_failure_repeated_with_values_that_vary_by_design_is_not_flaky(capsys):
+    """run --repeat: the same failure with another caseId each time fails; it was `flaky` and left the MUST count."""
+    with serving(Mutated(calculator.service(), crashing_ping)) as server:
+        status, lines = run(capsys, "run", "--target", server.url, "--id", "api/ping/ok", "--repeat", "3")
+    assert status == 1 and any(line.startswith("FAIL api/ping/ok ") for line in lines), "\n".join(lines)
+    assert lines[-1].startswith("0 passed, 1 failed (1 MUST)") and "flaky" not in lines[-1]
 
 
 def test_a_run_stops_starting_cases_at_maxfail_and_the_next_runs_only_what_failed(capsys):

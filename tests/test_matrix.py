@@ -2,6 +2,8 @@
 
 import json
 import re
+import subprocess
+import sys
 
 import pytest
 
@@ -88,3 +90,19 @@ def test_a_target_answering_control_characters_and_lone_surrogates_gets_a_page(c
         status, lines, page = matrix(capsys, tmp_path, [{"name": "hostile", "target": server.url}])
     assert status == 1 and "[1] hostile: " in "\n".join(lines)
     assert "\\u001b]0;owned\\u0007\\u001b[2J" in page and "\x1b" not in page
+
+
+def test_a_build_that_writes_without_end_is_kept_on_disk_and_its_last_words_shown(tmp_path):
+    """300 MiB of build output cost the matrix no memory (600 MiB did cost 1.2 GiB); its end is shown."""
+    build = ("{python} -c \"import os; [os.write(1, b'x' * 1048576) for _ in range(300)]; "
+             "os.write(2, b'\\x1b[2Jlast words'); raise SystemExit(3)\"")
+    (tmp_path / "manifest.json").write_text(json.dumps({"implementations": [
+        {"name": "noisy", "build": build, "target": "http://127.0.0.1:9/api"}]}))
+    measured = ("import resource, subprocess, sys; run = subprocess.run([sys.executable, '-m', 'conformance', "
+                f"'matrix', '--manifest', {str(tmp_path / 'manifest.json')!r}], capture_output=True, text=True); "
+                "print(run.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, run.stdout)")
+    status, kilobytes, out = subprocess.run([sys.executable, "-c", measured], capture_output=True, text=True,
+                                            timeout=120).stdout.split(" ", 2)
+    assert status == "1" and int(kilobytes) < 150_000, (kilobytes, out)
+    assert "noisy: errored: the build failed (status 3): " in out and out.count("x") < 2 * 300
+    assert "\\u001b[2Jlast words" in out and "\x1b" not in out

@@ -1,0 +1,195 @@
+"""What a fuzzing run comes to: a verdict for each function and check, each with its evidence.
+
+How this works
+--------------
+The fuzzer (fuzz.py) counts, for each function and check, the answers the
+check judged (its evidence), says why a check judged none, and keeps the
+first Finding of each kind of failure, shrunk and sent again. `verdicts`
+makes of them runner.Results, the shape every report takes: a check that
+judged answers and found nothing `pass`es, naming how many; one that judged
+none is `not-run`, with why, never `pass`; each kind of failure is a Result
+of its own, `flaky` when its call did not fail every time it was sent again.
+`regression` writes a finding as a case step that states the property that
+failed (no refusal of a valid call, no handler's error, the declared type at
+the place the answer broke it, the wrong thing refused where it is), so the
+case fails while the bug is there and passes once it is fixed.
+"""
+
+import json
+
+from . import report
+from .cases import level_of
+from .fuzz import CHECKS, HANDLER_BUGS, REFUSALS
+from .language import Type
+from .runner import Exchange, Result
+
+UNJUDGED = {  # why a check of a function that was called judged no answer, unless the fuzzer said why
+    "message": "no call was answered", "handler": "no answer was a message", "accepted": "no answer was a message",
+    "result": "no answer was a message", "headers": "no answer was a message",
+    "select": "no call was made with @select_ (one in two is, when the others pass)",
+    "binary": "no call was made on MessagePack (one in three is, once negotiated)",
+    "rejected": "no call with one thing wrong was answered",
+}
+
+
+def verdicts(fuzzer, functions, findings, unreached, requires=()):
+    """The Results of a run: for each function and check, its failures, else `pass` with the answers it
+    judged, else `not-run` with why (`unreached`: why for a function never called)."""
+    failing = {}
+    for finding in findings:
+        failing.setdefault((finding.function, finding.check), []).append(finding)
+    results = []
+    for function in functions:
+        for check in CHECKS:
+            key = (function.name, check)
+            judged, seconds = fuzzer.evidence[key], fuzzer.seconds[key]
+            if key in failing:
+                results += [failure(fuzzer, finding, number, judged, seconds, requires)
+                            for number, finding in enumerate(failing[key], 1)]
+            elif judged:
+                results.append(Result(case(function.name, check, requires), "pass", [], seconds,
+                                      evidence=f"{report.plural(judged, 'answer')} judged"))
+            else:
+                called = fuzzer.evidence[(function.name, "message")]
+                why = (fuzzer.missed.get(key) or fuzzer.missed.get(function.name) or fuzzer.missed.get(check)
+                       or (UNJUDGED[check] if called else unreached))
+                results.append(Result(case(function.name, check, requires), "not-run", [why], 0))
+    return results
+
+
+def case(function, check, requires, number=1):
+    """The case of a function's check (the second kind of failure of a check is `check-2`)."""
+    description, requirements = CHECKS[check]
+    return {"id": f"fuzz/{function}/{check}" + (f"-{number}" if number > 1 else ""),
+            "description": f"{function}: {description}.", "requirements": requirements,
+            "level": level_of(requirements), "requires": list(requires), "features": [], "steps": [], "file": "fuzz"}
+
+
+def failure(fuzzer, finding, number, judged, seconds, requires):
+    """The Result of one kind of failure: `flaky` unless its call failed again every time it was sent."""
+    failed, sent = finding.again
+    again = f"sent again, it failed {failed} of {sent} times" if sent else "not sent again (the time limit had passed)"
+    seen = fuzzer.seen[finding.kind]
+    evidence = f"failed in {seen} of {report.plural(judged, 'answer')} judged; {again}"
+    if failed < sent:
+        evidence += f": flaky, failing {(failed + 1) / (sent + 1):.0%} of the times it was sent"
+    made = case(finding.function, finding.check, requires, number)
+    made["steps"] = [regression(fuzzer.schema, finding)]
+    data, media_type = fuzzer.encoded(finding.call, finding.binary)
+    replay = report.reproduce(fuzzer.target, [Exchange(data, "POST", fuzzer.target.path, media_type, b"")])
+    return Result(made, "fail" if failed == sent else "flaky", [report.printable(f"{finding.check}: {finding.problem}")],
+                  seconds, made["level"], tuple(map(report.printable, replay)), answer=report.printable(finding.answer),
+                  evidence=evidence)
+
+
+def regression(schema, finding):
+    """A case step that fails while the finding's bug is there: its call, and the property its answer broke."""
+    request = {"msgpack": finding.call} if finding.binary else {"message": finding.call}
+    return {"request": request, "response": {"message": PROPERTIES[finding.check](schema, finding)}}
+
+
+def _not_one_of(tags):
+    return [{"$type": "object"}, {"$not": {"$oneOf": [{"$partial": {tag: {"$type": "any"}}} for tag in tags]}}]
+
+
+def _refused_there(schema, finding):
+    return [{"$type": "object"}, {"ErrorInvalidRequestBody_": {
+        "cases": {"$includes": [{"path": list(finding.path), "reason": {"$type": "object"}}]}}}]
+
+
+def _in_the_result(schema, finding):
+    """The answer's body, as the function declares it at the place the finding's answer broke it."""
+    (path, why), results = finding.places[0], schema.functions[finding.function].results
+    if why.startswith("no result of"):
+        return [{"$type": "object"}, {"$oneOf": [{"$partial": {tag: {"$type": "any"}}} for tag in sorted(results)]}]
+    return [{"$type": "object"}, _placed(path, _property(schema, results, path, why, finding.binary))]
+
+
+def _in_the_headers(schema, finding):
+    path, why = finding.places[0]
+    return [_placed(path, _property(schema, schema.response_headers, path, why, finding.binary)), {"$type": "object"}]
+
+
+def _selected(schema, finding):
+    return [{"$type": "object"}, _placed(finding.places[0][0], {"$absent": True})]
+
+
+def _same_on_both_wires(schema, finding):
+    """Not the MessagePack answer received (the JSON one it should equal cannot be captured with its bytes
+    alike, by a case)."""
+    try:
+        return {"$not": {"$literal": json.loads(finding.answer)}}
+    except ValueError:
+        return [{"$type": "object"}, {"$type": "object"}]
+
+
+PROPERTIES = {
+    "message": lambda schema, finding: [{"$type": "object"}, {"$type": "object"}],
+    "accepted": lambda schema, finding: _not_one_of(REFUSALS),
+    "handler": lambda schema, finding: _not_one_of(HANDLER_BUGS),
+    "rejected": _refused_there,
+    "result": _in_the_result,
+    "headers": _in_the_headers,
+    "select": _selected,
+    "binary": _same_on_both_wires,
+}
+
+
+def _placed(path, pattern):
+    """A matcher holding `pattern` at `path` of a value, whatever else the value holds (every element of
+    an array, where the path goes through one: the schema declares them all alike)."""
+    for key in reversed(path):
+        pattern = {"$each": pattern} if type(key) is int else {"$partial": {key: pattern}}
+    return pattern
+
+
+def _property(schema, fields, path, why, binary):
+    """What the schema demands at `path` inside an object of `fields`, for a problem `why` found there."""
+    if why == "ObjectKeyDisallowed":
+        return {"$absent": True}
+    place = fields
+    for key in path:  # down the declared types: a field's, an element's, a union tag's fields
+        place = place.of if type(place) is Type and place.kind in ("array", "map") else (
+            schema.struct(place)[key] if type(place) is Type else place[key])
+    if why == "RequiredObjectKeyMissing":
+        place = schema.struct(place) if type(place) is Type else place
+        return {"$partial": {name: {"$type": "any"} for name in place if not name.endswith("!")}}
+    return _typed(place, binary)
+
+
+def _typed(type_, binary):
+    """A matcher of the values of `type_` (the kind alone, for arrays, maps, structs and unions)."""
+    kind = {"boolean": "boolean", "integer": "integer", "number": "number", "string": "string", "array": "array",
+            "bytes": "bytes" if binary else "string"}.get(type_.kind, "object")
+    matcher = {"$not": {"$type": "null"}} if type_.kind == "any" else {"$type": kind}
+    return {"$oneOf": [{"$type": "null"}, matcher]} if type_.nullable else matcher
+
+
+def function_line(function, results):
+    """How one function fared, in a line: its failures, else what passed, and what was not run and why."""
+    failed = sorted({r.case["id"].rsplit("/", 1)[1] for r in results if r.failed})
+    ran = [r for r in results if r.status == "pass"]
+    reasons = {}
+    for result in results:
+        if result.status == "not-run":
+            reasons.setdefault(result.problems[0], []).append(result)
+    if not failed and not ran:
+        return f"  {function}: not run ({'; '.join(reasons)})"
+    unrun = ", ".join(f"{', '.join(_checks(alike))} ({why})" for why, alike in reasons.items())
+    return (f"  {function}: " + (f"{len(failed)} failing ({', '.join(failed)})" if failed else
+                                 f"passed ({', '.join(_checks(ran))})") + (f"; not run: {unrun}" if unrun else ""))
+
+
+def _checks(results):
+    return [r.case["id"].rsplit("/", 1)[1] for r in results]
+
+
+def by_check(results):
+    """How each check fared over every function, in a line."""
+    said = []
+    for check in CHECKS:
+        mine = [r for r in results if r.case["id"].rsplit("/", 1)[1].split("-")[0] == check]
+        failing, passed = sum(r.failed for r in mine), sum(r.status == "pass" for r in mine)
+        said.append(f"{check} {failing} failing" if failing else f"{check} passed ({passed})" if passed
+                    else f"{check} not run")
+    return "By check: " + ", ".join(said)
