@@ -128,9 +128,7 @@ class Schema:
                     inner = self.struct(type_)
                     waiting += [inner] if type_.kind == "struct" else list(inner.values())
                     names.update(() if type_.kind == "struct" else inner)
-        names = sorted(names)
-        crc = zlib.crc32("\n".join(names).encode())
-        return names, crc - 2**32 if crc >= 2**31 else crc
+        return sorted(names), checksum(names)
 
     def problems(self, value, type_, path=()):
         """Yield (path, reason) for each way `value` is not a `type_` (null only if nullable; `any` never
@@ -178,6 +176,13 @@ class Schema:
                 yield (*path, tag), "ObjectKeyDisallowed"
             else:
                 yield from self.object_problems(fields, tags[tag], (*path, tag))
+
+
+def checksum(names):
+    """The checksum of a binary encoding of `names`: the signed CRC-32 of them sorted by code point, joined
+    by newlines."""
+    crc = zlib.crc32("\n".join(sorted(names)).encode())
+    return crc - 2**32 if crc >= 2**31 else crc
 
 
 PLAIN = re.compile(r"[^*+?{|\\]*(\\.[^*+?{|\\]*)*")  # a pattern without repeats, alternatives or backreferences

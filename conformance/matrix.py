@@ -40,7 +40,6 @@ FIELDS = {  # a manifest entry's keys: whether required, and the type of their v
     "build": (False, str), "start": (False, str), "target": (False, str), "client": (False, str),
     "schema": (False, str), "limits": (False, dict), "without": (False, list), "known": (False, list),
 }
-KNOWN = {"id": str, "category": str, "why": str, "link": str}  # a known failure's keys (link may be left out)
 
 
 class Column(NamedTuple):

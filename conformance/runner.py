@@ -27,6 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
 import msgpack
+import msgpack.fallback
 
 from . import report
 from .target import Overlong, Trouble, read, send
@@ -329,7 +330,10 @@ def _decoded(answer, state, unpack, raw):
     state = {"encodings": {}} if state is None else state
     if answer[:1] == b"\x92":
         try:
-            message = msgpack.unpackb(answer, strict_map_key=False)
+            try:
+                message = msgpack.unpackb(answer, strict_map_key=False)
+            except msgpack.StackError:  # deeper than its C reader goes (1,024 levels), which a server may echo
+                message = msgpack.fallback.unpackb(answer, strict_map_key=False)
             headers = message[0] if type(message) is list and message and type(message[0]) is dict else {}
             checksums = headers.get("@bin_")
             if isinstance(headers.get("@enc_"), dict) and checksums:

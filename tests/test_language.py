@@ -88,7 +88,10 @@ def test_the_agreement_is_not_vacuous():
     for seed in range(40):
         entries = random_schema(random.Random(seed))
         suite = language.Schema(entries)
-        kinds |= {type(value).__name__ for value in json.loads(json.dumps(
-            values.Maker(suite, rng).fields(suite.functions["fn.f"].arguments, 0))).values()}
+        try:
+            made = values.Maker(suite, rng).fields(suite.functions["fn.f"].arguments, 0)
+        except values.TooLarge:  # (a struct requiring itself: no value has its type, and no loader takes it)
+            continue
+        kinds |= {type(value).__name__ for value in json.loads(json.dumps(made)).values()}
         wrong += bool(suite_problems(suite, {name: random_json(rng) for name in suite.functions["fn.f"].arguments}))
     assert {"bool", "int", "str", "list", "dict"} <= kinds and wrong >= 30

@@ -279,7 +279,7 @@ def run(*args):
     ([], "one of the arguments --schema-url --schema-file --schema-dir --record --proxy is required"),
     (["--record", "http://127.0.0.1:1/api"], "--record needs --stubs DIR, where the answers are saved"),
     (["--schema-file", "a", "--fault-rate", "2"], "argument --fault-rate: '2' is not a number between 0 and 1"),
-    (["--schema-file", "a", "--delay", "-1"], "argument --delay: '-1' is not a number of seconds (0 or more)"),
+    (["--schema-file", "a", "--delay", "-1"], "argument --delay: '-1' is not a number of seconds from 0 to 86,400 (a day)"),
     (["--schema-file", "a", "--schema-dir", "b"], "argument --schema-dir: not allowed with argument --schema-file"),
     (["--schema-file", "a", "--collection-length", "3", "1"], "--collection-length needs 0 <= MIN <= MAX"),
     (["--schema-file", "a", "--no-optional-fields", "--all-optional-fields"], "not allowed with argument"),

@@ -6,10 +6,10 @@ every other case.
 
 import base64
 import json
-import zlib
 
 import msgpack
 
+from ..language import Schema
 from .extras import NEGOTIATED, NEGOTIATION
 from .testbed import case, echo, error, schema, step, unexpected
 
@@ -21,47 +21,10 @@ STOCK = [{"fn.ping_": {}, "->": [{"Ok_": {}}]},
 
 
 def encoding(entries):
-    """The binary encoding of a schema as PROTOCOL.md, section 8, says: the sorted names of every
-    function, and of every field and tag reachable from its arguments and its Ok_ result, numbered
-    from 0; and the signed CRC-32 of those names joined by newlines."""
-    named = {key: entry for entry in entries for key in entry if key.split(".")[0] in ("struct", "union", "fn")}
-    names, seen = set(), set()
-
-    def reach(expression):
-        while type(expression) in (list, dict):
-            expression = expression[0] if type(expression) is list else expression["string"]
-        name = expression.removesuffix("?")
-        if name in named and name not in seen:
-            seen.add(name)
-            body = named[name][name]
-            if name.startswith("struct."):
-                fields(body)
-            elif name.startswith("union."):
-                tags(body)
-            else:  # a call as data: its function's name is its one tag
-                names.add(name)
-                fields(body)
-
-    def fields(body):
-        for field, expression in body.items():
-            names.add(field)
-            reach(expression)
-
-    def tags(body):
-        for element in body:
-            for tag, fields_ in element.items():
-                if tag != "///":
-                    names.add(tag)
-                    fields(fields_)
-
-    for name, entry in named.items():
-        if name.startswith("fn."):
-            names.update((name, "Ok_"))
-            fields(entry[name])
-            fields(entry["->"][0]["Ok_"])
-    ordered = sorted(names)
-    crc = zlib.crc32("\n".join(ordered).encode())
-    return {name: index for index, name in enumerate(ordered)}, crc - 2**32 if crc >= 2**31 else crc
+    """The binary encoding of a schema (PROTOCOL.md, section 8), as the suite reads it (language.py): each
+    name reachable from a function's arguments and Ok_ numbered from 0, and the checksum."""
+    names, crc = Schema(entries).encoding()
+    return {name: index for index, name in enumerate(names)}, crc
 
 
 IDS, CHECKSUM = encoding(schema() + STOCK)
