@@ -5,10 +5,12 @@ import http.client
 import os
 import http.server
 import json
+import math
 import re
 import shlex
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import threading
@@ -248,6 +250,72 @@ def test_a_server_with_one_wrong_behaviour_fails_with_a_diff(service, answer, re
     assert any(diff in line for line in lines), "\n".join(lines)
     assert any(line.strip().startswith("curl -s -i -X POST ") for line in lines)
     assert counted(lines[-1])["failed"] == len(failed)
+
+
+def unchecked_when_unsafe(request, message):
+    """@unsafe_ lets the handler's result through whatever it is, a message or not."""
+    if request and request[0].get("@unsafe_") is True and "@result" in request[0]:
+        return [message[0], request[0]["@result"]]
+    return message
+
+
+def headers_lost_with_an_invalid_result(request, message):
+    if "ErrorInvalidResponseBody_" in message[1]:
+        return [{k: v for k, v in message[0].items() if k == "@id_"}, message[1]]
+    return message
+
+
+def single_floats(request, message):
+    """MessagePack answers (no request read as JSON) with every fraction sent as a 32-bit float."""
+    def change(value):
+        if type(value) is float:
+            return struct.unpack("f", struct.pack("f", value))[0] if abs(value) < 3e38 else math.inf
+        if type(value) is dict:
+            return {k: change(v) for k, v in value.items()}
+        return [change(v) for v in value] if type(value) is list else value
+    return message if request else change(message)
+
+
+def packing_every_array_of_maps(request, message):
+    """MessagePack answers with @pac_ whose arrays of plain maps are packed, keys the encoding lacks too."""
+    def change(value):
+        if type(value) is list and value and all(type(v) is dict and all(type(x) is not dict for x in v.values())
+                                                for v in value):
+            keys = list(dict.fromkeys(k for v in value for k in v))
+            return [msgpack.ExtType(17, b""), [None, *keys], *([v.get(k) for k in keys] for v in value)]
+        if type(value) is dict:
+            return {k: change(v) for k, v in value.items()}
+        return [change(v) for v in value] if type(value) is list else value
+    return message if request or "@pac_" not in message[0] else [message[0], change(message[1])]
+
+
+class UnpackingWithoutAsking:
+    """A service that unpacks the packed arrays of every MessagePack request, @pac_ or not."""
+
+    def __init__(self, service):
+        self.service, self.schema = service, service.schema
+
+    def handle(self, data, client=""):
+        if data[:1] == b"\x92":
+            data = msgpack.packb(match.unpacked(msgpack.unpackb(data, strict_map_key=False)))
+        return self.service.handle(data, client)
+
+
+@pytest.mark.parametrize("variant, failing", [
+    (lambda made: Mutated(made, unchecked_when_unsafe), ["testbed/result/unsafe-not-an-object",
+                                                         "testbed/result/unsafe-two-tags"]),
+    (lambda made: Mutated(made, headers_lost_with_an_invalid_result), ["testbed/result/invalid-keeps-headers"]),
+    (lambda made: Mutated(made, single_floats), ["testbed/binary/number/not-whole"]),
+    (lambda made: Mutated(made, packing_every_array_of_maps), ["testbed/binary/packed/unknown-keys"]),
+    (UnpackingWithoutAsking, ["testbed/binary/packed/request-without-pac"]),
+], ids=["unsafe-lets-any-body-through", "headers-lost", "32-bit-floats", "packs-unknown-keys", "unpacks-unasked"])
+def test_a_wrong_variant_the_suite_once_passed_fails_its_case(variant, failing, capsys):
+    """Wrong variants of a server written from the guide that passed the whole suite before their cases."""
+    with serving(variant(testbed.service())) as server:
+        status, lines = run(capsys, "run", "--target", server.url, "--id", "testbed/result/**",
+                            "--id", "testbed/binary/**")
+    failed = {line.split()[1] for line in lines if line.startswith("FAIL ")}
+    assert status == 1 and set(failing) <= failed, "\n".join(lines)
 
 
 def test_a_server_without_binary_fails_unless_declared_without_it(capsys):

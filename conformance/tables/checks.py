@@ -230,6 +230,17 @@ def result_cases():
                ["conv.unsafe", "conv.response-headers"],
                [step([{"@unsafe_": True, "@responseHeaders": {"@int": "x"}}, {"fn.echo": {}}],
                      error("ErrorInvalidResponseHeaders_", (["@int"], unexpected("String", "Integer"))))])
+    for name, result, found in (("not-an-object", [1], ([], unexpected("Array", "Object"))), ("no-tag", {}, ([], size(0))),
+                                ("two-tags", {"Ok_": {}, "ErrorEcho": {"reason": "r"}}, ([], size(2))),
+                                ("fields-not-an-object", {"Ok_": 5}, (["Ok_"], unexpected("Number", "Object")))):
+        yield case(f"testbed/result/unsafe-{name}", "@unsafe_ lets no result through that is not one tag holding an "
+                   "object: the answer is still a message.", ["conv.unsafe", "message.response-body"],
+                   [step([{"@unsafe_": True, "@result": result}, {"fn.echo": {}}], error("ErrorInvalidResponseBody_", found),
+                         spec={"message": [{"$type": "object"}, {"$not": {"$literal": result}}]})])  # (no body as given)
+    yield case("testbed/result/invalid-keeps-headers", "The valid response headers a handler added go out with the "
+               "ErrorInvalidResponseBody_ its invalid result gets.", ["conv.response-validation", "conv.response-headers"],
+               [step([{"@responseHeaders": {"@int": 1}, "@result": {"Ok_": {"int!": "x"}}}, {"fn.echo": {}}],
+                     [{"@int": 1}, error("ErrorInvalidResponseBody_", (["Ok_", "int!"], unexpected("String", "Integer")))[1]])])
     headers = [  # (name, added headers, answer cases or None when sent, what it shows)
         ("declared", {"@int": 1, "@strArr": ["a"]}, None, "Declared response headers of the right type are sent."),
         ("undeclared", {"@other": {"a": [1]}}, None, "Undeclared response headers starting with @ are sent."),

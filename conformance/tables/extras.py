@@ -232,6 +232,13 @@ def binary_cases():
     for name, arguments, description in arrays:
         yield case(f"testbed/binary/packed/{name}", description + " (@pac_ true)", packing,
                    _binary_steps(arguments, arguments, {"@pac_": True}, packed(arguments)))
+    unknown = {"any!": [{"x": 1, "zz": 2}, {"x": 3}]}  # ("zz": a key the encoding lacks, so no header row holds it)
+    yield case("testbed/binary/packed/unknown-keys", "An array of maps holding a key the encoding lacks is kept as it "
+               "is (@pac_ true).", packing, _binary_steps(unknown, unknown, {"@pac_": True}))
+    yield case("testbed/binary/number/not-whole", "A number that is not whole goes out as a 64-bit float: 0.1 comes "
+               "back as 0.1, 1e300 as 1e300.", ["type.number", "header.bin", "binary.negotiate", "conv.binary-floats"],
+               _binary_steps({"num!": 0.1, "numArr!": [0.1, 1e300, -2.5e-300], "numMap!": {"a": 1.1}},
+                             {"num!": 0.1, "numArr!": [0.1, 1e300, -2.5e-300], "numMap!": {"a": 1.1}}))
     rows = packed(POINTS)
     yield case("testbed/binary/packed/layout", "A packed array is Ext 17, a header row of key ids (the names here), "
                "then a row of values per map, in the header's order.", packing,
@@ -241,6 +248,12 @@ def binary_cases():
                packing, [_binary_steps({}, {})[0], {
                    "request": {"msgpack": [{**STEADY, "@pac_": True}, {"fn.echo": {"pointArr!": rows}}], "ids": True},
                    "response": {"wire": "msgpack", "message": [{"@pac_": True, **STEADY}, {"Ok_": {"pointArr!": rows}}]}}])
+    yield case("testbed/binary/packed/request-without-pac", "A packed request without @pac_ is not unpacked: it is "
+               "refused, as a parse failure or as arguments of the wrong type.", packing, [_binary_steps({}, {})[0], {
+                   "request": {"msgpack": [STEADY, {"fn.echo": {"pointArr!": rows}}], "ids": True},
+                   "response": {"either": [
+                       {"message": [{}, {"ErrorParseFailure_": {"reasons": [{"BinaryDecodeFailure": {}}]}}]},
+                       {"message": [{}, {"ErrorInvalidRequestBody_": {"cases": {"$type": "array"}}}]}]}}])
     tree = {"Leaf": {"value": 0}}
     for level in range(1, 60):
         tree = {"Node": {"left": tree, "right": {"Leaf": {"value": level}}}}
