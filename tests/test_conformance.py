@@ -289,6 +289,14 @@ def packing_every_array_of_maps(request, message):
     return message if request or "@pac_" not in message[0] else [message[0], change(message[1])]
 
 
+def group_errors_refused(request, message):
+    """A handler's errors.* tag (ErrorTestbed) refused as no result of the function."""
+    if "ErrorTestbed" in message[1]:
+        return [message[0], {"ErrorInvalidResponseBody_": {"cases": [{"path": ["ErrorTestbed"],
+                                                                       "reason": {"ObjectKeyDisallowed": {}}}]}}]
+    return message
+
+
 class UnpackingWithoutAsking:
     """A service that unpacks the packed arrays of every MessagePack request, @pac_ or not."""
 
@@ -308,7 +316,10 @@ class UnpackingWithoutAsking:
     (lambda made: Mutated(made, single_floats), ["testbed/binary/number/not-whole"]),
     (lambda made: Mutated(made, packing_every_array_of_maps), ["testbed/binary/packed/unknown-keys"]),
     (UnpackingWithoutAsking, ["testbed/binary/packed/request-without-pac"]),
-], ids=["unsafe-lets-any-body-through", "headers-lost", "32-bit-floats", "packs-unknown-keys", "unpacks-unasked"])
+    (lambda made: Mutated(made, group_errors_refused), ["testbed/result/group-error",
+                                                        "testbed/result/group-error-required-only"]),
+], ids=["unsafe-lets-any-body-through", "headers-lost", "32-bit-floats", "packs-unknown-keys", "unpacks-unasked",
+        "group-errors-refused"])
 def test_a_wrong_variant_the_suite_once_passed_fails_its_case(variant, failing, capsys):
     """Wrong variants of a server written from the guide that passed the whole suite before their cases."""
     with serving(variant(testbed.service())) as server:
