@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import (arguments, cache, cases, clients, config, console, files, findings, fuzz, lint, matrix, report, runner,
+from . import (arguments, cache, cases, clients, config, console, files, findings, fuzz, grid, lint, matrix, report, runner,
                schemas, tables)
 from .target import Target, Trouble
 
@@ -244,24 +244,35 @@ def _writable(parser, options, names=("junit", "json", "html")):
 
 
 def _matrix(options, parser):
-    try:
-        manifest = files.read_json(options.manifest)
-    except ValueError as error:
-        parser.error(f"--manifest {error}")
-    problems = matrix.problems(manifest, options.manifest)
-    if problems:
-        parser.error("; ".join(problems))
-    if options.html:
+    columns, manifest = [], None
+    for path in options.report:
         try:
-            Path(options.html).open("a", encoding="utf-8").close()
-        except OSError as error:
-            parser.error(f"cannot write the matrix to {options.html}: {error.strerror}")
-    columns = matrix.run_all(manifest)
-    print("\n" + "\n".join(matrix.terminal(columns)))
-    if options.html:
-        Path(options.html).write_text(matrix.as_html(columns), encoding="utf-8")
-        print(f"\nWrote the matrix to {options.html}")
-    return 1 if any(column.trouble or any(r.failed for r in column.results) for column in columns) else 0
+            columns += grid.reports(files.read_json(path), path)
+        except ValueError as error:
+            parser.error(f"--report {error}" if str(error).startswith(path) else f"--report {path}: {error}")
+    if options.manifest or not options.report:  # (reports alone need no manifest)
+        path = options.manifest or str(cases.HERE / "matrix.json")
+        try:
+            manifest = files.read_json(path)
+        except ValueError as error:
+            parser.error(f"--manifest {error}")
+        problems = matrix.problems(manifest, path)
+        if problems:
+            parser.error("; ".join(problems))
+    _writable(parser, options, ("html", "json"))
+    try:
+        if manifest:
+            matrix.run_all(manifest, columns, str(Path(path).parent))
+    except KeyboardInterrupt:  # the implementations checked so far are shown all the same
+        options.interrupted = "interrupted"
+        print("\nThe matrix was interrupted: it shows the implementations checked so far.", flush=True)
+    print("\n" + "\n".join(grid.terminal(columns)))
+    for name, write in (("html", grid.as_html), ("json", grid.as_json)):
+        if getattr(options, name):
+            Path(getattr(options, name)).write_text(write(columns), encoding="utf-8")
+            print(f"\nWrote the matrix to {getattr(options, name)}")
+    failed = any(column.trouble or any(r.failed for r in column.results) for column in columns)
+    return 130 if options.interrupted else 1 if failed else 0
 
 
 def _list(options, parser):

@@ -103,10 +103,14 @@ def command_line():
                                              "after the other, and show one table: groups of requirements against "
                                              "implementations, MUST and SHOULD apart (conformance/README.md, The "
                                              "matrix)."))
-    table.add_argument("--manifest", default=str(cases.HERE / "matrix.json"), metavar="FILE",
-                       help="the implementations, as conformance/matrix.json lists them (default: that file)")
+    table.add_argument("--manifest", metavar="FILE", help="the implementations to build, start and check, as "
+                       "conformance/matrix.json lists them (default: that file, unless --report is given)")
+    table.add_argument("--report", action="append", default=[], metavar="FILE", help="a column made elsewhere: "
+                       "the JSON report of run --json --implementation NAME (or of matrix --json); repeatable")
     table.add_argument("--html", metavar="FILE", help="write the matrix there as one page, each failing cell "
                        "leading to its failures")
+    table.add_argument("--json", metavar="FILE", help="write the matrix there as reports, one for each column, "
+                       "that --report reads back")
     listing = commands.add_parser("list", help="list the cases", description=(
         "List the cases, one per line: id, level, what it needs, the features it uses, and what it checks. "
         "A level such as SHOULD+MUST is a convention's case with a part the spec demands; --level MUST "

@@ -364,7 +364,7 @@ def failure_html(result):
     return (f"<details class=failure><summary>{e(case['id'])}"
             f"{' (stale: it passes, but is listed as a known failure)' if result.status == 'stale' else ''}"
             f"</summary><p>{e(case['description'])} ({e(failed_at(result))}; {e(case['file'])}; "
-            f"checks {e(', '.join(case['requirements']))})</p><pre>{e(chr(10).join(result.problems))}</pre>"
+            f"checks {e(', '.join(case['requirements']))})</p><pre>{e(chr(10).join(result.problems) or first_difference(result))}</pre>"
             + (f"<p>{e(result.evidence)}</p>" if result.evidence else "")
             + (f"<p>The answer received:</p><pre>{e(result.answer)}</pre>" if result.answer else "")
             + f"<p>{e(result.replay_title)}:</p><pre>{e(chr(10).join(result.replay))}</pre></details>")

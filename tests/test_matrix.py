@@ -4,14 +4,15 @@ import json
 import re
 import subprocess
 import sys
+import time
 
 import pytest
 
 from conftest import Mutated, serving
 from test_conformance import hostile
-from conformance import cases
+from conformance import cases, grid
 from conformance.__main__ import main
-from reference import calculator
+from reference import calculator, testbed
 
 SERVER = "{python} -m reference.server --service testbed --port {port}"
 
@@ -106,3 +107,47 @@ def test_a_build_that_writes_without_end_is_kept_on_disk_and_its_last_words_show
     assert status == "1" and int(kilobytes) < 150_000, (kilobytes, out)
     assert "noisy: errored: the build failed (status 3): " in out and out.count("x") < 2 * 300
     assert "\\u001b[2Jlast words" in out and "\x1b" not in out
+
+
+def test_a_page_is_the_merge_of_reports_made_anywhere_and_the_same_made_here(capsys, tmp_path, testbed_url):
+    """Each implementation checked in a CI job of its own (run --json --implementation), merged into one
+    page; matrix --json writes reports that --report reads back into the same table."""
+    from test_conformance import dropping
+    alpha, beta = tmp_path / "alpha.json", tmp_path / "beta.json"
+    assert main(["run", "--target", testbed_url, "--json", str(alpha), "--implementation", "alpha",
+                 "--implementation-version", "2.0", "--language", "Go"]) == 0
+    with serving(Mutated(testbed.service(), dropping("@enc_"))) as server:
+        assert main(["run", "--target", server.url, "--json", str(beta), "--implementation", "beta"]) == 1
+    capsys.readouterr()
+    status = main(["matrix", "--report", str(alpha), "--report", str(beta), "--html", str(tmp_path / "page.html"),
+                   "--json", str(tmp_path / "matrix.json")])
+    lines = capsys.readouterr().out.splitlines()
+    assert status == 1 and any(line.startswith("[1] alpha 2.0 (Go): ") for line in lines), lines
+    assert any(line.startswith("[2] beta: ") and " failed" in line for line in lines)
+    table = [line for line in lines if line.startswith(("MUST ", "SHOULD "))]
+    status = main(["matrix", "--report", str(tmp_path / "matrix.json")])
+    again = capsys.readouterr().out.splitlines()
+    assert status == 1 and [line for line in again if line.startswith(("MUST ", "SHOULD "))] == table
+    columns = grid.reports(json.loads(beta.read_text()), "beta")
+    for (group, level), cells in grid.rows(columns).items():  # a MUST row fails only for a MUST part failed
+        for passed, checked, failed in cells.values():
+            assert level == "SHOULD" or all(result.level == "MUST" for result in failed), (group, failed)
+
+
+def test_an_implementation_that_ends_before_answering_is_told_at_once_with_its_last_words(capsys, tmp_path):
+    """(A missing uvicorn was 'Connection refused' after 30 s, twice, and 72 s in all.) A program named by a
+    path relative to the manifest is found there."""
+    (tmp_path / "bin").mkdir()
+    script = tmp_path / "bin" / "serve"
+    script.write_text(f"#!/bin/sh\nexec {sys.executable} -m reference.server --service testbed --port \"$1\"\n")
+    script.chmod(0o755)
+    dying = "{python} -c \"import sys; sys.exit('ModuleNotFoundError: No module named uvicorn')\""
+    started = time.monotonic()
+    status, lines, page = matrix(capsys, tmp_path, [
+        {"name": "dies", "start": dying, "target": "http://127.0.0.1:{port}/api"},
+        {"name": "relative", "start": "./bin/serve {port}", "target": "http://127.0.0.1:{port}/api"}])
+    text = "\n".join(lines)
+    assert "[1] dies: errored: it ended (status 1) before answering: ModuleNotFoundError: No module named " \
+           "uvicorn" in text, text
+    assert re.search(r"\[2\] relative: \d+ passed$", text, re.M) and time.monotonic() - started < 60
+    assert "its reproductions need it started again, as it was: <code>" + str(script) in page
