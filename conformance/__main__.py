@@ -78,7 +78,6 @@ def _run(options, parser):
                    limits)
 
 
-NOTHING_CHECKED = 5  # the exit status of a run that checked nothing, as pytest's when no test ran
 DRIVEN = {"client": (clients.run, "client"), "schema": (schemas.run, "schema loader")}  # command -> what it checks
 
 
@@ -173,7 +172,7 @@ def _known(path, everything, parser):
 def _fuzz(options, parser):
     """Fuzz the target's functions; print each failure and a summary; return the exit status."""
     if any(value is None or not name.startswith("@") for name, value in options.header):
-        parser.error("a header is -H NAME:=JSON, its name starting with @")
+        parser.error("a header is -H NAME=TEXT or -H NAME:=JSON, its name starting with @")
     _writable(parser, options, ("junit", "json", "html", "fixtures"))
     seed = options.seed if options.seed is not None else random.randrange(2**32)
     try:
@@ -224,7 +223,7 @@ def _fuzz(options, parser):
     if not tally["pass"] + tally["fail"] + tally["flaky"]:
         print("Nothing was checked: no verdict rests on any answer.")
     return (130 if options.interrupted else 1 if tally["fail"] + tally["flaky"] else
-            0 if tally["pass"] else NOTHING_CHECKED)
+            0 if tally["pass"] else console.NOTHING_RAN)
 
 
 def _writable(parser, options, names=("junit", "json", "html")):

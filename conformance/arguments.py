@@ -11,10 +11,43 @@ from . import cases, fuzz
 
 
 class Parser(argparse.ArgumentParser):
-    """An argument parser whose errors are one line, and exit status 2."""
+    """An argument parser whose errors are one line, and exit status 2; an option it does not know is told
+    as such by the command it was given to, before any missing argument."""
 
     def error(self, message):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+    commands = {}  # a parser of commands: each name's parser
+
+    def parse_known_args(self, args=None, namespace=None):
+        args = sys.argv[1:] if args is None else list(args)
+        unknown = next((word for word in _options(args, bool(self.commands)) if not self.knows(word)), None)
+        if unknown:
+            self.error(f"unrecognized option {unknown}")
+        return super().parse_known_args(args, namespace)
+
+    def parse_args(self, args=None, namespace=None):
+        options, extras = self.parse_known_args(args, namespace)
+        if extras:  # (said by the command they were given to, as its own usage error)
+            self.commands.get(getattr(options, "subcommand", None), self).error(
+                f"unrecognized arguments: {' '.join(extras)}")
+        return options
+
+    def knows(self, word):
+        """Whether `word` (--name, --name=value, -x) is an option of this parser, or the start of one's name."""
+        name = word.split("=")[0] if word.startswith("--") else word[:2]
+        return any(known == name or (name.startswith("--") and known.startswith(name))
+                   for action in self._actions for known in action.option_strings)
+
+
+def _options(args, commanding):
+    """The words of `args` that are options (not values such as -1); for a parser of commands, only those
+    before the command's name, which belong to it."""
+    for word in args:
+        if word == "--" or (commanding and not word.startswith("-")):
+            return
+        if word.startswith("-") and len(word) > 1 and not word[1].isdigit() and word[1] != ".":
+            yield word
 
 
 def command_line():
@@ -24,6 +57,7 @@ def command_line():
         "A language-neutral conformance suite for the Schema-Driven Message Service protocol."))
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     commands = parser.add_subparsers(dest="subcommand", required=True, metavar="COMMAND", parser_class=Parser)
+    parser.commands = commands.choices
 
     run = commands.add_parser("run", help="run the cases against a server",
                               description="Run every case that applies against the server at --target.")
@@ -78,9 +112,9 @@ def command_line():
     fuzzing.add_argument("--max-examples", type=_positive, default=50, metavar="N",
                          help="calls made of each function (default 50)")
     fuzzing.add_argument("--seed", type=int, metavar="N", help="the seed of the calls (default: a new one, printed)")
-    fuzzing.add_argument("-H", "--header", action="append", default=[], type=_header, metavar="NAME:=JSON",
-                         help="a request header for every call, such as '@auth_:={\"Session\": {\"token\": "
-                              "\"t\"}}' for protected functions (repeatable)")
+    fuzzing.add_argument("-H", "--header", action="append", default=[], type=_header, metavar="NAME=TEXT|NAME:=JSON",
+                         help="a request header for every call, as the client takes it: such as '@auth_:={\"Session\": "
+                              "{\"token\": \"t\"}}' for protected functions, or @id_=run1 (repeatable)")
     fuzzing.add_argument("--rate", type=_rate, metavar="N", help="at most N requests a second (default: no limit)")
     fuzzing.add_argument("--time-limit", type=_seconds, default=600, metavar="SECONDS",
                          help="stop making calls after this long (default 600)")
@@ -209,9 +243,13 @@ def _timeout(text):
 
 
 def _header(text):
+    """A header as the client takes it: NAME:=JSON, or NAME=TEXT (a string); (name, None) if neither."""
     name, colon, value = text.partition(":=")
+    if not colon:
+        name, equals, value = text.partition("=")
+        return name, value if equals else None
     try:
-        return name, json.loads(value) if colon else None
+        return name, json.loads(value)
     except ValueError as error:
         raise argparse.ArgumentTypeError(f"{text!r}: the value is not JSON ({error})") from None
 

@@ -60,6 +60,8 @@ def _value(path, key, value, action):
             raise ValueError(f"{where}: a flag takes true or false, not {json.dumps(value, default=str)}")
         return action.const if value else action.default
     repeats = isinstance(action, argparse._AppendAction)
+    if type(value) is list and action.metavar == "LIST" and all(type(one) is str for one in value):
+        value = ",".join(value)  # (an option of a comma-separated list, such as without, takes a TOML list too)
     values = value if type(value) is list and repeats else [value]
     if type(value) is list and not repeats:
         raise ValueError(f"{where}: takes one value, not a list")

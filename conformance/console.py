@@ -43,9 +43,12 @@ def running(options, selected, run, target=None):
     return results
 
 
+NOTHING_RAN = 5  # the exit status when no case ran, as pytest's when no test ran
+
+
 def finish(options, results, subject, service, unselected, kind, stopped="", limits=None):
     """Write the reports asked for, keep the failures for --last-failed, print the summary, and return
-    the exit status: 2 when the target stopped answering, else 1 when a case failed."""
+    the exit status: 2 when the target stopped answering, else 1 when a case failed, 5 when none ran."""
     implementation = {key: value for key, value in (("name", options.implementation),
                       ("version", options.implementation_version), ("language", options.language)) if value}
     scope = report.Scope(getattr(options, "without", set()), options.level, options.id, unselected,
@@ -64,7 +67,11 @@ def finish(options, results, subject, service, unselected, kind, stopped="", lim
     trouble = cache.remember(kind, results)
     if trouble:
         print(f"python -m conformance: warning: {trouble}", file=sys.stderr)
-    return 130 if options.interrupted else 2 if stopped else 1 if any(r.failed for r in results) else 0
+    ran = any(r.status in ("pass", "fail", "flaky", "known-failure", "stale") for r in results)
+    if not ran and not options.interrupted:
+        print("No case ran: none of those selected applies to this target (exit status 5, as pytest's).")
+    return (130 if options.interrupted else 2 if stopped else 1 if any(r.failed for r in results) else
+            0 if ran else NOTHING_RAN)
 
 
 def write_reports(options, results, subject, service, scope):

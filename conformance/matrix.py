@@ -14,6 +14,7 @@ a started one wrote before it stopped is kept to say why. grid.py draws the
 Columns as one table.
 """
 
+import difflib
 import os
 import re
 import shlex
@@ -46,7 +47,9 @@ def problems(manifest, where="the manifest"):
         if type(entry) is not dict:
             found.append(f"{at}: not an object")
             continue
-        found += [f"{at}: unknown key {key!r}" for key in entry if key not in FIELDS]
+        found += [f"{at}: unknown key {key!r}" + "".join(f" (did you mean {near!r}?)" for near in
+                                                         difflib.get_close_matches(key, FIELDS, n=1))
+                  for key in entry if key not in FIELDS]
         found += [f"{at}.{key}: {'missing' if key not in entry else f'not a {kind.__name__}'}"
                   for key, (required, kind) in FIELDS.items()
                   if (required and key not in entry) or (key in entry and type(entry[key]) is not kind)]
@@ -111,7 +114,7 @@ def check(entry, every, home=".", say=print):
 def serve_suite(entry, port, every, known, process=None, output=None):
     """The server cases against the entry's target, as `run` runs them (once the `process` started, if any,
     answers: one that ends first is told with its last words, in `output`)."""
-    target = Target(entry["target"].replace("{port}", str(port)))
+    target = Target(entry["target"].replace("{port}", str(port)), timeout_option=None)
     deadline = time.monotonic() + 30
     while process and process.poll() is None and not target.answers() and time.monotonic() < deadline:
         time.sleep(0.2)

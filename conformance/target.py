@@ -29,14 +29,14 @@ class Overlong(http.client.HTTPException):
 class Target:
     """The server under test."""
 
-    def __init__(self, url, timeout=10, cafile=None):
+    def __init__(self, url, timeout=10, cafile=None, timeout_option="--timeout"):
         parts = urllib.parse.urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"the target must be an http:// or https:// URL, such as "
                              f"http://127.0.0.1:8000/api, not {url!r}")
         self.url, self.host, self.path = url, parts.hostname, parts.path or "/"
         self.port = parts.port or (443 if parts.scheme == "https" else 80)
-        self.timeout, self.tls = timeout, None
+        self.timeout, self.tls, self.timeout_option = timeout, None, timeout_option  # (the option that sets it)
         self.stopped = ""  # why the target stopped answering during the run, once it has
         if cafile and parts.scheme != "https":
             raise ValueError(f"--cafile is for an https:// target, and {url} is not one")
@@ -74,13 +74,16 @@ class Target:
 
     def wait(self, seconds, waiting=lambda reason: None):
         """Wait until the target answers at all, telling `waiting` why once; raise Trouble if it never does."""
-        deadline, tries = time.monotonic() + seconds, 0
+        deadline, tries, hung_up = time.monotonic() + seconds, 0, 0
         while True:
             try:
                 return self.post([{}, {"fn.ping_": {}}])
             except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError):  # no answer at all
                 reason = "it closed the connection without answering" + (
                     "" if self.tls else " (an HTTPS server does that to plain HTTP: is it an https:// URL?)")
+                hung_up += 1
+                if hung_up == 3:  # (a server starting up refuses connections; one that takes and drops them is up)
+                    raise Trouble(f"cannot reach {self.url}: {reason}") from None
             except Overlong as error:
                 raise Trouble(f"{self.url} answered fn.ping_ with more than the suite reads: {error}") from None
             except http.client.HTTPException as error:
@@ -94,7 +97,8 @@ class Target:
                     error.reason or error)
                 raise Trouble(f"cannot reach {self.url}: {said}") from None
             except TimeoutError:
-                reason = f"no answer within {self.timeout:g} s (see --timeout)"
+                reason = f"no answer within {self.timeout:g} s" + (f" (see {self.timeout_option})"
+                                                                   if self.timeout_option else "")
             except OSError as error:
                 reason = error.strerror or str(error)
             if time.monotonic() >= deadline:

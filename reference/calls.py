@@ -45,7 +45,8 @@ def main(argv=None):
         "Call one function of a server and print the answer as JSON; exit status 0 for Ok_, 1 for an "
         "error result, 2 for a usage or transport problem. --list shows the functions, --schema the schema."),
         formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EXAMPLES)
-    parser.add_argument("url", metavar="URL", help="the server, such as http://127.0.0.1:8000/api (https:// too)")
+    parser.add_argument("url", nargs="?", metavar="URL", help="the server, such as http://127.0.0.1:8000/api "
+                        "(https:// too)")
     parser.add_argument("function", nargs="?", metavar="FUNCTION", help="the function to call, such as fn.add")
     parser.add_argument("arguments", nargs="*", metavar="ARGUMENT",
                         help="its arguments (none: {}): NAME=TEXT (JSON where the schema's field is not text), "
@@ -80,6 +81,9 @@ def main(argv=None):
                         "protocol on standard input and output instead (python -m conformance client --command "
                         "'python -m reference.client --driver')")
     options = parser.parse_intermixed_args(argv)
+    if options.url is None:
+        parser.error("give the server's URL, then a FUNCTION to call: python -m reference.client "
+                     "http://127.0.0.1:8000/api fn.ping_")
     if options.driver:
         if options.function or options.schema or options.list:
             parser.error("--driver takes its calls from standard input, not from the command line")

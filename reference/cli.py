@@ -59,6 +59,22 @@ class Parser(argparse.ArgumentParser):
     def error(self, message):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
+    def parse_known_args(self, args=None, namespace=None):
+        """As argparse's, but an option this command does not know is told as such, before any missing
+        argument (argparse names the missing ones first)."""
+        args = sys.argv[1:] if args is None else list(args)
+        for word in args:
+            if word == "--":
+                break
+            if word.startswith("-") and len(word) > 1 and not word[1].isdigit() and not self._knows(word):
+                self.error(f"unrecognized option {word.split('=')[0]}")
+        return super().parse_known_args(args, namespace)
+
+    def _knows(self, word):
+        name = word.split("=")[0] if word.startswith("--") else word[:2]
+        return any(known == name or (name.startswith("--") and known.startswith(name))
+                   for action in self._actions for known in action.option_strings)
+
     def fail(self, message):
         """Say what went wrong, in one line that starts as usage errors do; return status 2."""
         print(f"{self.prog}: error: {message}", file=sys.stderr)

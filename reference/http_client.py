@@ -46,6 +46,10 @@ class Unreachable(TransportError):
     """The server could not be reached."""
 
 
+class Mismatched(Unreachable):
+    """The server answers otherwise than the URL's scheme says: it drops plain HTTP, or does not speak TLS."""
+
+
 class Untrusted(TransportError):
     """The server's certificate is not one the client trusts."""
 
@@ -190,13 +194,13 @@ class Client:
         """The TransportError that says why an exchange failed, or None for a bug of ours."""
         if isinstance(error, CLOSED):
             hint = "" if self.tls else " (an HTTPS server does that to plain HTTP: is it an https:// URL?)"
-            return Unreachable(f"{self.url} closed the connection without answering{hint}")
+            return (Mismatched if hint else Unreachable)(f"{self.url} closed the connection without answering{hint}")
         if isinstance(error, socket.timeout):
             return TimedOut(f"{self.url} did not answer within {self.timeout} s")
         if isinstance(error, ssl.SSLCertVerificationError):
             return Untrusted(f"cannot reach {self.url}: its certificate is not trusted ({error.verify_message})")
         if isinstance(error, ssl.SSLError) and error.reason == "WRONG_VERSION_NUMBER":
-            return Unreachable(f"cannot reach {self.url}: it does not speak TLS (is it an http:// URL?)")
+            return Mismatched(f"cannot reach {self.url}: it does not speak TLS (is it an http:// URL?)")
         if isinstance(error, ssl.SSLError):
             return Unreachable(f"cannot reach {self.url}: TLS failed ({error.reason or error})")
         if isinstance(error, TooLarge):

@@ -34,7 +34,7 @@ from . import sources
 from .sources import load, parse_json, read_file
 from .cli import (Parser, add_server_options, check_server_options, interruptible, kind, positive, program, rate,
                   seconds, serve)
-from .http_client import Client, TimedOut, TransportError, Unreachable
+from .http_client import Client, Mismatched, TimedOut, TransportError, Unreachable
 from .protocol.documents import SchemaError
 
 
@@ -221,6 +221,8 @@ def fetch(url, wait, cafile=None, pause=0.2):
             try:
                 return client.schema()
             except Unreachable as error:
+                if isinstance(error, Mismatched) and tries >= 2:  # (up and speaking otherwise: no use waiting)
+                    raise
                 if time.monotonic() + pause > deadline:
                     raise Unreachable(f"{error} (waited {wait:g} s)") from None
                 tries += 1

@@ -133,6 +133,7 @@ def test_a_schema_is_fetched_to_a_file(url, tmp_path):
 
 @pytest.mark.parametrize("args, message", [
     ([], "name a FUNCTION to call (--list shows them), or ask for --schema"),
+    (["fn.add", "--bogus"], "unrecognized option --bogus"),  # (argparse named the missing URL first)
     (["fn.add", "[1]"], "argument '[1]' is not NAME=TEXT, NAME:=JSON, a JSON object, @FILE or -"),
     (["fn.add", "-H", "id=1"], "-H id=1: a header is @NAME=TEXT or @NAME:=JSON, as in -H @id_=a1"),
     (["fn.add", "-H", "@id_"], "-H @id_: a header is @NAME=TEXT or @NAME:=JSON, as in -H @id_=a1"),
@@ -154,6 +155,15 @@ def test_usage_errors_are_one_line_and_exit_2(url, args, message):
     run = client(url, *args)
     assert run.returncode == 2 and run.stderr.startswith("python -m reference.client: error: ")
     assert message in run.stderr and run.stderr.count("\n") == 1 and run.stdout == ""
+
+
+@pytest.mark.parametrize("args, message", [
+    ([], "give the server's URL, then a FUNCTION to call"),  # (argparse said "required: URL, ARGUMENT")
+    (["--bogus"], "unrecognized option --bogus"),
+])
+def test_a_command_line_without_a_url_says_what_is_wrong(args, message):
+    run = client(*args)
+    assert run.returncode == 2 and message in run.stderr and run.stderr.count("\n") == 1, run.stderr
 
 
 def test_transport_problems_are_one_line_and_exit_2(url):

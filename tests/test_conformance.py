@@ -393,6 +393,9 @@ def test_a_known_failure_that_fails_does_not_fail_the_run(tmp_path, capsys):
     (["run", "--target", "http://127.0.0.1:9/api", "--timeout", "0"], "0 is no time to answer in"),
     (["run", "--target", "http://127.0.0.1:9/api", "--cafile", "ca.pem"], "--cafile is for an https:// target"),
     (["nope"], "invalid choice: 'nope'"),
+    (["run", "--bogus"], "python -m conformance run: error: unrecognized option --bogus"),  # (not --target missing)
+    (["run", "--target", "http://127.0.0.1:9/api", "extra"], "python -m conformance run: error: unrecognized "
+                                                             "arguments: extra"),  # (not the top-level command's)
 ])
 def test_bad_command_lines_exit_2_with_one_line(args, message, capsys):
     with pytest.raises(SystemExit) as exit_:
@@ -836,11 +839,14 @@ def test_a_target_over_https_is_checked_with_a_private_certificate_authority(tls
 
 
 def test_http_and_https_mixed_up_are_told_apart(tls, calculator_url, capsys):
-    """As the client says it: a plain request to an HTTPS server, and TLS to a plain one."""
+    """As the client says it, at once: a plain request to an HTTPS server (it took the whole --wait), and
+    TLS to a plain one."""
     context, cafile, _ = tls
     with serving(calculator.service(), tls=context) as server:
         plain = server.url.replace("https://", "http://")
-        assert main(["run", "--target", plain, "--wait", "0.3"]) == 2
+        started = time.monotonic()
+        assert main(["run", "--target", plain, "--wait", "10"]) == 2
+        assert time.monotonic() - started < 3
     assert capsys.readouterr().err == (f"python -m conformance run: error: cannot reach {plain}: it closed the "
                                        f"connection without answering (an HTTPS server does that to plain HTTP: is it "
                                        f"an https:// URL?)\n")

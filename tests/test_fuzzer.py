@@ -179,7 +179,8 @@ def test_verbose_shows_every_call_and_its_result_tag(capsys):
 
 @pytest.mark.parametrize("args, message", [
     (["--function", "fn.nope"], "the target has no fn.nope; it has "),
-    (["-H", "auth:=1"], "a header is -H NAME:=JSON, its name starting with @"),
+    (["-H", "auth:=1"], "a header is -H NAME=TEXT or -H NAME:=JSON, its name starting with @"),
+    (["-H", "@auth_"], "a header is -H NAME=TEXT or -H NAME:=JSON, its name starting with @"),
     (["-H", "@auth_:={"], "argument -H/--header: '@auth_:={': the value is not JSON"),
     (["--rate", "0"], "argument --rate: '0' is not a number of requests a second above 0"),
 ])

@@ -141,7 +141,7 @@ def run_cli(*args, **options):
     (["--unavailable-rate", "2"], "argument --unavailable-rate: '2' is not a number between 0 and 1"),
     (["--path", "api"], "--path must start with /"),
     (["--log-level", "loud"], "argument --log-level: invalid choice: 'loud'"),
-    (["--nope"], "unrecognized arguments: --nope"),
+    (["--nope"], "unrecognized option --nope"),
     (["--service", "nope"], "argument --service: invalid choice: 'nope'"),
     (["--max-body", "0"], "--max-body must be positive"),
 ])
