@@ -20,8 +20,11 @@ from collections import Counter
 from typing import NamedTuple
 from xml.sax.saxutils import escape, quoteattr
 
+import msgpack
+
 from . import cases
 from .cases import LEVELS
+from .match import from_msgpack
 
 STATUSES = ("pass", "fail", "flaky", "errored", "known-failure", "stale", "other-service", "not-checked", "set-aside",
             "not-run")
@@ -197,11 +200,21 @@ def by_cause(results):
         if result.failed:
             groups.setdefault(OTHER_CAUSES.get(result.status) or cause(result), []).append(result)
     found = []
+    order = ("MUST", "SHOULD", "MAY", *OTHER_CAUSES)
     for name, group in sorted(groups.items(), key=lambda item: -len(item[1])):
-        levels = {r.status if r.status in OTHER_CAUSES else r.level for r in group}
-        level = next(level for level in ("MUST", "SHOULD", "MAY", *OTHER_CAUSES) if level in levels)
-        found.append((name, level, Counter(map(rule, group)).most_common(1)[0][0], group))
+        group = sorted(group, key=lambda r: order.index(_level(r)))  # (the strongest first: the one shown)
+        found.append((name, _level(group[0]), Counter(map(rule, group)).most_common(1)[0][0], group))
     return found
+
+
+def _level(result):
+    return result.status if result.status in OTHER_CAUSES else result.level
+
+
+def mix(group):
+    """How many cases of a group failed at each level, when they differ: "4 MUST, 7 SHOULD"; else ""."""
+    levels = Counter(map(_level, group))
+    return ", ".join(f"{count} {level}" for level, count in levels.items()) if len(levels) > 1 else ""
 
 
 def causes(results, texts):
@@ -213,8 +226,8 @@ def causes(results, texts):
     failures = sum(len(group) for *_, group in groups)
     lines = [f"{plural(failures, 'failure')}, "
              + ("one cause:" if len(groups) == 1 else f"{len(groups)} causes:")]
-    for name, level, broken, group in groups:
-        lines.append(f"  {len(group):>4} {level:<6} {name}")
+    for name, level, broken, group in groups:  # (a cause's level is its strongest case's: the mix is told)
+        lines.append(f"  {len(group):>4} {level:<6} {name}" + (f"  ({mix(group)})" if mix(group) else ""))
         if group[0].status != "stale":  # (which breaks no rule)
             lines.append(f"       breaks {broken}: {texts.get(broken, '')}")
         lines.append(f"       first: {group[0].case['id']}: {first_difference(group[0])}")
@@ -254,11 +267,22 @@ def reproduce(target, exchanges):
                   "length-not-a-number": f" -H 'Content-Length: 0x{len(data):x}'",
                   }.get(framing, "")
         command = f"{pipe}curl -s -i -X POST {url} -H 'Content-Type: {media_type}'{framed} {send}"
+        if text is None:  # (base64 says nothing to a reader: the message it holds, keys as the ids sent)
+            commands.append(f"# step {number} sends MessagePack: {_readable(data)}")
         if answer[:1] == b"\x92":  # MessagePack: headers on the terminal, the answer to a file
             file = f"step-{number}.bin"
             command = command.replace("curl -s -i", "curl -s -D -") + f" -o {file}; {READ_BINARY.format(file=file)}"
         commands.append(command)
     return commands
+
+
+def _readable(data, most=300):
+    """MessagePack bytes as the suite's notation (match.py), or what they are if they hold no message."""
+    try:
+        text = json.dumps(from_msgpack(msgpack.unpackb(data, strict_map_key=False)), ensure_ascii=False)
+    except (ValueError, msgpack.UnpackException, RecursionError):
+        return f"{len(data)} bytes that are not MessagePack"
+    return printable(text if len(text) <= most else text[:most] + " ...")
 
 
 def junit(results, subject="", scope=Scope()):
@@ -340,7 +364,7 @@ def as_html(results, subject, service, scope, requirements):
                  else "<h2>No failures</h2>")
     for name, level, broken, group in groups:
         parts.append(f"<details class=rule><summary><span class='level {e(level)}'>{e(level)}</span>"
-                     f"<b>{e(name)}</b> <b>({plural(len(group), 'case')})</b>"
+                     f"<b>{e(name)}</b> <b>({plural(len(group), 'case')}{': ' + e(mix(group)) if mix(group) else ''})</b>"
                      f"<p class=first>breaks <b>{e(broken)}</b>: {e(texts.get(broken, ''))}</p>"
                      f"<p class=first>first difference, in {e(group[0].case['id'])}: "
                      f"{e(first_difference(group[0]))}</p></summary>")

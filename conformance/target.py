@@ -43,8 +43,12 @@ class Target:
         if parts.scheme == "https":  # certificates checked, against --cafile if given
             try:
                 self.tls = ssl.create_default_context(cafile=cafile)
-            except (OSError, ssl.SSLError) as error:
-                raise ValueError(f"--cafile {cafile}: {getattr(error, 'strerror', None) or error}") from None
+            except ssl.SSLError as error:  # (OpenSSL's own words name its source file and line)
+                raise ValueError(f"--cafile {cafile}: " + (
+                    "it holds no PEM certificate (a key, or DER?)" if error.reason == "NO_CERTIFICATE_OR_CRL_FOUND"
+                    else f"OpenSSL says {error.reason or 'it is not PEM'}")) from None
+            except OSError as error:
+                raise ValueError(f"--cafile {cafile}: {error.strerror}") from None
 
     def connect(self):
         """A connection whose every exchange ends within the timeout (deadlines.py)."""

@@ -50,7 +50,8 @@ def main(argv=None):
     parser.add_argument("function", nargs="?", metavar="FUNCTION", help="the function to call, such as fn.add")
     parser.add_argument("arguments", nargs="*", metavar="ARGUMENT",
                         help="its arguments (none: {}): NAME=TEXT (JSON where the schema's field is not text), "
-                             "NAME:=JSON, a JSON object, @FILE holding one, or - to read one from standard input")
+                             "NAME:=JSON (NAME:=@FILE: the JSON in FILE), a JSON object, @FILE holding one, or - to "
+                             "read one from standard input")
     parser.add_argument("-H", "--header", action="append", default=[], metavar="NAME=TEXT|NAME:=JSON",
                         help="a request header, repeatable, written as an argument is: "
                              "-H '@auth_:={\"Ephemeral\": {\"username\": \"ann\"}}'")
@@ -122,6 +123,7 @@ EXAMPLES = """examples:
   python -m reference.client http://127.0.0.1:8000/api fn.saveVariable name=x value:=1.5
   python -m reference.client http://127.0.0.1:8000/api fn.add '{"x": 1, "y": 2}'
   python -m reference.client http://127.0.0.1:8000/api fn.evaluate @expression.json
+      (expression.json holding the arguments: {"expression": {"Constant": {"value": 1}}})
   python -m reference.client http://127.0.0.1:8000/api fn.login username=ann --session ann.json
   python -m reference.client http://127.0.0.1:8000/api fn.getVariables --session ann.json
   python -m reference.client http://127.0.0.1:8000/api --list"""
@@ -176,8 +178,8 @@ class Call:
         types = declared() if any(operator == "=" for _, operator, _ in pairs) else {}
         values = {}
         for name, operator, text in pairs:
-            if operator == ":=":
-                values[name] = sources.parse_json(text, f"{name}:=")
+            if operator == ":=":  # (NAME:=@FILE: the JSON in a file, as httpie reads it)
+                values[name] = sources.parse_json(*_given(text) if text.startswith("@") else (text, f"{name}:="))
             elif types.get(name, "string") in TEXT:
                 values[name] = text
             else:
@@ -211,6 +213,10 @@ class Call:
         auth = next((entry["union.Auth_"] for entry in self.entries() if "union.Auth_" in entry), [])
         if type(token) is str and any(tag.get("Session") == {"token": "string"} for tag in auth):
             headers["@auth_"] = {"Session": {"token": token}}
+        elif "ErrorUnauthenticated_" in body and "@auth_" in self.headers:  # (a token logged out, or forgotten)
+            headers.pop("@auth_")
+            print(f"note: the server refused the session's credentials: they are dropped from "
+                  f"{self.options.session}", file=sys.stderr)
         sources.write_file(Path(self.options.session), json.dumps(
             {name: value for name, value in headers.items() if name != "@select_"}, indent=2) + "\n")
 

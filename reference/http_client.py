@@ -84,9 +84,12 @@ class Client:
         if parts.scheme == "https":
             try:
                 self.tls = ssl.create_default_context(cafile=cafile)
-            except (OSError, ssl.SSLError) as error:
-                raise ValueError(f"cannot use {cafile} as certificate authorities: "
-                                 f"{getattr(error, 'strerror', None) or error}") from None
+            except ssl.SSLError as error:  # (OpenSSL's own words name its source file and line)
+                raise ValueError(f"cannot use {cafile} as certificate authorities: " + (
+                    "it holds no PEM certificate (a key, or DER?)" if error.reason == "NO_CERTIFICATE_OR_CRL_FOUND"
+                    else f"OpenSSL says {error.reason or 'it is not PEM'}")) from None
+            except OSError as error:
+                raise ValueError(f"cannot use {cafile} as certificate authorities: {error.strerror}") from None
         self.path = parts.path or "/"
         self.binary, self.binary_requests, self.packed = binary, binary_requests, packed
         self.timeout, self.max_response = timeout, max_response

@@ -157,6 +157,16 @@ def test_usage_errors_are_one_line_and_exit_2(url, args, message):
     assert message in run.stderr and run.stderr.count("\n") == 1 and run.stdout == ""
 
 
+def test_a_key_given_as_certificate_authorities_is_said_in_plain_words(tmp_path):
+    """(OpenSSL's own words were shown: [X509: NO_CERTIFICATE_OR_CRL_FOUND] ... (_ssl.c:4154).)"""
+    key = tmp_path / "key.pem"
+    key.write_text("-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIJ+DYvh6SEqVTm50DFtMDoQikTmiCqirVv9mWG9qfSnF\n"
+                   "-----END PRIVATE KEY-----\n")
+    run = client("https://127.0.0.1:9/api", "fn.ping_", "--cafile", str(key))
+    assert run.returncode == 2 and "it holds no PEM certificate (a key, or DER?)" in run.stderr
+    assert "_ssl.c" not in run.stderr and run.stderr.count("\n") == 1
+
+
 @pytest.mark.parametrize("args, message", [
     ([], "give the server's URL, then a FUNCTION to call"),  # (argparse said "required: URL, ARGUMENT")
     (["--bogus"], "unrecognized option --bogus"),
@@ -222,6 +232,19 @@ def test_a_session_keeps_the_headers_and_the_token_of_a_login(url, tmp_path):
     run = client(url, "fn.getVariables", "--session", str(session))
     assert json.loads(run.stdout) == {"Ok_": {"variables": [{"name": "v", "value": 1}]}}
     assert client(url, "fn.logout", "username=session-ann", "--session", str(session)).returncode == 0
+    refused = client(url, "fn.logout", "username=session-ann", "--session", str(session))
+    assert refused.returncode == 1 and "@auth_" not in json.loads(session.read_text())  # (the dead token was kept)
+    assert f"note: the server refused the session's credentials: they are dropped from {session}" in refused.stderr
+
+
+def test_a_value_is_read_from_a_json_file_with_name_colon_equals_at(url, tmp_path):
+    """httpie's NAME:=@FILE (it was refused)."""
+    (tmp_path / "e.json").write_text('{"Add": {"left": {"Constant": {"value": 1}}, "right": {"Constant": {"value": 2}}}}')
+    run = client(url, "fn.evaluate", f"expression:=@{tmp_path / 'e.json'}", "-H",
+                 '@auth_:={"Ephemeral": {"username": "file-ann"}}')
+    assert run.returncode == 0 and json.loads(run.stdout)["Ok_"]["result"] == 3
+    missing = client(url, "fn.evaluate", f"expression:=@{tmp_path / 'none.json'}")
+    assert missing.returncode == 2 and "none.json: cannot be read: No such file or directory" in missing.stderr
 
 
 def test_colour_on_a_terminal_unless_no_color(url):

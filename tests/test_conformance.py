@@ -329,6 +329,15 @@ def test_a_wrong_variant_the_suite_once_passed_fails_its_case(variant, failing, 
     assert status == 1 and set(failing) <= failed, "\n".join(lines)
 
 
+def test_a_messagepack_reproduction_shows_the_message_it_sends(capsys):
+    """Base64 piped to curl said nothing to a reader: a line above it shows the message, keys as the ids sent."""
+    with serving(Mutated(testbed.service(), single_floats)) as server:
+        status, lines = run(capsys, "run", "--target", server.url, "--id", "testbed/binary/number/not-whole")
+    shown = [line.strip() for line in lines if line.strip().startswith("# step ")]
+    assert status == 1 and any(re.fullmatch(r'# step \d sends MessagePack: \[\{"@bin_": \[.*\]\}, \{.*\}\]', line)
+                               for line in shown), "\n".join(lines)
+
+
 def test_a_server_without_binary_fails_unless_declared_without_it(capsys):
     """Binary is part of the protocol: its cases fail, unless the user says the target lacks it."""
     with serving(Mutated(testbed.service(), request=without("@bin_"))) as server:
@@ -893,10 +902,15 @@ def test_failures_are_grouped_by_their_cause_in_every_report(header, rule, tmp_p
     cited = {rule for line in failed for rule in line.split("checks ")[1].rstrip(")").split(", ")}
     assert status == 1 and len(failed) >= 10 and len(cited) > 3
     group = lines[lines.index(f"{len(failed)} failures, one cause:") + 1:-1]
-    assert group[0].split() == [str(len(failed)), "MUST", f"[0].{header}:", "missing"]
+    levels = {level: sum(f"({level};" in line for line in failed) for level in ("MUST", "SHOULD")}
+    assert group[0].split()[:4] == [str(len(failed)), "MUST", f"[0].{header}:", "missing"]  # (the strongest level,
+    assert group[0].endswith(f"  ({levels['MUST']} MUST, {levels['SHOULD']} SHOULD)")  # and the mix the summary counts)
+    assert f"({levels['MUST']} MUST, {levels['SHOULD']} SHOULD)" in lines[-1]
     assert group[1].strip().startswith(f"breaks {rule}: ") and group[2].strip().startswith("first: ")
     html = page.read_text()
-    assert html.count("<details class=rule>") == 1 and f"<b>[0].{header}: missing</b> <b>({len(failed)} cases)" in html
+    assert html.count("<details class=rule>") == 1 and f"<b>[0].{header}: missing</b> <b>({len(failed)} cases: " \
+        f"{levels['MUST']} MUST, {levels['SHOULD']} SHOULD)" in html
+    assert html.index("MUST; ", html.index("<details class=rule>")) < html.index("SHOULD", html.index("<details class=failure>"))
     assert html.count("<details class=failure>") == len(failed) and f"breaks <b>{rule}</b>" in html
     messages = [f.get("message") for f in ElementTree.parse(junit).getroot().iter("failure")]
     assert len(messages) == len(failed)
