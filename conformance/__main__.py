@@ -157,13 +157,16 @@ def _trouble(parser, message):
 
 
 def _known(path, everything, parser):
-    """The globs of a known-failures file; each must match some case, or it is a typo."""
+    """The globs of a known-failures file; each must match some case (of fuzz: fuzz/FUNCTION/CHECK, where
+    `everything` is None), or it is a typo."""
     try:
         lines = files.read_text(path).splitlines()
     except ValueError as error:
         parser.error(f"--known-failures {error}")
     globs = {line.split("#")[0].strip() for line in lines if line.split("#")[0].strip()}
-    unmatched = sorted(g for g in globs if not any(cases.pattern(g).match(c["id"]) for c in everything))
+    matches = (lambda g: any(cases.pattern(g).match(c["id"]) for c in everything)) if everything is not None else (
+        lambda g: g.startswith("fuzz/") and g.count("/") == 2)
+    unmatched = sorted(g for g in globs if not matches(g))
     if unmatched:
         parser.error(f"the known-failures file {path} lists what matches no case: {', '.join(unmatched)}")
     return globs
@@ -174,6 +177,7 @@ def _fuzz(options, parser):
     if any(value is None or not name.startswith("@") for name, value in options.header):
         parser.error("a header is -H NAME=TEXT or -H NAME:=JSON, its name starting with @")
     _writable(parser, options, ("junit", "json", "html", "fixtures"))
+    known = _known(options.known_failures, None, parser) if options.known_failures else set()
     seed = options.seed if options.seed is not None else random.randrange(2**32)
     try:
         target = Target(options.target, options.timeout, options.cafile)
@@ -182,10 +186,10 @@ def _fuzz(options, parser):
         fuzzer = fuzz.Fuzzer(target, random.Random(seed), dict(options.header), options.rate,
                              time.monotonic() + options.time_limit, options.deterministic, not options.no_binary,
                              console.call_line if options.verbose else None)
-        unknown = [name for name in options.function if name not in fuzzer.schema.functions]
+        unknown = [name for name in options.function + options.skip if name not in fuzzer.schema.functions]
         if unknown:
             parser.error(f"the target has no {', '.join(unknown)}; it has {', '.join(sorted(fuzzer.schema.functions))}")
-        functions = fuzzer.functions(options.function)
+        functions = fuzzer.functions(options.function, options.skip)
     except (ValueError, Trouble, OSError, http.client.HTTPException) as error:
         return _trouble(parser, getattr(error, "strerror", None) or error)
     print(f"Fuzzing {target.url}: {service}, {report.plural(len(functions), 'function')}, "
@@ -204,7 +208,7 @@ def _fuzz(options, parser):
     except KeyboardInterrupt:  # what was found so far is reported all the same
         options.interrupted, unreached = "interrupted", "the run was interrupted before its calls"
         print("\nThe fuzzing was interrupted: what was checked so far is reported.", flush=True)
-    results = findings.verdicts(fuzzer, functions, found, unreached, sorted(profile & {"calculator", "testbed"}))
+    results = findings.verdicts(fuzzer, functions, found, unreached, sorted(profile & {"calculator", "testbed"}), known)
     for result in results:
         if result.failed:
             console.print_failure(result)
@@ -216,14 +220,17 @@ def _fuzz(options, parser):
     tally = report.counts(results)
     print("\n" + findings.by_check(results))
     told = (f"{report.plural(tally['fail'] + tally['flaky'], 'failure')}" + (f" ({tally['flaky']} flaky)" * bool(tally["flaky"]))
-            if tally["fail"] + tally["flaky"] else "no failures")
-    print(f"Fuzzed {report.plural(len(functions), 'function')} with {fuzzer.sent} requests in "
+            if tally["fail"] + tally["flaky"] else "no failures") + (
+        f", {report.plural(tally['known-failure'], 'known failure')}" if tally["known-failure"] else "")
+    called = sum(bool(fuzzer.evidence[(function.name, "message")]) for function in functions)
+    print(f"Fuzzed {called if called == len(functions) else f'{called} of {len(functions)}'} "
+          f"function{'s' * (len(functions) != 1)} with {fuzzer.sent} requests in "
           f"{time.monotonic() - started:.1f} s (seed {seed}): {told}; {tally['pass']} checks passed"
           + (f", {tally['not-run']} not run" if tally["not-run"] else "") + ".")
-    if not tally["pass"] + tally["fail"] + tally["flaky"]:
+    if not tally["pass"] + tally["fail"] + tally["flaky"] + tally["known-failure"]:
         print("Nothing was checked: no verdict rests on any answer.")
     return (130 if options.interrupted else 1 if tally["fail"] + tally["flaky"] else
-            0 if tally["pass"] else console.NOTHING_RAN)
+            0 if tally["pass"] + tally["known-failure"] else console.NOTHING_RAN)
 
 
 def _writable(parser, options, names=("junit", "json", "html")):

@@ -109,6 +109,8 @@ def command_line():
     fuzzing.add_argument("--cafile", metavar="FILE", help="trust this certificate authority for an https:// target")
     fuzzing.add_argument("--function", action="append", default=[], metavar="NAME",
                          help="call only this function (repeatable; default: every public one)")
+    fuzzing.add_argument("--skip", action="append", default=[], metavar="NAME",
+                         help="leave this function uncalled, such as one that deletes what others need (repeatable)")
     fuzzing.add_argument("--max-examples", type=_positive, default=50, metavar="N",
                          help="calls made of each function (default 50)")
     fuzzing.add_argument("--seed", type=int, metavar="N", help="the seed of the calls (default: a new one, printed)")
@@ -128,6 +130,9 @@ def command_line():
                          help="how long one exchange may take (default 10)")
     fuzzing.add_argument("-v", "--verbose", action="store_true", help="print every call made, and its answer's "
                          "result tag")
+    fuzzing.add_argument("--known-failures", metavar="FILE", help="verdicts expected to fail, as fuzz/FUNCTION/CHECK "
+                         "globs, one per line, '#' comments allowed: reported, not failing the run (the calculator's "
+                         "are in conformance/known-failures/reference-calculator-fuzz.txt)")
     fuzzing.add_argument("--fixtures", metavar="FILE", help="write each failure there as a case, in a fixture file "
                          "(run --cases FILE runs them again)")
     for kind, what in (("junit", "a JUnit XML report"), ("json", "a JSON report"), ("html", "an HTML report")):

@@ -17,24 +17,27 @@ case fails while the bug is there and passes once it is fixed.
 
 import json
 
-from . import report
+from . import cases, report
 from .cases import level_of
 from .fuzz import CHECKS, HANDLER_BUGS, REFUSALS
 from .language import Type
 from .runner import Exchange, Result
 
 UNJUDGED = {  # why a check of a function that was called judged no answer, unless the fuzzer said why
-    "message": "no call was answered", "handler": "no answer was a message", "accepted": "no answer was a message",
-    "result": "no answer was a message", "headers": "no answer was a message",
+    "message": "no call was answered", "handler": "no call reached it: each failed an earlier check",
+    "accepted": "no call reached it: each failed an earlier check",
+    "result": "no call reached it: each failed an earlier check",
+    "headers": "no call reached it: each failed an earlier check",
     "select": "no call was made with @select_ (one in two is, when the others pass)",
     "binary": "no call was made on MessagePack (one in three is, once negotiated)",
     "rejected": "no call with one thing wrong was answered",
 }
 
 
-def verdicts(fuzzer, functions, findings, unreached, requires=()):
-    """The Results of a run: for each function and check, its failures, else `pass` with the answers it
-    judged, else `not-run` with why (`unreached`: why for a function never called)."""
+def verdicts(fuzzer, functions, findings, unreached, requires=(), known=()):
+    """The Results of a run: for each function and check, its failures (`known-failure` where a glob of
+    `known` matches its id), else `pass` with the answers it judged, else `not-run` with why (`unreached`:
+    why for a function never called)."""
     failing = {}
     for finding in findings:
         failing.setdefault((finding.function, finding.check), []).append(finding)
@@ -44,8 +47,10 @@ def verdicts(fuzzer, functions, findings, unreached, requires=()):
             key = (function.name, check)
             judged, seconds = fuzzer.evidence[key], fuzzer.seconds[key]
             if key in failing:
-                results += [failure(fuzzer, finding, number, judged, seconds, requires)
-                            for number, finding in enumerate(failing[key], 1)]
+                made = [failure(fuzzer, finding, number, judged, seconds, requires)
+                        for number, finding in enumerate(failing[key], 1)]
+                results += [r._replace(status="known-failure") if any(cases.pattern(g).match(r.case["id"])
+                                                                     for g in known) else r for r in made]
             elif judged:
                 results.append(Result(case(function.name, check, requires), "pass", [], seconds,
                                       evidence=f"{report.plural(judged, 'answer')} judged"))
@@ -173,11 +178,14 @@ def function_line(function, results):
     for result in results:
         if result.status == "not-run":
             reasons.setdefault(result.problems[0], []).append(result)
-    if not failed and not ran:
+    if all(r.status == "not-run" for r in results):
         return f"  {function}: not run ({'; '.join(reasons)})"
     unrun = ", ".join(f"{', '.join(_checks(alike))} ({why})" for why, alike in reasons.items())
+    known = _checks([r for r in results if r.status == "known-failure"])
     return (f"  {function}: " + (f"{len(failed)} failing ({', '.join(failed)})" if failed else
-                                 f"passed ({', '.join(_checks(ran))})") + (f"; not run: {unrun}" if unrun else ""))
+                                 f"passed ({', '.join(_checks(ran))})") + (f"; known failures: {', '.join(known)}"
+                                                                            if known else "")
+            + (f"; not run: {unrun}" if unrun else ""))
 
 
 def _checks(results):

@@ -145,11 +145,11 @@ class Fuzzer:
             return None
         return {"ids": encoding, "checksum": checksums[0], "names": {checksums[0]: {v: k for k, v in encoding.items()}}}
 
-    def functions(self, names=()):
-        """The functions to call: those named, else every public one."""
-        if names:
-            return [self.schema.functions[name] for name in names]
-        return [f for name, f in sorted(self.schema.functions.items()) if not f.internal]
+    def functions(self, names=(), skipped=()):
+        """The functions to call: those named, else every public one; but those `skipped`."""
+        chosen = [self.schema.functions[name] for name in names] if names else [
+            f for name, f in sorted(self.schema.functions.items()) if not f.internal]
+        return [f for f in chosen if f.name not in skipped]
 
     def examples(self, function, count):
         """Make and check `count` calls of `function`; yield a Finding for each kind of failure, the first

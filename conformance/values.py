@@ -98,6 +98,17 @@ def _nesting(fields):
                for name, type_ in fields.items())
 
 
+def _ext(maker, type_, level):
+    """A mock's call (`fn.X` and its arguments) or stub (the call and `->` with an Ok_), of one of the service's
+    own functions; a selection of nothing."""
+    own = sorted(name for name, function in maker.schema.functions.items() if not function.internal)
+    if type_.of not in ("_ext.Call_", "_ext.Stub_") or not own:
+        return {}
+    function = maker.schema.functions[maker.rng.choice(own)]
+    made = {function.name: maker.fields(function.arguments, level + 1)}
+    return made if type_.of == "_ext.Call_" else {**made, "->": {"Ok_": maker.fields(function.results["Ok_"], level + 1)}}
+
+
 MAKERS = {
     **{kind: lambda maker, type_, level: maker.scalar(type_.kind)
        for kind in ("boolean", "integer", "number", "string", "bytes", "any")},
@@ -106,7 +117,7 @@ MAKERS = {
     "struct": lambda maker, type_, level: maker.fields(maker.schema.struct(type_), level),
     "union": _tag,
     "fn": _tag,
-    "ext": lambda maker, type_, level: {},
+    "ext": _ext,
 }
 
 

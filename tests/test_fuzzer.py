@@ -107,7 +107,8 @@ def test_a_result_outside_the_schema_that_a_server_lets_through_fails_the_result
     assert {c["id"]: c["status"] for c in report["cases"]}["fuzz/fn.ok/result"] == "fail"
 
 
-TESTBED = Path(__file__).parent.parent / "conformance" / "testbed.json"
+ROOT = Path(__file__).parent.parent
+TESTBED = ROOT / "conformance" / "testbed.json"
 
 
 @pytest.mark.parametrize("service, deterministic", [
@@ -168,6 +169,13 @@ def test_a_rate_and_a_time_limit_are_kept(capsys):
     assert seconds < 5 and int(re.search(r"with (\d+) requests", lines[-1])[1]) <= 30
 
 
+def test_a_function_skipped_is_never_called(capsys):
+    with serving(Service(load(FAULTY), HANDLERS)) as server:
+        status, lines, _ = fuzzing(capsys, server.url, "--skip", "fn.crash", "--skip", "fn.tag", "-v")
+    assert any(line.startswith("Fuzzing http://127.0.0.1:") and ", 2 functions, " in line for line in lines)
+    assert not any('"fn.crash"' in line or '"fn.tag"' in line for line in lines)
+
+
 def test_verbose_shows_every_call_and_its_result_tag(capsys):
     """-v: a line for each request sent, as many as the summary counts."""
     with serving(calculator.service()) as server:
@@ -183,6 +191,7 @@ def test_verbose_shows_every_call_and_its_result_tag(capsys):
     (["-H", "@auth_"], "a header is -H NAME=TEXT or -H NAME:=JSON, its name starting with @"),
     (["-H", "@auth_:={"], "argument -H/--header: '@auth_:={': the value is not JSON"),
     (["--rate", "0"], "argument --rate: '0' is not a number of requests a second above 0"),
+    (["--skip", "fn.nope"], "the target has no fn.nope; it has "),
 ])
 def test_misuse_is_one_line_and_exit_2(args, message, capsys):
     with serving(Service(load(FAULTY), HANDLERS)) as server:
@@ -307,3 +316,27 @@ def test_a_regression_case_fails_while_the_bug_is_there_and_passes_once_it_is_fi
     fixed = {**PLANTED_HANDLERS, "fn.divide": lambda a, h: {"Ok_": {"result": a["x"] / 2}}}
     with serving(Service(load(PLANTED), fixed)) as server:
         assert main(["run", "--target", server.url, "--cases", str(fixtures)]) == 0
+
+
+def test_a_mocks_own_functions_are_fuzzed_with_calls_and_stubs_of_its_kinds(capsys):
+    """fn.createStub_ and fn.verify_ were sent {} as a stub and a call: false MUST failures."""
+    with serving(mocking.service(calculator.entries())) as server:
+        status, lines, _ = fuzzing(capsys, server.url, "--function", "fn.createStub_", "--function", "fn.verify_")
+    assert status == 0, "\n".join(lines)
+    for name in ("fn.createStub_", "fn.verify_"):
+        assert any(line.startswith(f"  {name}: passed (message, accepted, rejected, result") for line in lines)
+
+
+def test_known_failures_are_reported_without_failing_the_run(capsys, tmp_path):
+    """As run takes them: globs of fuzz/FUNCTION/CHECK (the calculator's overflow is one: its file is shipped)."""
+    known = tmp_path / "known.txt"
+    known.write_text("fuzz/fn.typo/handler*  # wrong types below 0\nfuzz/fn.crash/handler*\nfuzz/fn.tag/handler*\n")
+    with serving(Service(load(FAULTY), HANDLERS)) as server:
+        status, lines, _ = fuzzing(capsys, server.url, "--known-failures", str(known))
+        assert status == 0 and lines[-1].endswith(": no failures, 3 known failures; 27 checks passed, 2 not run."), lines
+        known.write_text("calculator/add/integers\n")
+        with pytest.raises(SystemExit) as exit_:
+            main(["fuzz", "--target", server.url, "--known-failures", str(known)])
+    assert exit_.value.code == 2 and "lists what matches no case: calculator/add/integers" in capsys.readouterr().err
+    shipped = ROOT / "conformance" / "known-failures" / "reference-calculator-fuzz.txt"
+    assert "fuzz/fn.evaluate/handler*" in shipped.read_text()
