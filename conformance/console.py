@@ -6,7 +6,7 @@ import os
 import sys
 from pathlib import Path
 
-from . import cache, cases, report, runner
+from . import cache, cases, formats, report, runner
 
 
 def running(options, selected, run, target=None):
@@ -77,9 +77,9 @@ def finish(options, results, subject, service, unselected, kind, stopped="", lim
 def write_reports(options, results, subject, service, scope):
     """Write the reports --junit, --json and --html ask for; return the requirements they cite."""
     requirements = cases.load_json("requirements.json")
-    reports = {"junit": lambda: report.junit(results, subject, scope),
-               "json": lambda: report.as_json(results, subject, service, scope),
-               "html": lambda: report.as_html(results, subject, service, scope, requirements)}
+    reports = {"junit": lambda: formats.junit(results, subject, scope),
+               "json": lambda: formats.as_json(results, subject, service, scope),
+               "html": lambda: formats.as_html(results, subject, service, scope, requirements)}
     for form, make in reports.items():
         if getattr(options, form):
             Path(getattr(options, form)).write_text(make(), encoding="utf-8")

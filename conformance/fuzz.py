@@ -28,7 +28,7 @@ from typing import NamedTuple
 
 import msgpack
 
-from . import values
+from . import selections, values
 from .language import Schema
 from .report import gist
 from .runner import decode
@@ -181,7 +181,8 @@ class Fuzzer:
         if not function.results["Ok_"]:
             self.missed[(function.name, "select")] = "its Ok_ has no fields to select"
         elif not found and number % 2 == 0:
-            found = self.check(function, [{**call[0], "@select_": self.selection(function)}, call[1]])
+            found = self.check(function, [{**call[0], "@select_": selections.made(self.schema, self.rng, function)},
+                                          call[1]])
         return found or self.check_wrong(function, arguments)
 
     def late(self):
@@ -240,33 +241,10 @@ class Fuzzer:
         return [problem for name, value in headers.items() if name in declared
                 for problem in self.schema.problems(value, declared[name], (name,))]
 
-    def selection(self, function):
-        """A @select_ for a call of `function`: a few of its Ok_ fields, and of each struct's it returns."""
-        pick = lambda names: sorted(self.rng.sample(sorted(names), self.rng.randint(0, len(names))))
-        selection = {"->": {"Ok_": pick(function.results["Ok_"])}}
-        for name in sorted(self.reachable(function.results["Ok_"])):
-            if self.schema.structs[name] and self.rng.random() < 0.5:
-                selection[name] = pick(self.schema.structs[name])
-        return selection
-
-    def reachable(self, fields):
-        """The structs a value of `fields` can hold, at any depth (what a selection may name)."""
-        found, waiting = set(), list(fields.values())
-        while waiting:
-            type_ = waiting.pop()
-            if type_.kind in ("array", "map"):
-                waiting.append(type_.of)
-            elif type_.kind in ("struct", "union", "fn") and (type_.kind, type_.of) not in found:
-                found.add((type_.kind, type_.of))
-                inner = self.schema.struct(type_)
-                waiting += [t for fields in ([inner] if type_.kind == "struct" else inner.values())
-                            for t in fields.values()]
-        return {name for kind, name in found if kind == "struct"}
-
     def selection_problems(self, function, fields, headers):
         """Where a selected Ok_ holds a field not selected."""
         selection = headers["@select_"]
-        return [(path, "not selected") for path in _unselected(
+        return [(path, "not selected") for path in selections.unselected(
             self.schema, fields, function.results["Ok_"], selection["->"]["Ok_"], selection, ("Ok_",))]
 
     def parity_problems(self, function, call, before, body):
@@ -365,27 +343,6 @@ def _message_problem(status, message):
     if len(message[1]) != 1:
         return f"the body holds {len(message[1])} keys, not one result tag"
     return ""
-
-
-def _unselected(schema, value, fields, chosen, selection, path):
-    """Yield the paths of fields a selection left out, in an object of `fields` and the structs in it."""
-    if not isinstance(value, dict):
-        return
-    for name, element in value.items():
-        if name not in chosen:
-            yield (*path, name)
-        elif name in fields:
-            yield from _unselected_in(schema, element, fields[name], selection, (*path, name))
-
-
-def _unselected_in(schema, value, type_, selection, path):
-    if value is None:
-        return
-    if type_.kind in ("array", "map") and isinstance(value, (list, dict)):
-        for key, element in (enumerate(value) if isinstance(value, list) else value.items()):
-            yield from _unselected_in(schema, element, type_.of, selection, (*path, key))
-    elif type_.kind == "struct" and type_.of in selection:
-        yield from _unselected(schema, value, schema.struct(type_), selection[type_.of], selection, path)
 
 
 def _ids(value, ids):

@@ -23,7 +23,7 @@ import re
 import time
 from typing import NamedTuple
 
-from . import cases, report
+from . import cases, formats, report
 from .runner import Result
 
 
@@ -69,7 +69,7 @@ def told(results):
 
 def as_json(columns):
     """The Columns as `run --json` reports, in one document that `from_report` reads back, column by column."""
-    return json.dumps({"reports": [{**json.loads(report.as_json(column.results, column.title, "", report.Scope(
+    return json.dumps({"reports": [{**json.loads(formats.as_json(column.results, column.title, "", report.Scope(
         implementation={k: v for k, v in column.entry.items() if k in ("name", "version", "language", "way")},
         limits=column.entry.get("limits") or {}))), **({"stopped": column.trouble} if column.trouble else {})}
         for column in columns]}, indent=1, ensure_ascii=False) + "\n"
@@ -184,7 +184,7 @@ def as_html(columns):
             failed = (cells.get(index) or (0, 0, []))[2]
             if failed:
                 parts.append(f"<h3 id='c{index}-{_anchor(group)}-{level}'>{e(group)} ({level}): {len(failed)} failed</h3>")
-                parts += [report.failure_html(result) for result in failed]
+                parts += [formats.failure_html(result) for result in failed]
         known = column.entry.get("known") or []
         if known:
             parts.append("<table><tr><th>known failure</th><th>category</th><th>why</th></tr>" + "".join(

@@ -1,0 +1,145 @@
+"""The files a run writes: a JUnit XML report, a JSON one, and one self-contained HTML page.
+
+The HTML page shows the failures by their cause (report.py), each with its
+first difference and its cases to expand, then a summary by area and by
+requirement. Every text in them went through report.printable, whatever the
+target answered, so each file is well-formed.
+"""
+
+import html
+import json
+import time
+from xml.sax.saxutils import escape, quoteattr
+
+from . import cases
+from .report import (LABELS, STATUSES, Scope, by_cause, counts, failed_at, first_difference, mix, named, plural,
+                     rule)
+
+
+def junit(results, subject="", scope=Scope()):
+    """A JUnit XML report."""
+    tally = counts(results)
+    failures, errors = tally["fail"] + tally["stale"] + tally["flaky"], tally["errored"]
+    skipped = len(results) - tally["pass"] - failures - errors
+    lines = [f'<testsuite name={quoteattr("conformance of " + (named(scope.implementation) or subject))} '
+             f'tests="{len(results)}" failures="{failures}" errors="{errors}" skipped="{skipped}" '
+             f'timestamp="{time.strftime("%Y-%m-%dT%H:%M:%S")}">']
+    if scope.seed is not None:
+        lines.append(f'  <properties><property name="seed" value="{scope.seed}"/></properties>')
+    for result in results:
+        case = result.case
+        lines.append(f'  <testcase classname={quoteattr(case["file"])} name={quoteattr(case["id"])} '
+                     f'time="{result.seconds:.3f}">')
+        detail = escape("\n".join(result.problems + [result.evidence] * bool(result.evidence) + list(result.replay)))
+        if result.status == "errored":
+            lines.append(f'    <error message={quoteattr(result.problems[0])}>{detail}</error>')
+        elif result.failed:
+            message = ("passes but is listed as a known failure" if result.status == "stale"
+                       else f"{result.level} {rule(result)}: {'(flaky) ' * (result.status == 'flaky')}"
+                            f"{result.problems[0]}")
+            lines.append(f'    <failure message={quoteattr(message)}>{detail}</failure>')
+        elif result.status != "pass":
+            lines.append(f'    <skipped message={quoteattr(result.status)}>{detail}</skipped>')
+        if result.evidence and not result.failed:
+            lines.append(f'    <system-out>{escape(result.evidence)}</system-out>')
+        if result.diagnostics:
+            lines.append(f'    <system-out>{escape(chr(10).join(("diagnostics:", *result.diagnostics)))}</system-out>')
+        lines.append("  </testcase>")
+    lines.append("</testsuite>")
+    return "\n".join(lines) + "\n"
+
+
+def as_json(results, subject, service, scope):
+    """A JSON report."""
+    return json.dumps({
+        "target": subject, "implementation": scope.implementation, "service": service, "limits": scope.limits,
+        "without": sorted(scope.without), "level": scope.level, **({"stopped": scope.stopped} if scope.stopped else {}),
+        **({"seed": scope.seed} if scope.seed is not None else {}),
+        "summary": counts(results),
+        "cases": [{"id": r.case["id"], "status": r.status, "level": r.case["level"],
+                   **({"failedLevel": r.level} if r.problems and r.level else {}),
+                   "requires": r.case.get("requires", []), "features": r.case.get("features", []),
+                   **({"client": r.case["client"]} if "client" in r.case else {}),
+                   "requirements": r.case["requirements"], "seconds": round(r.seconds, 3), "problems": r.problems,
+                   "reproduce": list(r.replay) if r.failed else [], **({"answer": r.answer} if r.answer else {}),
+                   **({"evidence": r.evidence} if r.evidence else {}),
+                   **({"diagnostics": list(r.diagnostics)} if r.diagnostics else {})}
+                  for r in results]}, indent=2) + "\n"
+
+
+EXPAND = ("<p><button onclick=\"document.querySelectorAll('details').forEach(d => d.open = true)\">Expand all"
+          "</button><button onclick=\"document.querySelectorAll('details').forEach(d => d.open = false)\">"
+          "Collapse all</button></p>")
+
+
+def as_html(results, subject, service, scope, requirements):
+    """One self-contained HTML page: the run at a glance, then every failure in detail."""
+    tally = counts(results)
+    e = html.escape
+    title = named(scope.implementation) or subject
+    parts = [f"<!doctype html><html lang=en><meta charset=utf-8><title>Conformance of {e(title)}</title>",
+             f"<style>{(cases.HERE / 'report.css').read_text(encoding='utf-8')}</style>",
+             f"<h1>Conformance of {e(title)}</h1>",
+             f"<p>{e(subject) + ', ' if title != subject else ''}{e(service)}, {time.strftime('%Y-%m-%d %H:%M')}"
+             + (f"; declared without {e(', '.join(sorted(scope.without)))}" if scope.without else "")
+             + (f"; declared limits: {e(', '.join(f'{k} {v:,}' for k, v in scope.limits.items()))}" if scope.limits else "")
+             + (f"; the target {e(scope.stopped)}" if scope.stopped else "")
+             + (f"; --level {e(scope.level)}" if scope.level != "MAY" else "")
+             + (f"; seed {scope.seed} (--seed {scope.seed} makes the same calls again)" if scope.seed is not None else "")
+             + "</p><p class=tally>",
+             *(f"<span class={s}>{tally[s]} {LABELS[s]}</span>" for s in STATUSES if tally[s]), "</p>"]
+    texts = {r["id"]: r["text"] for r in requirements}
+    groups = by_cause(results)
+    failures = sum(len(group) for *_, group in groups)
+    parts.append(f"<h2>Failures: {failures}, by their cause ({len(groups)})</h2>{EXPAND}" if groups
+                 else "<h2>No failures</h2>")
+    for name, level, broken, group in groups:
+        parts.append(f"<details class=rule><summary><span class='level {e(level)}'>{e(level)}</span>"
+                     f"<b>{e(name)}</b> <b>({plural(len(group), 'case')}{': ' + e(mix(group)) if mix(group) else ''})</b>"
+                     f"<p class=first>breaks <b>{e(broken)}</b>: {e(texts.get(broken, ''))}</p>"
+                     f"<p class=first>first difference, in {e(group[0].case['id'])}: "
+                     f"{e(first_difference(group[0]))}</p></summary>")
+        parts += [failure_html(result) for result in group]
+        parts.append("</details>")
+    differ = [r for r in results if r.diagnostics]
+    if differ:
+        parts.append(f"<h2>Diagnostics: {plural(len(differ), 'case')} with problems placed otherwise</h2><p>The verdicts are right; "
+                     f"where each problem is placed is a convention (conv.schema-problems), never a failure.</p>")
+        parts += [f"<details class=failure><summary>{e(r.case['id'])}</summary><pre>{e(chr(10).join(r.diagnostics))}"
+                  f"</pre></details>" for r in differ]
+    parts += ["<h2>By area</h2>", _table(_grouped(results, lambda r: [r.case["file"].removesuffix(".json")])),
+              f"<details><summary>By requirement ({len(texts)})</summary>",
+              _table(_grouped(results, lambda r: r.case["requirements"]), texts), "</details>"]
+    return "\n".join(parts) + "\n</html>\n"
+
+
+def failure_html(result):
+    """One failed case, to expand: what it checks, every difference, and how to see it again."""
+    e, case = html.escape, result.case
+    return (f"<details class=failure><summary>{e(case['id'])}"
+            f"{' (stale: it passes, but is listed as a known failure)' if result.status == 'stale' else ''}"
+            f"</summary><p>{e(case['description'])} ({e(failed_at(result))}; {e(case['file'])}; "
+            f"checks {e(', '.join(case['requirements']))})</p><pre>{e(chr(10).join(result.problems) or first_difference(result))}</pre>"
+            + (f"<p>{e(result.evidence)}</p>" if result.evidence else "")
+            + (f"<p>The answer received:</p><pre>{e(result.answer)}</pre>" if result.answer else "")
+            + f"<p>{e(result.replay_title)}:</p><pre>{e(chr(10).join(result.replay))}</pre></details>")
+
+
+def _grouped(results, keys):
+    groups = {}
+    for result in results:
+        for key in keys(result):
+            groups.setdefault(key, dict.fromkeys(STATUSES, 0))[result.status] += 1
+    return groups
+
+
+def _table(groups, texts=None):
+    e = html.escape
+    head = "".join(f"<th>{LABELS[s]}</th>" for s in STATUSES)
+    rows = [f"<table><tr><th>{'requirement' if texts else 'area'}</th>{head}</tr>"]
+    for key, tally in sorted(groups.items()):
+        bad = " class=bad" if tally["fail"] or tally["stale"] or tally["flaky"] or tally["errored"] else ""
+        title = f"{e(key)}<br><small>{e(texts.get(key, ''))}</small>" if texts else e(key)
+        rows.append(f"<tr{bad}><td>{title}</td>" + "".join(f"<td class=n>{tally[s] or ''}</td>" for s in STATUSES)
+                    + "</tr>")
+    return "".join(rows) + "</table>"

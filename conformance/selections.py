@@ -1,0 +1,56 @@
+"""Selections (`@select_`) the fuzzer makes, and the fields an answer holds that one left out.
+
+How this works
+--------------
+A selection names, under `->`, the `Ok_` fields to keep, and under a
+struct's name the fields of that struct to keep wherever it is in the
+answer (PROTOCOL.md, section 7). `made` picks some of each at random, of the
+structs a function's `Ok_` can hold (`reachable`); `unselected` walks an
+answer as the selection reads it and yields where it holds a field left out.
+"""
+
+
+def made(schema, rng, function):
+    """A @select_ for a call of `function`: a few of its Ok_ fields, and of each struct's it returns."""
+    pick = lambda names: sorted(rng.sample(sorted(names), rng.randint(0, len(names))))
+    selection = {"->": {"Ok_": pick(function.results["Ok_"])}}
+    for name in sorted(reachable(schema, function.results["Ok_"])):
+        if schema.structs[name] and rng.random() < 0.5:
+            selection[name] = pick(schema.structs[name])
+    return selection
+
+
+def reachable(schema, fields):
+    """The structs a value of `fields` can hold, at any depth (what a selection may name)."""
+    found, waiting = set(), list(fields.values())
+    while waiting:
+        type_ = waiting.pop()
+        if type_.kind in ("array", "map"):
+            waiting.append(type_.of)
+        elif type_.kind in ("struct", "union", "fn") and (type_.kind, type_.of) not in found:
+            found.add((type_.kind, type_.of))
+            inner = schema.struct(type_)
+            waiting += [t for fields in ([inner] if type_.kind == "struct" else inner.values())
+                        for t in fields.values()]
+    return {name for kind, name in found if kind == "struct"}
+
+
+def unselected(schema, value, fields, chosen, selection, path):
+    """Yield the paths of fields a selection left out, in an object of `fields` and the structs in it."""
+    if not isinstance(value, dict):
+        return
+    for name, element in value.items():
+        if name not in chosen:
+            yield (*path, name)
+        elif name in fields:
+            yield from _unselected_in(schema, element, fields[name], selection, (*path, name))
+
+
+def _unselected_in(schema, value, type_, selection, path):
+    if value is None:
+        return
+    if type_.kind in ("array", "map") and isinstance(value, (list, dict)):
+        for key, element in (enumerate(value) if isinstance(value, list) else value.items()):
+            yield from _unselected_in(schema, element, type_.of, selection, (*path, key))
+    elif type_.kind == "struct" and type_.of in selection:
+        yield from unselected(schema, value, schema.struct(type_), selection[type_.of], selection, path)
