@@ -95,6 +95,8 @@ class Fuzzer:
         self.missed = {}  # (function, check), function, or check -> why it judged nothing
         self.varying = set()  # functions that answer the same call differently (the binary check cannot tell)
         self.encoding, self.answered = None, None  # the target's binary encoding, once negotiated; the last body
+        self.credentials, self.followed = {}, []  # what the schema's links gave: @auth_; Findings of calls answers held
+        self.following = False  # (a call an answer held is checked, but what its own answer holds is not)
         api = self.send([{}, {"fn.api_": {"includeInternal!": True}}])[1]
         entries = api and api[1].get("Ok_", {}).get("api")
         if not isinstance(entries, list):
@@ -103,6 +105,8 @@ class Fuzzer:
             self.schema = Schema(entries)
         except ValueError as error:
             raise Trouble(f"{target.url} answered fn.api_ with a schema the suite cannot read: {error}") from None
+        self.tokens = [(tag, name) for tag, fields in self.schema.unions.get("union.Auth_", {}).items()
+                       for name, type_ in fields.items() if len(fields) == 1 and type_.kind == "string"]
         self.encoding = self.negotiate() if binary else None
         if not self.encoding:
             self.missed["binary"] = "the target negotiated no binary encoding" if binary else "--no-binary was given"
@@ -149,7 +153,32 @@ class Fuzzer:
         """The functions to call: those named, else every public one; but those `skipped`."""
         chosen = [self.schema.functions[name] for name in names] if names else [
             f for name, f in sorted(self.schema.functions.items()) if not f.internal]
-        return [f for f in chosen if f.name not in skipped]
+        gives = lambda f: any(name in f.results["Ok_"] for _, name in self.tokens)  # (credentials for the others)
+        return sorted((f for f in chosen if f.name not in skipped), key=lambda f: not gives(f))
+
+    def call_headers(self):
+        """The headers of a call: -H's, and the credentials a call's answer gave, if -H gave none."""
+        return {**self.credentials, **self.headers}
+
+    def learn(self, function, fields):
+        """Keep what an Ok_ of `function` gives later calls, by the schema's links: a token union.Auth_ takes
+        (fn.login's: protected functions are then called past ErrorUnauthenticated_); and check each call
+        (a `fn.X` value) the answer holds as a call of its own, which is what a client would send."""
+        for tag, name in self.tokens:
+            if type(fields.get(name)) is str:
+                self.credentials = {"@auth_": {tag: {name: fields[name]}}}
+        for name, type_ in function.results["Ok_"].items():
+            held = fields.get(name)
+            if type_.kind == "fn" and type(held) is dict and list(held) == [type_.of] and not self.following:
+                self.following = True
+                try:
+                    found = self.check(self.schema.functions[type_.of], [self.call_headers(), held])
+                finally:
+                    self.following = False
+                if found and found.kind not in self.seen:
+                    self.seen[found.kind] += 1
+                    self.followed.append(found._replace(problem=f"{found.problem} (the call {function.name}'s "
+                                                                f"answer held, at {name}: it depends on that call)"))
 
     def examples(self, function, count):
         """Make and check `count` calls of `function`; yield a Finding for each kind of failure, the first
@@ -171,10 +200,13 @@ class Fuzzer:
                 yield found
             if found:
                 self.seen[found.kind] += 1
+            while self.followed:  # (failures of calls an answer held: sent again, not shrunk)
+                follow = self.followed.pop()
+                yield self.confirm(self.schema.functions[follow.function], follow)
 
     def exercise(self, function, arguments, number):
         """Check one call made of `arguments` in the ways its number chooses; the first Finding, or None."""
-        call = [dict(self.headers), {function.name: arguments}]
+        call = [self.call_headers(), {function.name: arguments}]
         found = self.check(function, call)
         if not found and self.encoding and number % 3 == 0:
             found = self.check(function, call, binary=True, before=self.answered)
@@ -228,6 +260,10 @@ class Fuzzer:
             if found:
                 said = "; ".join(f"{_where(path)}: {why}" if path else why for path, why in found[:3])
                 return Finding(check, function.name, call, binary, said, _shown(message, answer), tag, tuple(found))
+        if tag == "Ok_" and not selected and not function.internal:
+            answered, self.answered = self.answered, None
+            self.learn(function, fields)
+            self.answered = answered
         return None
 
     def result_problems(self, function, tag, fields, selected):
@@ -272,7 +308,7 @@ class Fuzzer:
         """A call with one thing wrong, which must be refused with a case at that place; a Finding if not."""
         wrong, path, reason = self.rng.choice(values.object_wrongs(self.schema, arguments, function.arguments,
                                                                    (function.name,)))
-        return self.judge_wrong(function, [dict(self.headers), {function.name: wrong}], path, reason)
+        return self.judge_wrong(function, [self.call_headers(), {function.name: wrong}], path, reason)
 
     def judge_wrong(self, function, call, path, reason):
         """The Finding of a call whose one wrong thing (at `path`, for `reason`) is not refused there, or None."""

@@ -340,3 +340,32 @@ def test_known_failures_are_reported_without_failing_the_run(capsys, tmp_path):
     assert exit_.value.code == 2 and "lists what matches no case: calculator/add/integers" in capsys.readouterr().err
     shipped = ROOT / "conformance" / "known-failures" / "reference-calculator-fuzz.txt"
     assert "fuzz/fn.evaluate/handler*" in shipped.read_text()
+
+
+LINKED = [
+    {"info.Linked": {}},
+    {"union.Auth_": [{"Session": {"token": "string"}}]},
+    {"fn.login": {"name": "string"}, "->": [{"Ok_": {"token": "string"}}], "$authenticated": False},
+    {"fn.plan": {"x": "integer"}, "->": [{"Ok_": {"next": "fn.use"}}], "$authenticated": False},
+    {"fn.use": {"ticket": "string"}, "->": [{"Ok_": {}}], "$authenticated": False},
+    {"fn.vault": {"n": "integer"}, "->": [{"Ok_": {"n": "integer"}}]},
+]
+LINKED_HANDLERS = {  # fn.use raises on the tickets only fn.plan hands out; fn.vault answers a wrong type to a session
+    "fn.login": lambda a, h: {"Ok_": {"token": "t-" + a["name"]}},
+    "fn.plan": lambda a, h: {"Ok_": {"next": {"fn.use": {"ticket": f"planned-{a['x']}"}}}},
+    "fn.use": lambda a, h: 1 / 0 if a["ticket"].startswith("planned-") else {"Ok_": {}},
+    "fn.vault": lambda a, h: {"Ok_": {"n": "text"}} if "Session" in h.get("@auth_", {}) else {"Ok_": {"n": a["n"]}},
+}
+
+
+def test_calls_follow_the_schemas_links_a_token_and_a_call_an_answer_holds(capsys):
+    """fn.login's token is the Session union.Auth_ takes: fn.vault is then called with it, and fails as it
+    only fails for a session; fn.plan's answer holds a call of fn.use, sent as it is: its bug is found, and
+    said to depend on that call."""
+    with serving(Service(load(LINKED), LINKED_HANDLERS)) as server:
+        status, lines, _ = fuzzing(capsys, server.url)
+    text = "\n".join(lines)
+    assert status == 1 and {line.split()[1] for line in lines if line.startswith("FAIL ")} == {
+        "fuzz/fn.use/handler", "fuzz/fn.vault/handler"}, text
+    assert "(the call fn.plan's answer held, at next: it depends on that call)" in text
+    assert '"@auth_": {"Session": {"token": "t-' in text
