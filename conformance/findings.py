@@ -150,7 +150,7 @@ def _placed(path, pattern):
 
 def _property(schema, fields, path, why, binary):
     """What the schema demands at `path` inside an object of `fields`, for a problem `why` found there."""
-    if why == "ObjectKeyDisallowed":
+    if why in ("ObjectKeyDisallowed", "RequiredObjectKeyPrefixMissing"):  # (a key that must not be there)
         return {"$absent": True}
     place = fields
     for key in path:  # down the declared types: a field's, an element's, a union tag's fields

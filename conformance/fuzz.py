@@ -42,7 +42,8 @@ CHECKS = {  # name -> (what it checks, the requirements it rests on)
                  ["error.invalid-body", "case.path"]),
     "result": ("every result is one the function declares (its own, or the stock errors it takes), with its "
                "declared fields", ["fn.results", "message.response-body"]),
-    "headers": ("every response header the schema declares has its declared type", ["conv.response-headers"]),
+    "headers": ("every response header's name starts with @, and one the schema declares has its declared type",
+                ["conv.response-headers"]),
     "handler": ("no handler raised (ErrorUnknown_) or answered outside the schema (ErrorInvalidResponseBody_, "
                 "ErrorInvalidResponseHeaders_): the service's own bugs", ["conv.response-validation"]),
     "select": ("an answer to a call with @select_ holds only the fields selected", ["header.select",
@@ -273,9 +274,11 @@ class Fuzzer:
                 if not (selected and why == "RequiredObjectKeyMissing")]
 
     def header_problems(self, headers):
+        """Where response headers break the schema: a name without `@`, or a declared one of another type."""
         declared = self.schema.response_headers
-        return [problem for name, value in headers.items() if name in declared
-                for problem in self.schema.problems(value, declared[name], (name,))]
+        return [((name,), "RequiredObjectKeyPrefixMissing") for name in headers if not name.startswith("@")] + [
+            problem for name, value in headers.items() if name in declared
+            for problem in self.schema.problems(value, declared[name], (name,))]
 
     def selection_problems(self, function, fields, headers):
         """Where a selected Ok_ holds a field not selected."""

@@ -369,3 +369,24 @@ def test_calls_follow_the_schemas_links_a_token_and_a_call_an_answer_holds(capsy
         "fuzz/fn.use/handler", "fuzz/fn.vault/handler"}, text
     assert "(the call fn.plan's answer held, at next: it depends on that call)" in text
     assert '"@auth_": {"Session": {"token": "t-' in text
+
+
+def lax_bytes(value, type_, path, function):  # any text is taken as bytes
+    return () if type(value) is str else validate.check_bytes(value, type_, path, function)
+
+
+def header_without_at(request, message):
+    return [{**message[0], "plain": 1}, message[1]] if request and "fn.ok" in request[1] else message
+
+
+def test_a_lax_bytes_validator_and_a_header_without_at_are_found(monkeypatch, capsys):
+    """Neither was found in any run: no text that is not base64 was ever sent, and header names went unchecked."""
+    monkeypatch.setitem(validate.CHECKS, "bytes", lax_bytes)
+    entries = [*FAULTY[:1], {"fn.blob": {"data": "bytes"}, "->": [{"Ok_": {}}]}]
+    with serving(protocol.Service(load(entries), {"fn.blob": lambda a, h: {"Ok_": {}}})) as server:
+        status, lines, _ = fuzzing(capsys, server.url)
+    assert status == 1 and set(failures(lines)) == {("fn.blob", "rejected")}, "\n".join(lines)
+    with serving(Mutated(Service(load(FAULTY), HANDLERS), header_without_at)) as server:
+        status, lines, _ = fuzzing(capsys, server.url, "--function", "fn.ok")
+    assert status == 1 and set(failures(lines)) == {("fn.ok", "headers")}
+    assert any(line.endswith("headers: plain: RequiredObjectKeyPrefixMissing") for line in lines)
