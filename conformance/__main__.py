@@ -203,6 +203,11 @@ def _fuzz(options, parser):
                     if fuzzer.tags.get(function.name) == {"ErrorUnauthenticated_"} else "")
             print(findings.function_line(function.name, findings.verdicts(fuzzer, [function], found, unreached))
                   + note, flush=True)
+        if len(functions) > 1:  # then all of them, interleaved: what fails only after other calls shows here
+            mine = list(fuzzer.sequences(functions, options.max_examples * len(functions) // 2))
+            found += mine
+            print("  in sequences of them all: " + (f"{len(mine)} failing ({', '.join(sorted({f'{f.function} {f.check}' for f in mine}))})"
+                                                     if mine else "no new failure"), flush=True)
     except Trouble as trouble:
         return _trouble(parser, trouble)
     except KeyboardInterrupt:  # what was found so far is reported all the same

@@ -78,10 +78,15 @@ def failure(fuzzer, finding, number, judged, seconds, requires):
     evidence = f"failed in {seen} of {report.plural(judged, 'answer')} judged; {again}"
     if failed < sent:
         evidence += f": flaky, failing {(failed + 1) / (sent + 1):.0%} of the times it was sent"
+    if finding.after:
+        evidence += (f"; it passed before, and failed after calls of {', '.join(sorted({n for n, _ in finding.after}))}"
+                     ": it may depend on them (the reproduction sends the latest first)")
     made = case(finding.function, finding.check, requires, number)
-    made["steps"] = [regression(fuzzer.schema, finding)]
-    data, media_type = fuzzer.encoded(finding.call, finding.binary)
-    replay = report.reproduce(fuzzer.target, [Exchange(data, "POST", fuzzer.target.path, media_type, b"")])
+    made["steps"] = [*({"request": {"message": call}, "response": {"message": [{"$type": "object"}, {"$type": "object"}]}}
+                       for _, call in finding.after), regression(fuzzer.schema, finding)]
+    sent_ = [*(fuzzer.encoded(call) for _, call in finding.after), fuzzer.encoded(finding.call, finding.binary)]
+    replay = report.reproduce(fuzzer.target, [Exchange(data, "POST", fuzzer.target.path, media_type, b"")
+                                              for data, media_type in sent_])
     return Result(made, "fail" if failed == sent else "flaky", [report.printable(f"{finding.check}: {finding.problem}")],
                   seconds, made["level"], tuple(map(report.printable, replay)), answer=report.printable(finding.answer),
                   evidence=evidence)

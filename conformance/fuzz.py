@@ -23,7 +23,7 @@ import http.client
 import json
 import threading
 import time
-from collections import Counter
+from collections import Counter, deque
 from typing import NamedTuple
 
 import msgpack
@@ -55,6 +55,7 @@ CHECKS = {  # name -> (what it checks, the requirements it rests on)
 REFUSALS = ("ErrorParseFailure_", "ErrorInvalidRequestHeaders_", "ErrorInvalidRequestBody_")
 HANDLER_BUGS = ("ErrorUnknown_", "ErrorInvalidResponseBody_", "ErrorInvalidResponseHeaders_")
 MAX_SHRINKS = 60  # calls one finding may spend on being made smaller
+LOG, AFTER = 1000, 5  # valid calls remembered; earlier calls a failure shows, the latest
 REPEATS = 4  # times the call of a finding is sent again, to tell a steady failure from a flaky one
 
 
@@ -73,6 +74,7 @@ class Finding(NamedTuple):
     path: tuple = ()  # of a rejected call: where its one wrong thing is, and why it is wrong
     reason: str = ""
     again: tuple = (0, 0)  # (how many times it failed the same way, sent again how many times)
+    after: tuple = ()  # the other functions' calls, (name, call), made since the function last passed this way
 
     @property
     def kind(self):
@@ -98,6 +100,8 @@ class Fuzzer:
         self.encoding, self.answered = None, None  # the target's binary encoding, once negotiated; the last body
         self.credentials, self.followed = {}, []  # what the schema's links gave: @auth_; Findings of calls answers held
         self.following = False  # (a call an answer held is checked, but what its own answer holds is not)
+        self.log, self.logged, self.passed = deque(maxlen=LOG), 0, {}  # valid calls; their count; by function:
+        # how many had been logged when its last call passed
         api = self.send([{}, {"fn.api_": {"includeInternal!": True}}])[1]
         entries = api and api[1].get("Ok_", {}).get("api")
         if not isinstance(entries, list):
@@ -236,7 +240,8 @@ class Fuzzer:
         problem = _message_problem(status, message)
         if problem:
             self.judged(function, ["message"], started)
-            return Finding("message", function.name, call, binary, problem, _shown(message, answer))
+            return self.logging(function, call, Finding("message", function.name, call, binary, problem,
+                                                        _shown(message, answer)))
         headers, body = message
         [(tag, fields)] = body.items()
         self.tags[function.name] = self.tags.get(function.name, set()) | {tag}
@@ -260,12 +265,47 @@ class Fuzzer:
             self.judged(function, [check], started)
             if found:
                 said = "; ".join(f"{_where(path)}: {why}" if path else why for path, why in found[:3])
-                return Finding(check, function.name, call, binary, said, _shown(message, answer), tag, tuple(found))
+                return self.logging(function, call, Finding(check, function.name, call, binary, said,
+                                                            _shown(message, answer), tag, tuple(found)))
+        self.logging(function, call, None)
         if tag == "Ok_" and not selected and not function.internal:
             answered, self.answered = self.answered, None
             self.learn(function, fields)
             self.answered = answered
         return None
+
+    def logging(self, function, call, found):
+        """Log a valid call; return its Finding with the other functions' calls made since `function` last
+        passed (what may have made it fail), if it ever passed."""
+        first = self.logged - len(self.log)  # (the number of the oldest call still in the log)
+        if found is None:
+            self.passed[function.name] = self.logged + 1
+        elif function.name in self.passed and self.passed[function.name] > first:
+            since = list(self.log)[self.passed[function.name] - first:]
+            found = found._replace(after=tuple(entry for entry in since if entry[0] != function.name)[-AFTER:])
+        self.log.append((function.name, call))
+        self.logged += 1
+        return found
+
+    def sequences(self, functions, count):
+        """`count` valid calls of `functions` interleaved at random, once each was fuzzed alone: a failure
+        here depends on calls made before it. Yield the Findings of kinds not seen yet, sent again."""
+        for _ in range(count):
+            if self.late():
+                return
+            function = self.rng.choice(functions)
+            try:
+                arguments = values.Maker(self.schema, self.rng).fields(function.arguments, 0)
+            except values.TooLarge:
+                continue
+            found = self.check(function, [self.call_headers(), {function.name: arguments}])
+            if found and found.kind not in self.seen:
+                yield self.confirm(function, found)
+            if found:
+                self.seen[found.kind] += 1
+            while self.followed:
+                follow = self.followed.pop()
+                yield self.confirm(self.schema.functions[follow.function], follow)
 
     def result_problems(self, function, tag, fields, selected):
         if tag not in function.results:
