@@ -54,7 +54,7 @@ CHECKS = {  # name -> (what it checks, the requirements it rests on)
 }
 REFUSALS = ("ErrorParseFailure_", "ErrorInvalidRequestHeaders_", "ErrorInvalidRequestBody_")
 HANDLER_BUGS = ("ErrorUnknown_", "ErrorInvalidResponseBody_", "ErrorInvalidResponseHeaders_")
-MAX_SHRINKS = 60  # calls one finding may spend on being made smaller
+MAX_SHRINKS = 300  # calls one finding may spend on being made smaller (2**53 to a bound at 101: about 180)
 LOG, AFTER = 1000, 5  # valid calls remembered; earlier calls a failure shows, the latest
 REPEATS = 4  # times the call of a finding is sent again, to tell a steady failure from a flaky one
 

@@ -180,15 +180,16 @@ def smaller(schema, value, type_):
     if value is None:
         return []
     kind = type_.kind
-    if kind in ("integer", "number"):  # toward 0, halving (so a bound is found in a few steps)
-        half = (value // 2 if type(value) is int else round(value / 2, 3)) if abs(value) > 1 else 0
+    if kind in ("integer", "number"):  # toward 0: halved, then ever closer to the value (a bound in log steps)
+        steps = [value - value // 2**k if type(value) is int else round(value - value / 2**k, 3) for k in range(1, 7)]
         whole = int(value) if type(value) is float and value.is_integer() is False and abs(value) < 2**53 else 0
-        return list(dict.fromkeys(v for v in (0, 1, half, whole, value - 1 if value > 0 else value + 1)
+        return list(dict.fromkeys(v for v in (0, 1, *steps, whole, value - 1 if value > 0 else value + 1)
                                   if v != value and abs(v) < abs(value) + 1))
     if kind in ("string", "bytes"):
         return [""] if value else []
-    if kind == "array":
-        return ([[]] if value else []) + [value[:1]] * (len(value) > 1) + [
+    if kind == "array":  # emptied, halved, one element fewer (any one), or one element simpler
+        fewer = [value[:1], value[:len(value) // 2], *(value[:i] + value[i + 1:] for i in range(len(value)))]
+        return ([[]] if value else []) + [v for i, v in enumerate(fewer) if 0 < len(v) < len(value) and v not in fewer[:i]] + [
             _put(value, i, simpler) for i, element in enumerate(value) for simpler in smaller(schema, element, type_.of)]
     if kind == "map":
         return ([{}] if value else []) + [

@@ -1,6 +1,8 @@
 """python -m conformance fuzz: calls made from a server's own schema find its bugs, and only its bugs."""
 
+import contextlib
 import http.server
+import io
 import json
 import random
 import re
@@ -418,3 +420,19 @@ def test_a_failure_only_after_another_functions_call_is_found_in_sequences_and_s
     assert [list(step["request"]["message"][1]) for step in written["steps"]][-2:] == [["fn.reset"], ["fn.getCounter"]]
     with serving(Service(load(COUNTER), counter_handlers())) as server:  # (a fresh one: it fails from the case alone)
         assert main(["run", "--target", server.url, "--cases", str(fixtures)]) == 1
+
+
+BOUNDS = [{"info.Bounds": {}}, {"fn.find": {"id": "integer"}, "->": [{"Ok_": {}}]},
+          {"fn.sum": {"xs": ["integer"]}, "->": [{"Ok_": {}}]}]
+BOUND_HANDLERS = {"fn.find": lambda a, h: {"Ok_": {}} if a["id"] <= 100 else 1 / 0,
+                  "fn.sum": lambda a, h: {"Ok_": {}} if len(a["xs"]) < 4 else 1 / 0}
+
+
+def test_shrinking_finds_a_bound_inside_a_range_and_an_arrays_length():
+    """A bug at id > 100 was shown as 134 (or 2**43), not 101; one at 4 elements stopped at 5."""
+    for seed in ("1", "2", "3"):
+        with serving(Service(load(BOUNDS), BOUND_HANDLERS)) as server, contextlib.redirect_stdout(io.StringIO()) as out:
+            assert main(["fuzz", "--target", server.url, "--seed", seed]) == 1
+        found = failures(out.getvalue().splitlines())
+        assert found[("fn.find", "handler")][1] == {"fn.find": {"id": 101}}, seed
+        assert found[("fn.sum", "handler")][1] == {"fn.sum": {"xs": [0, 0, 0, 0]}}, seed
