@@ -79,8 +79,9 @@ class Finding(NamedTuple):
     @property
     def kind(self):
         """What tells failures apart: the function, the check, the answer's tag, where and why the answer broke
-        the schema (without values: any array index is one place), what was wrong in a rejected call."""
-        places = frozenset((gist(_where(path)), why) for path, why in self.places if path)
+        the schema (without values: any array index is one place; a selection ignored anywhere is one kind),
+        what was wrong in a rejected call."""
+        places = frozenset((gist(_where(path)), why) for path, why in self.places if path and self.check != "select")
         return self.function, self.check, self.tag, places, self.reason, gist(self.problem) * (self.check == "message")
 
 
@@ -102,6 +103,7 @@ class Fuzzer:
         self.following = False  # (a call an answer held is checked, but what its own answer holds is not)
         self.log, self.logged, self.passed = deque(maxlen=LOG), 0, {}  # valid calls; their count; by function:
         # how many had been logged when its last call passed
+        self.sequencing = False  # (calls of several functions interleaved: a failure may depend on earlier calls)
         api = self.send([{}, {"fn.api_": {"includeInternal!": True}}])[1]
         entries = api and api[1].get("Ok_", {}).get("api")
         if not isinstance(entries, list):
@@ -280,7 +282,7 @@ class Fuzzer:
         first = self.logged - len(self.log)  # (the number of the oldest call still in the log)
         if found is None:
             self.passed[function.name] = self.logged + 1
-        elif function.name in self.passed and self.passed[function.name] > first:
+        elif self.sequencing and function.name in self.passed and self.passed[function.name] > first:
             since = list(self.log)[self.passed[function.name] - first:]
             found = found._replace(after=tuple(entry for entry in since if entry[0] != function.name)[-AFTER:])
         self.log.append((function.name, call))
@@ -290,6 +292,7 @@ class Fuzzer:
     def sequences(self, functions, count):
         """`count` valid calls of `functions` interleaved at random, once each was fuzzed alone: a failure
         here depends on calls made before it. Yield the Findings of kinds not seen yet, sent again."""
+        self.sequencing = True
         for _ in range(count):
             if self.late():
                 return

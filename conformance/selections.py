@@ -2,26 +2,33 @@
 
 How this works
 --------------
-A selection names, under `->`, the `Ok_` fields to keep, and under a
-struct's name the fields of that struct to keep wherever it is in the
-answer (PROTOCOL.md, section 7). `made` picks some of each at random, of the
+A selection names, under `->`, the `Ok_` fields to keep, under a struct's
+name the fields of that struct to keep wherever it is in the answer, and
+under a union's name, tag by tag, the fields of that tag (PROTOCOL.md,
+section 7). `made` picks some of each at random, of the
 structs a function's `Ok_` can hold (`reachable`); `unselected` walks an
 answer as the selection reads it and yields where it holds a field left out.
 """
 
 
 def made(schema, rng, function):
-    """A @select_ for a call of `function`: a few of its Ok_ fields, and of each struct's it returns."""
+    """A @select_ for a call of `function`: a few of its Ok_ fields, of each struct's it returns, and of each
+    union's, tag by tag."""
     pick = lambda names: sorted(rng.sample(sorted(names), rng.randint(0, len(names))))
     selection = {"->": {"Ok_": pick(function.results["Ok_"])}}
     for name in sorted(reachable(schema, function.results["Ok_"])):
-        if schema.structs[name] and rng.random() < 0.5:
+        if name.startswith("struct.") and schema.structs[name] and rng.random() < 0.5:
             selection[name] = pick(schema.structs[name])
+        elif name.startswith("union."):
+            tags = {tag: pick(fields) for tag, fields in sorted(schema.unions[name].items())
+                    if fields and rng.random() < 0.5}
+            if tags:
+                selection[name] = tags
     return selection
 
 
 def reachable(schema, fields):
-    """The structs a value of `fields` can hold, at any depth (what a selection may name)."""
+    """The structs and unions a value of `fields` can hold, at any depth (what a selection may name)."""
     found, waiting = set(), list(fields.values())
     while waiting:
         type_ = waiting.pop()
@@ -32,7 +39,7 @@ def reachable(schema, fields):
             inner = schema.struct(type_)
             waiting += [t for fields in ([inner] if type_.kind == "struct" else inner.values())
                         for t in fields.values()]
-    return {name for kind, name in found if kind == "struct"}
+    return {name for kind, name in found if kind in ("struct", "union")}
 
 
 def unselected(schema, value, fields, chosen, selection, path):
@@ -54,3 +61,10 @@ def _unselected_in(schema, value, type_, selection, path):
             yield from _unselected_in(schema, element, type_.of, selection, (*path, key))
     elif type_.kind == "struct" and type_.of in selection:
         yield from unselected(schema, value, schema.struct(type_), selection[type_.of], selection, path)
+    elif type_.kind == "union" and isinstance(value, dict) and len(value) == 1:  # (a tag it names is trimmed)
+        [(tag, fields)] = value.items()
+        tags = schema.struct(type_)
+        if tag in selection.get(type_.of, {}) and tag in tags:
+            yield from unselected(schema, fields, tags[tag], selection[type_.of][tag], selection, (*path, tag))
+        elif tag in tags:
+            yield from unselected(schema, fields, tags[tag], list(tags[tag]), selection, (*path, tag))

@@ -436,3 +436,19 @@ def test_shrinking_finds_a_bound_inside_a_range_and_an_arrays_length():
         found = failures(out.getvalue().splitlines())
         assert found[("fn.find", "handler")][1] == {"fn.find": {"id": 101}}, seed
         assert found[("fn.sum", "handler")][1] == {"fn.sum": {"xs": [0, 0, 0, 0]}}, seed
+
+
+def ignoring_union_selections(request):
+    """A server whose @select_ trims structs and Ok_ but leaves every union value whole."""
+    if "@select_" in request[0] and isinstance(request[0]["@select_"], dict):
+        request[0]["@select_"] = {k: v for k, v in request[0]["@select_"].items() if not k.startswith("union.")}
+    return request
+
+
+def test_a_server_ignoring_union_selections_fails_the_select_check(capsys):
+    """(It passed 7 runs of 7: no selection named a union, and the check never looked inside one.)"""
+    with serving(Mutated(testbed.service(), request=ignoring_union_selections)) as server:
+        status, lines, _ = fuzzing(capsys, server.url, "--function", "fn.echo", "--max-examples", "100")
+    assert status == 1 and any(line.startswith("FAIL fuzz/fn.echo/select ") for line in lines), "\n".join(lines)
+    assert any(re.search(r"select: Ok_\.\w+!?(\[\d+\]|\.\w+!?)*\.(Circle|Square)\.\w+!?: not selected", line)
+               for line in lines), "\n".join(lines)
