@@ -30,12 +30,18 @@ def greet(arguments):
     return {"Ok_": {"greeting": f"Hello, {arguments['name']}!"}}
 
 
+def secret(arguments):
+    """fn.secret's own answer, for the same reason: the hint it was given, as its secret."""
+    return {"Ok_": {"secret!": arguments["hint!"]} if "hint!" in arguments else {}}
+
+
 def service(kind=None):
     """A Service of the testbed schema, every function answered by `handle`: of `kind`, the core's
     `protocol.Service` or by default the engine room's (imported only then)."""
     schema = load(resources.files("conformance").joinpath("testbed.json").read_text(encoding="utf-8"))
     handlers = {name: handle for name in schema.functions if not name.endswith("_")}
     handlers["fn.greet"] = lambda arguments, headers: handle(arguments, headers, greet)
+    handlers["fn.secret"] = lambda arguments, headers: handle(arguments, headers, secret)
     if kind is None:
         from .engine import Service as kind
     return kind(schema, handlers)

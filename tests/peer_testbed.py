@@ -21,7 +21,9 @@ async def handle(function, request):
     if headers.get("@raise") is True:
         raise RuntimeError("the request asked the handler to raise (@raise)")
     arguments = request.body[function]
-    answer = {"Ok_": {"greeting": f"Hello, {arguments['name']}!"}} if function == "fn.greet" else {"Ok_": arguments}
+    answer = ({"Ok_": {"greeting": f"Hello, {arguments['name']}!"}} if function == "fn.greet" else
+              {"Ok_": {"secret!": arguments["hint!"]} if "hint!" in arguments else {}} if function == "fn.secret"
+              else {"Ok_": arguments})
     result = headers.get("@result", answer)
     return Message(dict(headers.get("@responseHeaders", {})), result)
 

@@ -452,3 +452,12 @@ def test_a_server_ignoring_union_selections_fails_the_select_check(capsys):
     assert status == 1 and any(line.startswith("FAIL fuzz/fn.echo/select ") for line in lines), "\n".join(lines)
     assert any(re.search(r"select: Ok_\.\w+!?(\[\d+\]|\.\w+!?)*\.(Circle|Square)\.\w+!?: not selected", line)
                for line in lines), "\n".join(lines)
+
+
+def test_the_testbed_passes_with_credentials(capsys):
+    """fn.secret echoed its arguments, which are no result of it: every run with -H credentials failed."""
+    with serving(testbed.service()) as server:
+        status, lines, _ = fuzzing(capsys, server.url, "--function", "fn.secret", "-H",
+                                   '@auth_:={"Token": {"token": "t"}}')
+    assert status == 0 and any(line.startswith("  fn.secret: passed (message, accepted, rejected, result, headers, "
+                                               "handler") for line in lines), "\n".join(lines)
