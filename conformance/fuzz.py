@@ -127,7 +127,7 @@ class Fuzzer:
                 time.sleep(pause)
             self.last, self.sent = time.monotonic(), self.sent + 1
         try:
-            status, answer = self.target.post(None, *self.encoded(message, binary))
+            status, answer = self.target.post(None, *self.encoded(message, binary), keep=True)
         except (OSError, http.client.HTTPException) as error:
             if not self.target.answers():
                 raise Trouble(f"{self.target.url} stopped answering: {error}") from None

@@ -37,6 +37,7 @@ class Target:
         self.url, self.host, self.path = url, parts.hostname, parts.path or "/"
         self.port = parts.port or (443 if parts.scheme == "https" else 80)
         self.timeout, self.tls, self.timeout_option = timeout, None, timeout_option  # (the option that sets it)
+        self.kept = None  # the connection post(keep=True) keeps alive
         self.stopped = ""  # why the target stopped answering during the run, once it has
         if cafile and parts.scheme != "https":
             raise ValueError(f"--cafile is for an https:// target, and {url} is not one")
@@ -56,16 +57,31 @@ class Target:
             return deadlines.SecureConnection(self.host, self.port, context=self.tls)
         return deadlines.Connection(self.host, self.port)
 
-    def post(self, message, data=None, media_type="application/json"):
-        """POST a JSON message (or `data`, bytes of `media_type`); return (HTTP status, the answer's bytes)."""
-        connection = self.connect().exchange(self.timeout)
+    def post(self, message, data=None, media_type="application/json", keep=False):
+        """POST a JSON message (or `data`, bytes of `media_type`); return (HTTP status, the answer's bytes).
+        With `keep`, on one connection kept alive from call to call (for one caller at a time), a new one
+        when the target has closed it."""
+        reused = keep and self.kept is not None
+        connection = (self.kept if reused else self.connect()).exchange(self.timeout)
+        self.kept = None
         try:
             connection.request("POST", self.path, json.dumps(message).encode() if data is None else data,
                                {"Content-Type": media_type})
             response = connection.getresponse()
-            return response.status, read(response)
-        finally:
+            answer = read(response)
+        except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError):
             connection.close()
+            if reused:  # (closed while idle, between two calls: the call was not read, so it goes again)
+                return self.post(message, data, media_type, keep)
+            raise
+        except BaseException:
+            connection.close()
+            raise
+        if keep and not response.will_close:
+            self.kept = connection
+        else:
+            connection.close()
+        return response.status, answer
 
     def answers(self, tries=2):
         """Whether the target answers a ping on a new connection (in one of `tries`)."""

@@ -149,7 +149,7 @@ class Stopping:
     def handle(self, data, client=""):
         self.left -= 1
         if self.left == 0:
-            threading.Thread(target=lambda: (self.server.shutdown(), self.server.server_close())).start()
+            threading.Thread(target=self.server.stop, args=(1,)).start()  # (kept-alive connections hung up too)
         return self.service.handle(data, client)
 
 
