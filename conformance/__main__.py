@@ -270,7 +270,7 @@ def _matrix(options, parser):
         problems = matrix.problems(manifest, path)
         if problems:
             parser.error("; ".join(problems))
-    _writable(parser, options, ("html", "json"))
+    _writable(parser, options, ("html", "json", "markdown"))
     try:
         if manifest:
             matrix.run_all(manifest, columns, str(Path(path).parent))
@@ -278,7 +278,7 @@ def _matrix(options, parser):
         options.interrupted = "interrupted"
         print("\nThe matrix was interrupted: it shows the implementations checked so far.", flush=True)
     print("\n" + "\n".join(grid.terminal(columns)))
-    for name, write in (("html", grid.as_html), ("json", grid.as_json)):
+    for name, write in (("html", grid.as_html), ("json", grid.as_json), ("markdown", grid.as_markdown)):
         if getattr(options, name):
             Path(getattr(options, name)).write_text(write(columns), encoding="utf-8")
             print(f"\nWrote the matrix to {getattr(options, name)}")

@@ -150,6 +150,8 @@ def command_line():
                        "leading to its failures")
     table.add_argument("--json", metavar="FILE", help="write the matrix there as reports, one for each column, "
                        "that --report reads back")
+    table.add_argument("--markdown", metavar="FILE", help="write the matrix there as a Markdown table (for a CI "
+                       "job's summary)")
     listing = commands.add_parser("list", help="list the cases", description=(
         "List the cases, one per line: id, level, what it needs, the features it uses, and what it checks. "
         "A level such as SHOULD+MUST is a convention's case with a part the spec demands; --level MUST "

@@ -135,6 +135,17 @@ def terminal(columns):
     return lines
 
 
+def as_markdown(columns):
+    """The matrix as a Markdown table (a CI job's summary, a README), each column's outcome below it."""
+    bar = lambda cells: "| " + " | ".join(cells) + " |\n"
+    text = bar(["requirements", *(column.title.replace("|", "/") for column in columns)])
+    text += bar(["---"] * (len(columns) + 1))
+    for (group, level), cells in rows(columns).items():
+        text += bar([f"{level} {group}", *(_cell(cells.get(i)) for i in range(len(columns)))])
+    return text + "\n" + "".join(f"- {column.title}: " + (f"errored: {column.trouble}" if column.trouble else
+                                                          told(column.results)) + "\n" for column in columns)
+
+
 def _cell(cell):
     if cell is None:
         return "-"

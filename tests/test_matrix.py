@@ -125,9 +125,12 @@ def test_a_page_is_the_merge_of_reports_made_anywhere_and_the_same_made_here(cap
     assert status == 1 and any(line.startswith("[1] alpha 2.0 (Go): ") for line in lines), lines
     assert any(line.startswith("[2] beta: ") and " failed" in line for line in lines)
     table = [line for line in lines if line.startswith(("MUST ", "SHOULD "))]
-    status = main(["matrix", "--report", str(tmp_path / "matrix.json")])
+    status = main(["matrix", "--report", str(tmp_path / "matrix.json"), "--markdown", str(tmp_path / "m.md")])
     again = capsys.readouterr().out.splitlines()
     assert status == 1 and [line for line in again if line.startswith(("MUST ", "SHOULD "))] == table
+    markdown = (tmp_path / "m.md").read_text().splitlines()
+    assert markdown[0] == "| requirements | alpha 2.0 (Go) | beta |" and markdown[1] == "| --- | --- | --- |"
+    assert len([line for line in markdown if line.startswith("| MUST ") or line.startswith("| SHOULD ")]) == len(table)
     columns = grid.reports(json.loads(beta.read_text()), "beta")
     for (group, level), cells in grid.rows(columns).items():  # a MUST row fails only for a MUST part failed
         for passed, checked, failed in cells.values():
