@@ -13,9 +13,12 @@ counts the answers it judged (`evidence`) and keeps why it judged none
 (`missed`). A failing call becomes a `Finding`: the check, the function, the
 call, what is wrong, the answer. The first of each kind is shrunk
 (values.smaller) while it fails the same way and sent again, to tell a
-steady failure from a flaky one; findings.py makes the verdicts. Requests
-keep to a rate and a time limit; a target that stops answering ends the
-run, said once.
+steady failure from a flaky one; findings.py makes the verdicts. Calls
+follow the schema's links (links.py): credentials an answer gives go with
+later calls, a call an answer holds is sent too, and `sequences` interleaves
+the functions' calls once each was fuzzed alone. Requests keep to a rate and
+a time limit, on one kept-alive connection; a target that stops answering
+ends the run, said once.
 """
 
 import base64
@@ -23,13 +26,14 @@ import http.client
 import json
 import threading
 import time
-from collections import Counter, deque
+from collections import Counter
 from typing import NamedTuple
 
 import msgpack
 
 from . import selections, values
 from .language import Schema
+from .links import Links
 from .report import gist
 from .runner import decode
 from .target import Trouble
@@ -55,7 +59,6 @@ CHECKS = {  # name -> (what it checks, the requirements it rests on)
 REFUSALS = ("ErrorParseFailure_", "ErrorInvalidRequestHeaders_", "ErrorInvalidRequestBody_")
 HANDLER_BUGS = ("ErrorUnknown_", "ErrorInvalidResponseBody_", "ErrorInvalidResponseHeaders_")
 MAX_SHRINKS = 300  # calls one finding may spend on being made smaller (2**53 to a bound at 101: about 180)
-LOG, AFTER = 1000, 5  # valid calls remembered; earlier calls a failure shows, the latest
 REPEATS = 4  # times the call of a finding is sent again, to tell a steady failure from a flaky one
 
 
@@ -99,11 +102,7 @@ class Fuzzer:
         self.missed = {}  # (function, check), function, or check -> why it judged nothing
         self.varying = set()  # functions that answer the same call differently (the binary check cannot tell)
         self.encoding, self.answered = None, None  # the target's binary encoding, once negotiated; the last body
-        self.credentials, self.followed = {}, []  # what the schema's links gave: @auth_; Findings of calls answers held
-        self.following = False  # (a call an answer held is checked, but what its own answer holds is not)
-        self.log, self.logged, self.passed = deque(maxlen=LOG), 0, {}  # valid calls; their count; by function:
-        # how many had been logged when its last call passed
-        self.sequencing = False  # (calls of several functions interleaved: a failure may depend on earlier calls)
+        self.followed, self.following = [], False  # Findings of calls answers held; (whether checking one)
         api = self.send([{}, {"fn.api_": {"includeInternal!": True}}])[1]
         entries = api and api[1].get("Ok_", {}).get("api")
         if not isinstance(entries, list):
@@ -112,8 +111,7 @@ class Fuzzer:
             self.schema = Schema(entries)
         except ValueError as error:
             raise Trouble(f"{target.url} answered fn.api_ with a schema the suite cannot read: {error}") from None
-        self.tokens = [(tag, name) for tag, fields in self.schema.unions.get("union.Auth_", {}).items()
-                       for name, type_ in fields.items() if len(fields) == 1 and type_.kind == "string"]
+        self.links = Links(self.schema)
         self.encoding = self.negotiate() if binary else None
         if not self.encoding:
             self.missed["binary"] = "the target negotiated no binary encoding" if binary else "--no-binary was given"
@@ -160,32 +158,21 @@ class Fuzzer:
         """The functions to call: those named, else every public one; but those `skipped`."""
         chosen = [self.schema.functions[name] for name in names] if names else [
             f for name, f in sorted(self.schema.functions.items()) if not f.internal]
-        gives = lambda f: any(name in f.results["Ok_"] for _, name in self.tokens)  # (credentials for the others)
-        return sorted((f for f in chosen if f.name not in skipped), key=lambda f: not gives(f))
+        return sorted((f for f in chosen if f.name not in skipped), key=lambda f: not self.links.gives(f))
 
-    def call_headers(self):
-        """The headers of a call: -H's, and the credentials a call's answer gave, if -H gave none."""
-        return {**self.credentials, **self.headers}
-
-    def learn(self, function, fields):
-        """Keep what an Ok_ of `function` gives later calls, by the schema's links: a token union.Auth_ takes
-        (fn.login's: protected functions are then called past ErrorUnauthenticated_); and check each call
-        (a `fn.X` value) the answer holds as a call of its own, which is what a client would send."""
-        for tag, name in self.tokens:
-            if type(fields.get(name)) is str:
-                self.credentials = {"@auth_": {tag: {name: fields[name]}}}
-        for name, type_ in function.results["Ok_"].items():
-            held = fields.get(name)
-            if type_.kind == "fn" and type(held) is dict and list(held) == [type_.of] and not self.following:
-                self.following = True
-                try:
-                    found = self.check(self.schema.functions[type_.of], [self.call_headers(), held])
-                finally:
-                    self.following = False
-                if found and found.kind not in self.seen:
-                    self.seen[found.kind] += 1
-                    self.followed.append(found._replace(problem=f"{found.problem} (the call {function.name}'s "
-                                                                f"answer held, at {name}: it depends on that call)"))
+    def follow(self, function, fields):
+        """Check each call an Ok_ of `function` holds (a `fn.X` value) as a call of its own, as a client would
+        send it; keep the failures of new kinds, said to depend on that call."""
+        for name, called, body in self.links.learn(function, fields):
+            self.following = True
+            try:
+                found = self.check(self.schema.functions[called], [self.links.headers(self.headers), body])
+            finally:
+                self.following = False
+            if found and found.kind not in self.seen:
+                self.seen[found.kind] += 1
+                self.followed.append(found._replace(problem=f"{found.problem} (the call {function.name}'s answer "
+                                                            f"held, at {name}: it depends on that call)"))
 
     def examples(self, function, count):
         """Make and check `count` calls of `function`; yield a Finding for each kind of failure, the first
@@ -213,7 +200,7 @@ class Fuzzer:
 
     def exercise(self, function, arguments, number):
         """Check one call made of `arguments` in the ways its number chooses; the first Finding, or None."""
-        call = [self.call_headers(), {function.name: arguments}]
+        call = [self.links.headers(self.headers), {function.name: arguments}]
         found = self.check(function, call)
         if not found and self.encoding and number % 3 == 0:
             found = self.check(function, call, binary=True, before=self.answered)
@@ -242,8 +229,8 @@ class Fuzzer:
         problem = _message_problem(status, message)
         if problem:
             self.judged(function, ["message"], started)
-            return self.logging(function, call, Finding("message", function.name, call, binary, problem,
-                                                        _shown(message, answer)))
+            return self.links.logged(function, call, Finding("message", function.name, call, binary, problem,
+                                                             _shown(message, answer)))
         headers, body = message
         [(tag, fields)] = body.items()
         self.tags[function.name] = self.tags.get(function.name, set()) | {tag}
@@ -267,32 +254,19 @@ class Fuzzer:
             self.judged(function, [check], started)
             if found:
                 said = "; ".join(f"{_where(path)}: {why}" if path else why for path, why in found[:3])
-                return self.logging(function, call, Finding(check, function.name, call, binary, said,
-                                                            _shown(message, answer), tag, tuple(found)))
-        self.logging(function, call, None)
-        if tag == "Ok_" and not selected and not function.internal:
+                return self.links.logged(function, call, Finding(check, function.name, call, binary, said,
+                                                                 _shown(message, answer), tag, tuple(found)))
+        self.links.logged(function, call, None)
+        if tag == "Ok_" and not selected and not function.internal and not self.following:
             answered, self.answered = self.answered, None
-            self.learn(function, fields)
+            self.follow(function, fields)
             self.answered = answered
         return None
-
-    def logging(self, function, call, found):
-        """Log a valid call; return its Finding with the other functions' calls made since `function` last
-        passed (what may have made it fail), if it ever passed."""
-        first = self.logged - len(self.log)  # (the number of the oldest call still in the log)
-        if found is None:
-            self.passed[function.name] = self.logged + 1
-        elif self.sequencing and function.name in self.passed and self.passed[function.name] > first:
-            since = list(self.log)[self.passed[function.name] - first:]
-            found = found._replace(after=tuple(entry for entry in since if entry[0] != function.name)[-AFTER:])
-        self.log.append((function.name, call))
-        self.logged += 1
-        return found
 
     def sequences(self, functions, count):
         """`count` valid calls of `functions` interleaved at random, once each was fuzzed alone: a failure
         here depends on calls made before it. Yield the Findings of kinds not seen yet, sent again."""
-        self.sequencing = True
+        self.links.sequencing = True
         for _ in range(count):
             if self.late():
                 return
@@ -301,7 +275,7 @@ class Fuzzer:
                 arguments = values.Maker(self.schema, self.rng).fields(function.arguments, 0)
             except values.TooLarge:
                 continue
-            found = self.check(function, [self.call_headers(), {function.name: arguments}])
+            found = self.check(function, [self.links.headers(self.headers), {function.name: arguments}])
             if found and found.kind not in self.seen:
                 yield self.confirm(function, found)
             if found:
@@ -354,7 +328,7 @@ class Fuzzer:
         """A call with one thing wrong, which must be refused with a case at that place; a Finding if not."""
         wrong, path, reason = self.rng.choice(values.object_wrongs(self.schema, arguments, function.arguments,
                                                                    (function.name,)))
-        return self.judge_wrong(function, [self.call_headers(), {function.name: wrong}], path, reason)
+        return self.judge_wrong(function, [self.links.headers(self.headers), {function.name: wrong}], path, reason)
 
     def judge_wrong(self, function, call, path, reason):
         """The Finding of a call whose one wrong thing (at `path`, for `reason`) is not refused there, or None."""
