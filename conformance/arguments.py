@@ -7,7 +7,7 @@ import os
 import sys
 from importlib import metadata
 
-from . import cases, fuzz
+from . import cases, findings
 
 
 class Parser(argparse.ArgumentParser):
@@ -104,7 +104,7 @@ def command_line():
                                   "the answers", description=(
         "Read the target's schema (fn.api_), make calls of its functions by seed, valid ones and ones with one "
         "thing wrong, and check every answer against the schema: " + "; ".join(
-            f"{name}: {what}" for name, (what, _) in fuzz.CHECKS.items()) + ". A failing call is shrunk."))
+            f"{name}: {what}" for name, (what, _) in findings.CHECKS.items()) + ". A failing call is shrunk."))
     fuzzing.add_argument("--target", required=True, metavar="URL", help="the API URL (http:// or https://)")
     fuzzing.add_argument("--cafile", metavar="FILE", help="trust this certificate authority for an https:// target")
     fuzzing.add_argument("--function", action="append", default=[], metavar="NAME",

@@ -2,7 +2,8 @@
 
 How this works
 --------------
-The fuzzer (fuzz.py) counts, for each function and check, the answers the
+CHECKS names what each check holds an answer to; a `Finding` is a call that
+failed one, and its `kind` tells failures apart. The fuzzer (fuzz.py) counts, for each function and check, the answers the
 check judged (its evidence), says why a check judged none, and keeps the
 first Finding of each kind of failure, shrunk and sent again. `verdicts`
 makes of them runner.Results, the shape every report takes: a check that
@@ -16,12 +17,66 @@ case fails while the bug is there and passes once it is fixed.
 """
 
 import json
+from typing import NamedTuple
 
 from . import cases, report
 from .cases import level_of
-from .fuzz import CHECKS, HANDLER_BUGS, REFUSALS
 from .language import Type
+from .report import gist
 from .runner import Exchange, Result
+
+CHECKS = {  # name -> (what it checks, the requirements it rests on)
+    "message": ("every answer is a message, [headers, body], whose body holds one result tag",
+                ["message.response-body"]),
+    "accepted": ("a valid call is never refused as invalid", ["validation.always"]),
+    "rejected": ("a call with one thing wrong is refused with ErrorInvalidRequestBody_ and a case at that place",
+                 ["error.invalid-body", "case.path"]),
+    "result": ("every result is one the function declares (its own, or the stock errors it takes), with its "
+               "declared fields", ["fn.results", "message.response-body"]),
+    "headers": ("every response header's name starts with @, and one the schema declares has its declared type",
+                ["conv.response-headers"]),
+    "handler": ("no handler raised (ErrorUnknown_) or answered outside the schema (ErrorInvalidResponseBody_, "
+                "ErrorInvalidResponseHeaders_): the service's own bugs", ["conv.response-validation"]),
+    "select": ("an answer to a call with @select_ holds only the fields selected", ["header.select",
+                                                                                  "conv.select-rules"]),
+    "binary": ("an answer on MessagePack carries the same values as on JSON, where the function answers JSON "
+               "alike each time",
+               ["binary.negotiate"]),
+}
+REFUSALS = ("ErrorParseFailure_", "ErrorInvalidRequestHeaders_", "ErrorInvalidRequestBody_")
+HANDLER_BUGS = ("ErrorUnknown_", "ErrorInvalidResponseBody_", "ErrorInvalidResponseHeaders_")
+
+
+class Finding(NamedTuple):
+    """A call that fails a check: the call as sent ([headers, body]), on which wire, what is wrong, and
+    the answer received (decoded, or its bytes as text)."""
+
+    check: str
+    function: str
+    call: list
+    binary: bool
+    problem: str
+    answer: str
+    tag: str = ""  # the result tag answered
+    places: tuple = ()  # (path, why) of each problem found inside the answer: where the schema was broken
+    path: tuple = ()  # of a rejected call: where its one wrong thing is, and why it is wrong
+    reason: str = ""
+    again: tuple = (0, 0)  # (how many times it failed the same way, sent again how many times)
+    after: tuple = ()  # the other functions' calls, (name, call), made since the function last passed this way
+
+    @property
+    def kind(self):
+        """What tells failures apart: the function, the check, the answer's tag, where and why the answer broke
+        the schema (without values: any array index is one place; a selection ignored anywhere is one kind),
+        what was wrong in a rejected call."""
+        places = frozenset((gist(where(path)), why) for path, why in self.places if path and self.check != "select")
+        return self.function, self.check, self.tag, places, self.reason, gist(self.problem) * (self.check == "message")
+
+
+def where(path):
+    """A path in an answer as text: Ok_.items[2].name."""
+    return "".join(f"[{p}]" if type(p) is int else f".{p}" for p in path).lstrip(".") or "(top)"
+
 
 UNJUDGED = {  # why a check of a function that was called judged no answer, unless the fuzzer said why
     "message": "no call was answered", "handler": "no call reached it: each failed an earlier check",
@@ -84,9 +139,9 @@ def failure(fuzzer, finding, number, judged, seconds, requires):
     made = case(finding.function, finding.check, requires, number)
     made["steps"] = [*({"request": {"message": call}, "response": {"message": [{"$type": "object"}, {"$type": "object"}]}}
                        for _, call in finding.after), regression(fuzzer.schema, finding)]
-    sent_ = [*(fuzzer.encoded(call) for _, call in finding.after), fuzzer.encoded(finding.call, finding.binary)]
+    calls = [*(fuzzer.encoded(call) for _, call in finding.after), fuzzer.encoded(finding.call, finding.binary)]
     replay = report.reproduce(fuzzer.target, [Exchange(data, "POST", fuzzer.target.path, media_type, b"")
-                                              for data, media_type in sent_])
+                                              for data, media_type in calls])
     return Result(made, "fail" if failed == sent else "flaky", [report.printable(f"{finding.check}: {finding.problem}")],
                   seconds, made["level"], tuple(map(report.printable, replay)), answer=report.printable(finding.answer),
                   evidence=evidence)
@@ -177,7 +232,7 @@ def _typed(type_, binary):
 
 def function_line(function, results):
     """How one function fared, in a line: its failures, else what passed, and what was not run and why."""
-    failed = sorted({r.case["id"].rsplit("/", 1)[1] for r in results if r.failed})
+    failed = sorted(_checks([r for r in results if r.failed]))
     ran = [r for r in results if r.status == "pass"]
     reasons = {}
     for result in results:
@@ -194,6 +249,7 @@ def function_line(function, results):
 
 
 def _checks(results):
+    """The checks of verdicts, as their ids end: `handler`, `handler-2` for a second kind of failure."""
     return [r.case["id"].rsplit("/", 1)[1] for r in results]
 
 
@@ -201,7 +257,7 @@ def by_check(results):
     """How each check fared over every function, in a line."""
     said = []
     for check in CHECKS:
-        mine = [r for r in results if r.case["id"].rsplit("/", 1)[1].split("-")[0] == check]
+        mine = [r for r, named in zip(results, _checks(results)) if named.split("-")[0] == check]
         failing, passed = sum(r.failed for r in mine), sum(r.status == "pass" for r in mine)
         said.append(f"{check} {failing} failing" if failing else f"{check} passed ({passed})" if passed
                     else f"{check} not run")

@@ -21,71 +21,23 @@ a time limit, on one kept-alive connection; a target that stops answering
 ends the run, said once.
 """
 
-import base64
 import http.client
 import json
 import threading
 import time
 from collections import Counter
-from typing import NamedTuple
 
 import msgpack
 
 from . import selections, values
+from .findings import HANDLER_BUGS, REFUSALS, Finding, where
 from .language import Schema
 from .links import Links
-from .report import gist
 from .runner import decode
 from .target import Trouble
 
-CHECKS = {  # name -> (what it checks, the requirements it rests on)
-    "message": ("every answer is a message, [headers, body], whose body holds one result tag",
-                ["message.response-body"]),
-    "accepted": ("a valid call is never refused as invalid", ["validation.always"]),
-    "rejected": ("a call with one thing wrong is refused with ErrorInvalidRequestBody_ and a case at that place",
-                 ["error.invalid-body", "case.path"]),
-    "result": ("every result is one the function declares (its own, or the stock errors it takes), with its "
-               "declared fields", ["fn.results", "message.response-body"]),
-    "headers": ("every response header's name starts with @, and one the schema declares has its declared type",
-                ["conv.response-headers"]),
-    "handler": ("no handler raised (ErrorUnknown_) or answered outside the schema (ErrorInvalidResponseBody_, "
-                "ErrorInvalidResponseHeaders_): the service's own bugs", ["conv.response-validation"]),
-    "select": ("an answer to a call with @select_ holds only the fields selected", ["header.select",
-                                                                                  "conv.select-rules"]),
-    "binary": ("an answer on MessagePack carries the same values as on JSON, where the function answers JSON "
-               "alike each time",
-               ["binary.negotiate"]),
-}
-REFUSALS = ("ErrorParseFailure_", "ErrorInvalidRequestHeaders_", "ErrorInvalidRequestBody_")
-HANDLER_BUGS = ("ErrorUnknown_", "ErrorInvalidResponseBody_", "ErrorInvalidResponseHeaders_")
 MAX_SHRINKS = 300  # calls one finding may spend on being made smaller (2**53 to a bound at 101: about 180)
 REPEATS = 4  # times the call of a finding is sent again, to tell a steady failure from a flaky one
-
-
-class Finding(NamedTuple):
-    """A call that fails a check: the call as sent ([headers, body]), on which wire, what is wrong, and
-    the answer received (decoded, or its bytes as text)."""
-
-    check: str
-    function: str
-    call: list
-    binary: bool
-    problem: str
-    answer: str
-    tag: str = ""  # the result tag answered
-    places: tuple = ()  # (path, why) of each problem found inside the answer: where the schema was broken
-    path: tuple = ()  # of a rejected call: where its one wrong thing is, and why it is wrong
-    reason: str = ""
-    again: tuple = (0, 0)  # (how many times it failed the same way, sent again how many times)
-    after: tuple = ()  # the other functions' calls, (name, call), made since the function last passed this way
-
-    @property
-    def kind(self):
-        """What tells failures apart: the function, the check, the answer's tag, where and why the answer broke
-        the schema (without values: any array index is one place; a selection ignored anywhere is one kind),
-        what was wrong in a rejected call."""
-        places = frozenset((gist(_where(path)), why) for path, why in self.places if path and self.check != "select")
-        return self.function, self.check, self.tag, places, self.reason, gist(self.problem) * (self.check == "message")
 
 
 class Fuzzer:
@@ -131,7 +83,7 @@ class Fuzzer:
                 raise Trouble(f"{self.target.url} stopped answering: {error}") from None
             return 0, None, f"no answer: {error}".encode()
         decoded = decode(answer, {"encodings": self.encoding["names"] if self.encoding else {}})
-        decoded = _plain(decoded) if answer[:1] == b"\x92" else decoded
+        decoded = values.as_text(decoded) if answer[:1] == b"\x92" else decoded
         if self.shown:
             self.shown(message, binary, status, decoded)
         return status, decoded, answer
@@ -143,7 +95,7 @@ class Fuzzer:
         [(name, arguments)] = message[1].items()
         body = {name: values.as_bytes(self.schema, arguments, self.schema.functions[name].arguments)}
         headers = {**message[0], "@bin_": [self.encoding["checksum"]]}
-        return msgpack.packb([headers, _ids(body, self.encoding["ids"])]), "application/octet-stream"
+        return msgpack.packb([headers, values.with_ids(body, self.encoding["ids"])]), "application/octet-stream"
 
     def negotiate(self):
         """The target's binary encoding, asked for with @bin_: [] ({ids, names, checksum}), or None."""
@@ -159,6 +111,12 @@ class Fuzzer:
         chosen = [self.schema.functions[name] for name in names] if names else [
             f for name, f in sorted(self.schema.functions.items()) if not f.internal]
         return sorted((f for f in chosen if f.name not in skipped), key=lambda f: not self.links.gives(f))
+
+    def held(self):
+        """Yield the failures of calls answers held since asked last, sent again (not shrunk)."""
+        while self.followed:
+            follow = self.followed.pop()
+            yield self.confirm(self.schema.functions[follow.function], follow)
 
     def follow(self, function, fields):
         """Check each call an Ok_ of `function` holds (a `fn.X` value) as a call of its own, as a client would
@@ -194,9 +152,7 @@ class Fuzzer:
                 yield found
             if found:
                 self.seen[found.kind] += 1
-            while self.followed:  # (failures of calls an answer held: sent again, not shrunk)
-                follow = self.followed.pop()
-                yield self.confirm(self.schema.functions[follow.function], follow)
+            yield from self.held()
 
     def exercise(self, function, arguments, number):
         """Check one call made of `arguments` in the ways its number chooses; the first Finding, or None."""
@@ -234,7 +190,8 @@ class Fuzzer:
         headers, body = message
         [(tag, fields)] = body.items()
         self.tags[function.name] = self.tags.get(function.name, set()) | {tag}
-        self.answered = None if binary else body
+        if not self.following:  # (the answer a MessagePack call is compared with: its own call's, on JSON)
+            self.answered = None if binary else body
         selected = "@select_" in call[0]
         if selected and tag != "Ok_":
             self.missed[(function.name, "select")] = f"no call with @select_ was answered Ok_ (the last: {tag})"
@@ -253,14 +210,12 @@ class Fuzzer:
                 continue
             self.judged(function, [check], started)
             if found:
-                said = "; ".join(f"{_where(path)}: {why}" if path else why for path, why in found[:3])
+                said = "; ".join(f"{where(path)}: {why}" if path else why for path, why in found[:3])
                 return self.links.logged(function, call, Finding(check, function.name, call, binary, said,
                                                                  _shown(message, answer), tag, tuple(found)))
         self.links.logged(function, call, None)
         if tag == "Ok_" and not selected and not function.internal and not self.following:
-            answered, self.answered = self.answered, None
             self.follow(function, fields)
-            self.answered = answered
         return None
 
     def sequences(self, functions, count):
@@ -280,9 +235,7 @@ class Fuzzer:
                 yield self.confirm(function, found)
             if found:
                 self.seen[found.kind] += 1
-            while self.followed:
-                follow = self.followed.pop()
-                yield self.confirm(self.schema.functions[follow.function], follow)
+            yield from self.held()
 
     def result_problems(self, function, tag, fields, selected):
         if tag not in function.results:
@@ -308,14 +261,14 @@ class Fuzzer:
         when that cannot be told: the JSON answers differ from call to call (unless --deterministic)."""
         if before is None or function.name in self.varying:
             return None
-        if _plain(before) == _plain(body):
+        if values.as_text(before) == values.as_text(body):
             return []
         if not self.deterministic:  # the same again on JSON: a difference is the wire's, not the call's
             _, again, _ = self.send(call)
-            if again is None or _plain(again[1]) != _plain(before):
+            if again is None or values.as_text(again[1]) != values.as_text(before):
                 self.vary(function)
                 return None
-        return [((), f"JSON answered {json.dumps(_plain(before))[:200]}, MessagePack {json.dumps(_plain(body))[:200]}")]
+        return [((), f"JSON answered {json.dumps(values.as_text(before))[:200]}, MessagePack {json.dumps(values.as_text(body))[:200]}")]
 
     def vary(self, function):
         """Take it that `function` answers the same call differently: its wires cannot be compared."""
@@ -349,7 +302,7 @@ class Fuzzer:
             return None
         said = (f"it has no case at {json.dumps(list(path))}: {json.dumps(cases)[:300]}" if cases is not None
                 else f"it was answered {tag}")
-        return Finding("rejected", function.name, call, False, f"{reason} at {_where(path)} should be refused "
+        return Finding("rejected", function.name, call, False, f"{reason} at {where(path)} should be refused "
                        f"with a case there; {said}", _shown(message, answer), tag, path=path, reason=reason)
 
     def judge(self, function, finding):
@@ -399,28 +352,6 @@ def _message_problem(status, message):
     if len(message[1]) != 1:
         return f"the body holds {len(message[1])} keys, not one result tag"
     return ""
-
-
-def _ids(value, ids):
-    """A body with every map key the encoding knows as its id, at any depth."""
-    if isinstance(value, dict):
-        return {ids.get(key, key): _ids(element, ids) for key, element in value.items()}
-    return [_ids(element, ids) for element in value] if isinstance(value, list) else value
-
-
-def _plain(value):
-    """A value with bytes as base64 text and {"$bin": ...} as its text, to compare the two wires."""
-    if isinstance(value, dict):
-        if list(value) == ["$bin"]:
-            return value["$bin"]
-        return {key: _plain(element) for key, element in value.items()}
-    if isinstance(value, list):
-        return [_plain(element) for element in value]
-    return base64.b64encode(value).decode() if isinstance(value, bytes) else value
-
-
-def _where(path):
-    return "".join(f"[{p}]" if type(p) is int else f".{p}" for p in path).lstrip(".") or "(top)"
 
 
 def _shown(message, answer, most=1000):

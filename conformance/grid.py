@@ -17,6 +17,7 @@ that fails in two independent implementations (other names) the same way is
 listed apart: the suite may be what is wrong.
 """
 
+import functools
 import html
 import json
 import re
@@ -43,7 +44,7 @@ def from_report(document, where):
     """The Column of a `run --json` report; ValueError says how it is not one."""
     if type(document) is not dict or type(document.get("cases")) is not list:
         raise ValueError(f"{where}: not a report of run --json (an object with a list of \"cases\")")
-    every, results = {case["id"]: case for case in cases.everything()}, []
+    every, results = _suite(), []
     for number, item in enumerate(document["cases"]):
         if type(item) is not dict or type(item.get("id")) is not str or item.get("status") not in report.STATUSES:
             raise ValueError(f"{where}: cases[{number}] has no id, or no status of {', '.join(report.STATUSES)}")
@@ -65,6 +66,12 @@ def told(results):
     tally = report.counts(results)
     return ", ".join(f"{tally[status]} {report.LABELS[status]}" for status in ("pass", "fail", "flaky", "known-failure",
                                                                              "stale") if tally[status] or status == "pass")
+
+
+@functools.cache
+def _suite():
+    """The suite's cases by id, read once for all the reports of a matrix."""
+    return {case["id"]: case for case in cases.everything()}
 
 
 def as_json(columns):

@@ -12,7 +12,8 @@ the case a server must report and its reason: a value of another type, a
 required field left out, a field the type lacks, an integer past 64 bits,
 text that is not base64 for bytes, a union value with two tags.
 `smaller(value, type_)` lists simpler valid values of the same type, for
-shrinking a failing call.
+shrinking a failing call. For MessagePack, `as_bytes` makes bytes of base64
+text, `as_text` undoes it, and `with_ids` writes names as the encoding's ids.
 """
 
 import base64
@@ -213,6 +214,25 @@ def as_bytes(schema, value, fields):
     """An object of `fields` with its bytes values, made as base64 text, as bytes (for MessagePack)."""
     return {name: _bytes(schema, element, fields[name]) if name in fields else element
             for name, element in value.items()}
+
+
+def as_text(value):
+    """A decoded value with its bytes (and {"$bin": ...} notation) as base64 text: as_bytes undone, so that
+    the two wires' answers compare."""
+    if isinstance(value, dict):
+        if list(value) == ["$bin"]:
+            return value["$bin"]
+        return {key: as_text(element) for key, element in value.items()}
+    if isinstance(value, list):
+        return [as_text(element) for element in value]
+    return base64.b64encode(value).decode() if isinstance(value, bytes) else value
+
+
+def with_ids(value, ids):
+    """A body with every map key the encoding knows as its id, at any depth."""
+    if isinstance(value, dict):
+        return {ids.get(key, key): with_ids(element, ids) for key, element in value.items()}
+    return [with_ids(element, ids) for element in value] if isinstance(value, list) else value
 
 
 def _bytes(schema, value, type_):

@@ -65,6 +65,14 @@ def refusing(port=0):
         yield f"http://127.0.0.1:{reserved.getsockname()[1]}/api"
 
 
+def respond(handler, data, status=200):
+    """Answer a request to a test's own http.server handler with `data`, its whole body."""
+    handler.send_response(status)
+    handler.send_header("Content-Length", str(len(data)))
+    handler.end_headers()
+    handler.wfile.write(data)
+
+
 @contextlib.contextmanager
 def serving(service, tls=None, plain=False, **options):
     """Run `service` on a free port in a background thread; yield the Server (the guarded one,

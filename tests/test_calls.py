@@ -16,7 +16,7 @@ import pytest
 
 from reference import __version__, calculator
 
-from conftest import serving
+from conftest import respond, serving
 
 
 def client(*args):
@@ -273,10 +273,7 @@ def test_a_server_whose_schema_is_not_sound_is_said_in_one_line(api, said, args,
             request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             body = {"Ok_": {"api": api}} if "fn.api_" in request[1] else {"Ok_": {}}
             data = json.dumps([{}, body]).encode()
-            self.send_response(200)
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            respond(self, data)
 
         def log_message(self, *_):
             pass

@@ -22,7 +22,7 @@ from pathlib import Path
 import msgpack
 import pytest
 
-from conftest import DRIPS, Mutated, dripping, endless, refusing, serving, started
+from conftest import DRIPS, Mutated, dripping, endless, refusing, respond, serving, started
 from test_readme import ROOT
 from conformance import cases, lint, match
 from conformance.__main__ import main
@@ -435,10 +435,7 @@ class Plain(http.server.BaseHTTPRequestHandler):
     def do_POST(self):
         self.rfile.read(int(self.headers.get("Content-Length", 0)))
         status, data = self.answer
-        self.send_response(status)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        respond(self, data, status)
 
     def log_message(self, *args):
         pass

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import Mutated, serving
-from conformance import fuzz, language, values
+from conformance import findings, language, values
 from conformance.__main__ import main
 from reference import Service, calculator, load, mocking, testbed
 from reference import protocol
@@ -124,7 +124,7 @@ def test_the_reference_passes_every_check(service, deterministic, capsys):
         status, lines, _ = fuzzing(capsys, server.url, "--max-examples", "30", *["--deterministic"] * deterministic)
     assert status == 0, "\n".join(lines[-30:])
     checks = re.sub(r" \(\d+\)", "", lines[-2].removeprefix("By check: ")).split(", ")
-    assert checks == [f"{check} passed" for check in fuzz.CHECKS], lines[-2]
+    assert checks == [f"{check} passed" for check in findings.CHECKS], lines[-2]
 
 
 def test_values_made_are_valid_and_each_wrong_one_has_exactly_its_problem():

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Connection, Mutated, dripping, handled_with_peak, refusing, serving, started, uvicorn_serving
+from conftest import (Connection, Mutated, dripping, handled_with_peak, refusing, respond, serving, started,
+                      uvicorn_serving)
 from reference import admission, calculator, http_client, load, mock, mocking, relay
 from reference.http_client import Client
 
@@ -665,10 +666,7 @@ class Wrong(http.server.BaseHTTPRequestHandler):
         body = ({"Ok_": {"api": json.loads(CALCULATOR.read_text())}} if "fn.api_" in request[1] else
                 {"Ok_": {"result": "three"}})
         data = json.dumps([{}, body]).encode()
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        respond(self, data)
 
     def log_message(self, *args):
         pass
@@ -743,10 +741,7 @@ class Upstream(http.server.BaseHTTPRequestHandler):
             if data is None:
                 time.sleep(60)
                 return
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        respond(self, data)
 
     def log_message(self, *args):
         pass
