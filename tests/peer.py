@@ -77,17 +77,42 @@ def free_port():
 
 
 @contextlib.contextmanager
-def running(bin_dir, *args, port):
-    """Run `telepact ARGS --port PORT` until its /api answers fn.ping_; yield its URL."""
-    process = subprocess.Popen([str(bin_dir / "telepact"), *args, "--port", str(port)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}/api"
+def running(bin_dir, *args, port=None, tries=3):
+    """Run `telepact ARGS --port PORT` until its /api answers fn.ping_; yield its URL.
+
+    A port found free may be taken by another process before the peer binds it
+    (tests run in parallel), so a peer that exits at once is started again on a
+    new port; its error output is shown when it never starts."""
+    for attempt in range(tries):
+        port = port if attempt == 0 and port else free_port()
+        errors = tempfile.TemporaryFile()
+        process = subprocess.Popen([str(bin_dir / "telepact"), *args, "--port", str(port)],
+                                   stdout=subprocess.DEVNULL, stderr=errors)
+        url = f"http://127.0.0.1:{port}/api"
+        try:
+            if _started(url, process):
+                yield url
+                return
+        finally:
+            process.terminate()
+            process.wait(timeout=10)
+        errors.seek(0)
+        tail = errors.read()[-600:].decode(errors="replace")
+    pytest.fail(f"the peer exited with {process.returncode} before answering, {tries} times; "
+                f"its last error output: {tail}")
+
+
+def _started(url, process):
+    """Whether the peer answers at `url`; False when it exits first."""
     try:
         wait_for(url, process)
-        yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
+        return True
+    except Exited:
+        return False
+
+
+class Exited(Exception):
+    """The peer's process ended before it answered."""
 
 
 def wait_for(url, process=None, seconds=60):
@@ -95,7 +120,7 @@ def wait_for(url, process=None, seconds=60):
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if process is not None and process.poll() is not None:
-            pytest.fail(f"the peer exited with {process.returncode} before answering")
+            raise Exited(f"the peer exited with {process.returncode} before answering")
         try:
             request = urllib.request.Request(url, data=json.dumps([{}, {"fn.ping_": {}}]).encode())
             with urllib.request.urlopen(request, timeout=2) as response:
