@@ -42,6 +42,8 @@ CHECKS = {  # name -> (what it checks, the requirements it rests on)
     "binary": ("an answer on MessagePack carries the same values as on JSON, where the function answers JSON "
                "alike each time",
                ["binary.negotiate"]),
+    "media": ("an answer's Content-Type is application/octet-stream when it is MessagePack, else "
+              "application/json", ["conv.http"]),
 }
 REFUSALS = ("ErrorParseFailure_", "ErrorInvalidRequestHeaders_", "ErrorInvalidRequestBody_")
 HANDLER_BUGS = ("ErrorUnknown_", "ErrorInvalidResponseBody_", "ErrorInvalidResponseHeaders_")
@@ -86,6 +88,7 @@ UNJUDGED = {  # why a check of a function that was called judged no answer, unle
     "select": "no call was made with @select_ (one in two is, when the others pass)",
     "binary": "no call was made on MessagePack (one in three is, once negotiated)",
     "rejected": "no call with one thing wrong was answered",
+    "media": "no call reached it: each failed an earlier check",
 }
 
 
@@ -149,7 +152,11 @@ def failure(fuzzer, finding, number, judged, seconds, requires):
 
 def regression(schema, finding):
     """A case step that fails while the finding's bug is there: its call, and the property its answer broke."""
-    request = {"msgpack": finding.call} if finding.binary else {"message": finding.call}
+    headers, body = finding.call  # (on MessagePack: asked for with @bin_ [], as a case cannot know the ids)
+    request = {"message": [{**headers, "@bin_": []}, body] if finding.binary else finding.call}
+    if finding.check == "media":  # (a property of the HTTP answer, not of the message it holds)
+        return {"request": request, "response": {"headers": {"Content-Type": "application/octet-stream"
+                                                             if finding.binary else "application/json"}}}
     return {"request": request, "response": {"message": PROPERTIES[finding.check](schema, finding)}}
 
 
@@ -180,11 +187,11 @@ def _selected(schema, finding):
 
 
 def _same_on_both_wires(schema, finding):
-    """Not the MessagePack answer received (the JSON one it should equal cannot be captured with its bytes
-    alike, by a case)."""
+    """Not the body of the MessagePack answer received (the JSON one it should equal cannot be captured
+    with its bytes alike, by a case)."""
     try:
-        return {"$not": {"$literal": json.loads(finding.answer)}}
-    except ValueError:
+        return [{"$type": "object"}, {"$not": {"$literal": json.loads(finding.answer)[1]}}]
+    except (ValueError, LookupError, TypeError):
         return [{"$type": "object"}, {"$type": "object"}]
 
 

@@ -54,6 +54,7 @@ class Fuzzer:
         self.missed = {}  # (function, check), function, or check -> why it judged nothing
         self.varying = set()  # functions that answer the same call differently (the binary check cannot tell)
         self.encoding, self.answered = None, None  # the target's binary encoding, once negotiated; the last body
+        self.labelled = ""  # the Content-Type of the last answer
         self.followed, self.following = [], False  # Findings of calls answers held; (whether checking one)
         api = self.send([{}, {"fn.api_": {"includeInternal!": True}}])[1]
         entries = api and api[1].get("Ok_", {}).get("api")
@@ -77,7 +78,7 @@ class Fuzzer:
                 time.sleep(pause)
             self.last, self.sent = time.monotonic(), self.sent + 1
         try:
-            status, answer = self.target.post(None, *self.encoded(message, binary), keep=True)
+            status, answer, self.labelled = self.target.post(None, *self.encoded(message, binary), keep=True)
         except (OSError, http.client.HTTPException) as error:
             if not self.target.answers():
                 raise Trouble(f"{self.target.url} stopped answering: {error}") from None
@@ -182,6 +183,7 @@ class Fuzzer:
         call, which a MessagePack answer is compared with)."""
         started = time.monotonic()
         status, message, answer = self.send(call, binary)
+        labelled = self.labelled  # (before the binary check sends the call again)
         problem = _message_problem(status, message)
         if problem:
             self.judged(function, ["message"], started)
@@ -203,6 +205,7 @@ class Fuzzer:
             ("headers", True, lambda: self.header_problems(headers)),
             ("select", selected and tag == "Ok_", lambda: self.selection_problems(function, fields, call[0])),
             ("binary", binary, lambda: self.parity_problems(function, call, before, body)),
+            ("media", True, lambda: _media_problems(labelled, answer)),
         ]
         for check, applies, problems in checks:
             found = problems() if applies else None
@@ -352,6 +355,15 @@ def _message_problem(status, message):
     if len(message[1]) != 1:
         return f"the body holds {len(message[1])} keys, not one result tag"
     return ""
+
+
+def _media_problems(labelled, answer):
+    """Whether an answer's Content-Type says what it is: MessagePack (its first byte 0x92) or JSON."""
+    wire, media_type = ("MessagePack", "application/octet-stream") if answer[:1] == b"\x92" else (
+        "JSON", "application/json")
+    if labelled.split(";")[0].strip().lower() == media_type:
+        return []
+    return [((), f"the answer is {wire} labelled {labelled or 'with no Content-Type'}, not {media_type}")]
 
 
 def _shown(message, answer, most=1000):

@@ -71,7 +71,7 @@ class Exchange(NamedTuple):
 def detect(target):
     """What the target serves, as (the words cases may require, a description), or raise Trouble."""
     try:
-        status, data = target.post([{}, {"fn.api_": {"includeInternal!": True}}])
+        status, data, _ = target.post([{}, {"fn.api_": {"includeInternal!": True}}])
     except Overlong as error:
         raise Trouble(f"{target.url} answered fn.api_ with more than the suite reads: {error}") from None
     message = decode(data)

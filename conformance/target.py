@@ -58,8 +58,8 @@ class Target:
         return deadlines.Connection(self.host, self.port)
 
     def post(self, message, data=None, media_type="application/json", keep=False):
-        """POST a JSON message (or `data`, bytes of `media_type`); return (HTTP status, the answer's bytes).
-        With `keep`, on one connection kept alive from call to call (for one caller at a time), a new one
+        """POST a JSON message (or `data`, bytes of `media_type`); return (HTTP status, the answer's bytes,
+        its Content-Type). With `keep`, on one connection kept alive from call to call (for one caller at a time), a new one
         when the target has closed it."""
         reused = keep and self.kept is not None
         connection = (self.kept if reused else self.connect()).exchange(self.timeout)
@@ -81,7 +81,7 @@ class Target:
             self.kept = connection
         else:
             connection.close()
-        return response.status, answer
+        return response.status, answer, response.getheader("Content-Type", "")
 
     def answers(self, tries=2):
         """Whether the target answers a ping on a new connection (in one of `tries`)."""

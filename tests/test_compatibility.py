@@ -260,7 +260,7 @@ def replayed(old, new, rng, calls=12):
             function = suite.functions[name]
             for _ in range(calls):
                 call = [{}, {name: values.Maker(suite, rng).fields(function.arguments, 0)}]
-                status, data = target.post(call)
+                status, data, _ = target.post(call)
                 [(tag, fields)] = json.loads(data)[1].items()
                 if tag.startswith("ErrorInvalidRequest"):
                     return f"refused: {call} -> {tag} {fields}"

@@ -211,7 +211,7 @@ def test_a_run_that_checks_nothing_says_so_and_does_not_exit_0(capsys):
         status, lines, _ = fuzzing(capsys, server.url, "--time-limit", "0", "--json", "/dev/null")
     assert status == 5 and not any("passed (" in line for line in lines if line.startswith("  fn."))
     assert "  fn.add: not run (the time limit ended the run before its calls)" in lines
-    assert lines[-2].endswith(": no failures; 0 checks passed, 104 not run.")
+    assert lines[-2].endswith(": no failures; 0 checks passed, 117 not run.")
     assert lines[-1] == "Nothing was checked: no verdict rests on any answer."
 
 
@@ -335,7 +335,7 @@ def test_known_failures_are_reported_without_failing_the_run(capsys, tmp_path):
     known.write_text("fuzz/fn.typo/handler*  # wrong types below 0\nfuzz/fn.crash/handler*\nfuzz/fn.tag/handler*\n")
     with serving(Service(load(FAULTY), HANDLERS)) as server:
         status, lines, _ = fuzzing(capsys, server.url, "--known-failures", str(known))
-        assert status == 0 and lines[-1].endswith(": no failures, 3 known failures; 27 checks passed, 2 not run."), lines
+        assert status == 0 and lines[-1].endswith(": no failures, 3 known failures; 31 checks passed, 2 not run."), lines
         known.write_text("calculator/add/integers\n")
         with pytest.raises(SystemExit) as exit_:
             main(["fuzz", "--target", server.url, "--known-failures", str(known)])
@@ -392,6 +392,39 @@ def test_a_lax_bytes_validator_and_a_header_without_at_are_found(monkeypatch, ca
         status, lines, _ = fuzzing(capsys, server.url, "--function", "fn.ok")
     assert status == 1 and set(failures(lines)) == {("fn.ok", "headers")}
     assert any(line.endswith("headers: plain: RequiredObjectKeyPrefixMissing") for line in lines)
+
+
+class Mislabelled:
+    """A service labelling every answer application/json, MessagePack too (as the other implementation does)."""
+
+    def __init__(self, service):
+        self.service, self.schema = service, service.schema
+
+    def handle(self, data, client=""):
+        return self.service.handle(data, client)._replace(media_type="application/json")
+
+
+def off_by_one_on_messagepack(request, message):
+    """Every integer of a MessagePack answer's body one more than on JSON (its headers hold @bin_)."""
+    bump = lambda value: {key: bump(item) for key, item in value.items()} if type(value) is dict else (
+        value + 1 if type(value) is int else value)
+    return [message[0], bump(message[1])] if "@bin_" in message[0] else message
+
+
+@pytest.mark.parametrize("wrong, check", [(Mislabelled, "media"),
+                                          (lambda service: Mutated(service, off_by_one_on_messagepack), "binary")])
+def test_a_wrong_only_on_messagepack_is_found_and_its_case_fails_until_it_is_fixed(wrong, check, capsys, tmp_path):
+    """A MessagePack answer labelled JSON went unchecked; the case of a MessagePack failure sent names no
+    server reads on MessagePack, was refused, and so passed while the bug was there."""
+    (tmp_path / "cases").mkdir()
+    fixtures = tmp_path / "cases" / "fuzz.json"
+    with serving(wrong(Service(load(FAULTY), HANDLERS))) as server:
+        status, lines, _ = fuzzing(capsys, server.url, "--function", "fn.ok", "--fixtures", str(fixtures))
+        assert status == 1 and [line.split()[1] for line in lines if line.startswith("FAIL ")] == [
+            f"fuzz/fn.ok/{check}"], "\n".join(lines)
+        assert main(["run", "--target", server.url, "--cases", str(fixtures)]) == 1
+    with serving(Service(load(FAULTY), HANDLERS)) as server:
+        assert main(["run", "--target", server.url, "--cases", str(fixtures)]) == 0, capsys.readouterr().out
 
 
 COUNTER = [{"info.Counter": {}}, {"fn.getCounter": {}, "->": [{"Ok_": {"count": "integer"}}]},

@@ -50,8 +50,8 @@ def test_the_serving_example_answers_then_stops_cleanly_on_a_signal(signal_):
             fuzzed = subprocess.run([sys.executable, "-m", "conformance", "fuzz", "--target", url, "--seed", "1"],
                                     capture_output=True, text=True, timeout=120)
             assert fuzzed.returncode == 0 and "  fn.greet: passed (message, accepted, rejected, result, headers, " \
-                "handler, select, binary)\n" in fuzzed.stdout
-            assert fuzzed.stdout.splitlines()[-1].endswith("(seed 1): no failures; 8 checks passed.")
+                "handler, select, binary, media)\n" in fuzzed.stdout
+            assert fuzzed.stdout.splitlines()[-1].endswith("(seed 1): no failures; 9 checks passed.")
         process.send_signal(signal_)
         out, err = process.communicate(timeout=20)
     finally:
