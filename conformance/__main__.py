@@ -195,6 +195,8 @@ def _fuzz(options, parser):
     print(f"Fuzzing {target.url}: {service}, {report.plural(len(functions), 'function')}, "
           f"{options.max_examples} calls each, "
           f"seed {seed} (--seed {seed} makes the same calls again).", flush=True)
+    if fuzzer.links.said():
+        print(f"Links followed: {fuzzer.links.said()}.", flush=True)
     started, found, unreached = time.monotonic(), [], "the time limit ended the run before its calls"
     try:
         for function in functions:

@@ -140,7 +140,8 @@ class Fuzzer:
             if self.late():
                 return
             try:
-                arguments = values.Maker(self.schema, self.rng).fields(function.arguments, 0)
+                arguments = self.links.carry(function, values.Maker(self.schema, self.rng).fields(
+                    function.arguments, 0), self.rng)
             except values.TooLarge as error:
                 self.missed[function.name] = f"no call of it can be made: {error}"
                 return
@@ -217,9 +218,28 @@ class Fuzzer:
                 return self.links.logged(function, call, Finding(check, function.name, call, binary, said,
                                                                  _shown(message, answer), tag, tuple(found)))
         self.links.logged(function, call, None)
+        if tag == "ErrorUnauthenticated_" and self.links.credentials and call[0].get("@auth_") == \
+                self.links.credentials["@auth_"] and not self.following:
+            self.renew()
+        if tag == "Ok_" and not function.internal:
+            self.links.keep(function, call[1][function.name], fields)
         if tag == "Ok_" and not selected and not function.internal and not self.following:
             self.follow(function, fields)
         return None
+
+    def renew(self):
+        """Credentials an answer gave were refused (a logout ended them, say): get new ones, calling a
+        function that gives them (three tries, as a username may be taken)."""
+        givers, answered = [f for f in self.schema.functions.values() if self.links.gives(f) and not f.internal], \
+            self.answered  # (kept: the next MessagePack call is compared with the answer before this)
+        self.links.credentials = {}
+        for _ in range(3 if givers else 0):
+            function = self.rng.choice(givers)
+            self.check(function, [self.headers, {function.name: values.Maker(self.schema, self.rng).fields(
+                function.arguments, 0)}])
+            if self.links.credentials:
+                break
+        self.answered = answered
 
     def sequences(self, functions, count):
         """`count` valid calls of `functions` interleaved at random, once each was fuzzed alone: a failure
@@ -230,7 +250,8 @@ class Fuzzer:
                 return
             function = self.rng.choice(functions)
             try:
-                arguments = values.Maker(self.schema, self.rng).fields(function.arguments, 0)
+                arguments = self.links.carry(function, values.Maker(self.schema, self.rng).fields(
+                    function.arguments, 0), self.rng)
             except values.TooLarge:
                 continue
             found = self.check(function, [self.links.headers(self.headers), {function.name: arguments}])

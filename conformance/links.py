@@ -8,15 +8,22 @@ How this works
 function whose `Ok_` has that field gives credentials (`gives`), and once it
 answers, they become the `@auth_` of every later call (`learn`, `headers`).
 `learn` also returns the calls an answer holds, the values of its `fn.X`
-fields, for the fuzzer to send as a client would. `logged` keeps the latest
+fields, for the fuzzer to send as a client would. A field of the same name
+and type in two functions (an argument of both, or a result of one and an
+argument of the other: `name` saved by one, read by the other) is `shared`:
+the values an accepted call sent in it, or an `Ok_` gave in it, are `kept`,
+and `carry` puts them back into later calls now and then, so that a call
+reads what an earlier one wrote. `logged` keeps the latest
 valid calls, and for a failure met while calls of several functions are
 interleaved (`sequencing`), names the other functions' calls made since the
 failing one last passed.
 """
 
-from collections import deque
+import json
+from collections import defaultdict, deque
 
 LOG, AFTER = 1000, 5  # valid calls remembered; earlier calls a failure shows, the latest
+KEPT, LARGEST = 20, 4096  # values kept of each shared field, the latest; the longest one kept, as JSON
 
 
 class Links:
@@ -28,10 +35,24 @@ class Links:
         self.credentials = {}  # the @auth_ an answer gave
         self.log, self.count, self.passed = deque(maxlen=LOG), 0, {}  # valid calls; how many; by function:
         self.sequencing = False  # how many had been logged when its last call passed; whether calls interleave
+        self.schema, self.shared = schema, shared(schema)
+        self.kept = defaultdict(lambda: deque(maxlen=KEPT))  # (name, type) -> (function, a value it sent or gave)
 
     def gives(self, function):
         """Whether a result of `function` holds credentials (so that it is called first)."""
         return any(name in function.results["Ok_"] for _, name in self.tokens)
+
+    def said(self, most=6):
+        """The links followed, in a line (empty when there are none)."""
+        functions = [f for f in self.schema.functions.values() if not f.internal]
+        givers = [f.name for f in functions if self.gives(f)]
+        holders = [f.name for f in functions if any(t.kind == "fn" for t in f.results["Ok_"].values())]
+        fields = [f"{name} ({', '.join(writers)})" for (name, _), writers in self.shared.items()]
+        parts = [f"credentials from {', '.join(givers)}" * bool(givers),
+                 f"calls held in answers of {', '.join(holders)}" * bool(holders),
+                 (f"values carried: {', '.join(fields[:most])}" + f" and {len(fields) - most} more" * (len(fields) > most))
+                 * bool(fields)]
+        return "; ".join(part for part in parts if part)
 
     def headers(self, given):
         """The headers of a call: those `given` (-H), and the credentials an answer gave, unless given."""
@@ -58,3 +79,38 @@ class Links:
         self.log.append((function.name, call))
         self.count += 1
         return found
+
+    def keep(self, function, arguments, fields):
+        """Keep the values of shared fields that an accepted call of `function` sent, and its Ok_ gave."""
+        for values, declared in ((arguments, function.arguments), (fields, function.results["Ok_"])):
+            for name, type_ in declared.items():
+                key = (name.rstrip("!"), type_)
+                if key in self.shared and values.get(name) is not None and len(json.dumps(values[name])) <= LARGEST:
+                    self.kept[key].append((function.name, values[name]))
+
+    def carry(self, function, arguments, rng):
+        """`arguments`, with the shared fields given, by a coin each, a value another function's call or
+        answer held, where that value is one of the field's type here."""
+        carried = dict(arguments)
+        for name, type_ in function.arguments.items():
+            kept = [value for writer, value in self.kept.get((name.rstrip("!"), type_), ()) if writer != function.name]
+            if kept and rng.random() < 0.5:
+                value = rng.choice(kept)
+                if not any(self.schema.problems(value, type_)):
+                    carried[name] = value
+        return carried
+
+
+def shared(schema):
+    """{(field name without !, type): the functions that write it} for each field one function reads
+    (an argument) and another writes (an argument, or a field of its Ok_)."""
+    readers, writers = defaultdict(set), defaultdict(set)
+    for function in schema.functions.values():
+        if function.internal:
+            continue
+        for name, type_ in function.arguments.items():
+            readers[(name.rstrip("!"), type_)].add(function.name)
+            writers[(name.rstrip("!"), type_)].add(function.name)
+        for name, type_ in function.results["Ok_"].items():
+            writers[(name.rstrip("!"), type_)].add(function.name)
+    return {key: sorted(writers[key]) for key in readers if len(writers[key]) > 1}

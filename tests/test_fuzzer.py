@@ -455,6 +455,30 @@ def test_a_failure_only_after_another_functions_call_is_found_in_sequences_and_s
         assert main(["run", "--target", server.url, "--cases", str(fixtures)]) == 1
 
 
+NOTES = [{"info.Notes": {}}, {"fn.save": {"name": "string", "text": "string"}, "->": [{"Ok_": {}}]},
+         {"fn.read": {"name": "string"}, "->": [{"Ok_": {"text!": "string"}}]}]
+
+
+def notes_handlers():
+    """fn.read answers a wrong type for a name fn.save saved (one of six letters or more, which no two
+    calls made alone share): a bug only a value carried from one call to another reaches."""
+    saved = {}
+    return {"fn.save": lambda a, h: saved.update({a["name"]: a["text"]}) or {"Ok_": {}},
+            "fn.read": lambda a, h: {"Ok_": {"text!": len(saved[a["name"]])} if len(a["name"]) > 5 and a["name"] in saved
+                                     else {}}}
+
+
+@pytest.mark.parametrize("seed", ["1", "2", "3"])
+def test_a_value_one_function_writes_is_carried_into_another_that_reads_it(seed):
+    """A field of one name and type in two functions links them (name: fn.save -> fn.read): missed by every
+    run while each call's values were made afresh."""
+    with serving(Service(load(NOTES), notes_handlers())) as server, contextlib.redirect_stdout(io.StringIO()) as out:
+        status = main(["fuzz", "--target", server.url, "--seed", seed])
+    text = out.getvalue()
+    assert status == 1 and "FAIL fuzz/fn.read/handler " in text, text
+    assert "values carried: name (fn.read, fn.save)" in text
+
+
 BOUNDS = [{"info.Bounds": {}}, {"fn.find": {"id": "integer"}, "->": [{"Ok_": {}}]},
           {"fn.sum": {"xs": ["integer"]}, "->": [{"Ok_": {}}]}]
 BOUND_HANDLERS = {"fn.find": lambda a, h: {"Ok_": {}} if a["id"] <= 100 else 1 / 0,
