@@ -13,7 +13,8 @@ indented (in colour, unless NO_COLOR is set) on a terminal, bytes as base64
 text with a note on standard error saying where. The exit status says how the
 call went: 0 for `Ok_`, 1 for an error result, 2 for a usage or transport
 problem. `--session FILE` keeps headers between calls, and the token an `Ok_`
-result gives, as the `@auth_` a `Session` tag carries; `--list` shows the
+result gives, as the `@auth_` a `Session` tag carries, until a function named
+as a logout answers `Ok_` or the server refuses it; `--list` shows the
 server's functions, `--schema` prints its schema; `-v` shows the request and
 the whole answer on standard error; `--driver` speaks the conformance suite's
 client driver protocol (drivers.py).
@@ -28,7 +29,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import drivers, sources
+from . import drivers, fetched, sources
 from .protocol import blobs
 from .protocol.documents import Document
 from .cli import Parser, interruptible, positive, program, timeout
@@ -36,6 +37,7 @@ from .http_client import MAX_RESPONSE, Client, TransportError, Untrusted
 
 PAIR = re.compile(r"(@?[A-Za-z_][\w!]*)(:?=)(.*)", re.DOTALL)  # NAME=TEXT, NAME:=JSON
 TEXT = ("string", "string?", "bytes", "bytes?")  # the types whose values `=` gives as they are written
+ENDS_SESSION = re.compile(r"\.(log_?out|sign_?out|end_?session)$", re.IGNORECASE)  # (no schema says which does)
 
 
 @interruptible
@@ -58,7 +60,8 @@ def main(argv=None):
     parser.add_argument("--select", metavar="JSON", help="keep only these result fields (the @select_ "
                         "header): '{\"->\": {\"Ok_\": [\"result\"]}}'")
     parser.add_argument("--session", metavar="FILE", help="keep headers between calls in FILE: those given "
-                        "with -H, and the token an Ok_ result holds, as @auth_ {\"Session\": {\"token\": ...}}")
+                        "with -H, and the token an Ok_ result holds, as @auth_ {\"Session\": {\"token\": ...}}, "
+                        "until fn.logout (or signOut, endSession) answers Ok_ or the server refuses it")
     parser.add_argument("--binary", action="store_true", help="negotiate MessagePack (the answer is printed "
                         "as JSON all the same)")
     parser.add_argument("--list", action="store_true", help="list the server's functions, their arguments and "
@@ -135,6 +138,7 @@ class Call:
 
     def __init__(self, options, client):
         self.options, self.client, self.schema = options, client, None
+        self.unconfirmed = False  # whether the schema is one kept from an earlier run, not yet fetched again
         self.arguments, self.pairs = {}, []
         for text in options.arguments:
             if text == "-" or text.startswith(("@", "{")):
@@ -153,11 +157,14 @@ class Call:
 
     def make(self, pretty):
         """Make the call, print what it answered; the exit status."""
-        headers = {**self.headers, **self.values([PAIR.fullmatch(text).groups() for text in self.options.header],
-                                                 self.declared_headers)}
-        arguments = {**self.arguments, **self.values(self.pairs, self.declared_arguments)}
         started = time.perf_counter()
-        answer = self.client.call(self.options.function, arguments, headers)
+        headers, answer = self.send()
+        if "ErrorInvalidRequestBody_" in answer[1] and self.unconfirmed:  # (refused, so it changed nothing)
+            fresh, self.unconfirmed = checked(self.client, internal=True), False
+            if fresh != self.schema:  # the kept schema was stale: the call goes again, made by the new one
+                self.schema = fresh
+                fetched.keep(self.client.url, fresh)
+                headers, answer = self.send()
         if self.options.verbose:
             sent, received = self.client.last
             print(f"> POST {self.client.url}\n> {_text(sent)}\n< {json.dumps(readable(list(answer), [], []))}\n"
@@ -171,6 +178,13 @@ class Call:
         for path in paths:
             print(f"note: {'.'.join(map(str, path))} is bytes, shown as base64", file=sys.stderr)
         return 0 if "Ok_" in answer[1] else 1
+
+    def send(self):
+        """Send the call as the command line and the schema make it: (its headers, the answer)."""
+        headers = {**self.headers, **self.values([PAIR.fullmatch(text).groups() for text in self.options.header],
+                                                 self.declared_headers)}
+        arguments = {**self.arguments, **self.values(self.pairs, self.declared_arguments)}
+        return headers, self.client.call(self.options.function, arguments, headers)
 
     def values(self, pairs, declared):
         """The values of NAME=TEXT and NAME:=JSON pairs, `=` giving JSON where `declared` (the types of
@@ -192,9 +206,14 @@ class Call:
         return values
 
     def entries(self):
-        """The server's schema, with its stock entries, asked for once (and checked: ValueError if unsound)."""
+        """The server's schema, with its stock entries: as kept from an earlier run (fetched.py), else asked
+        for once, and kept (checked either way: ValueError if unsound)."""
         if self.schema is None:
-            self.schema = checked(self.client, internal=True)
+            kept = fetched.kept(self.client.url)
+            self.unconfirmed = kept is not None and not sources.check([Document(self.client.url, kept)])[1]
+            self.schema = kept if self.unconfirmed else checked(self.client, internal=True)
+            if not self.unconfirmed:
+                fetched.keep(self.client.url, self.schema)
         return self.schema
 
     def declared_arguments(self):
@@ -213,7 +232,11 @@ class Call:
         auth = next((entry["union.Auth_"] for entry in self.entries() if "union.Auth_" in entry), [])
         if type(token) is str and any(tag.get("Session") == {"token": "string"} for tag in auth):
             headers["@auth_"] = {"Session": {"token": token}}
-        elif "ErrorUnauthenticated_" in body and "@auth_" in self.headers:  # (a token logged out, or forgotten)
+        elif "Ok_" in body and ENDS_SESSION.search(self.options.function) and "Session" in self.headers.get("@auth_", {}):
+            headers.pop("@auth_")
+            print(f"note: {self.options.function} ended the session: its token is dropped from "
+                  f"{self.options.session}", file=sys.stderr)
+        elif "ErrorUnauthenticated_" in body and "@auth_" in self.headers:  # (a token expired, or forgotten)
             headers.pop("@auth_")
             print(f"note: the server refused the session's credentials: they are dropped from "
                   f"{self.options.session}", file=sys.stderr)

@@ -9,6 +9,7 @@ import socket
 import ssl
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import tracemalloc
@@ -260,6 +261,8 @@ def user():
 
 
 def pytest_configure(config):
+    # (the client keeps the schemas it fetched in the user's cache folder: the tests' own is this one)
+    config.cache_home = os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="sdms-cache-")
     if not hasattr(config, "workerinput"):  # once, in the process that starts the test workers
         config.peer_line = peer.start_installing()
 
@@ -269,6 +272,7 @@ def pytest_report_header(config):
 
 
 def pytest_unconfigure(config):
+    shutil.rmtree(config.cache_home, ignore_errors=True)
     if not hasattr(config, "workerinput"):
         peer.stop_installing()
 

@@ -231,10 +231,45 @@ def test_a_session_keeps_the_headers_and_the_token_of_a_login(url, tmp_path):
     assert json.loads(session.read_text())["@id_"] == 7
     run = client(url, "fn.getVariables", "--session", str(session))
     assert json.loads(run.stdout) == {"Ok_": {"variables": [{"name": "v", "value": 1}]}}
-    assert client(url, "fn.logout", "username=session-ann", "--session", str(session)).returncode == 0
-    refused = client(url, "fn.logout", "username=session-ann", "--session", str(session))
-    assert refused.returncode == 1 and "@auth_" not in json.loads(session.read_text())  # (the dead token was kept)
+    logout = client(url, "fn.logout", "username=session-ann", "--session", str(session))
+    assert logout.returncode == 0 and "@auth_" not in json.loads(session.read_text())  # (the dead token was kept)
+    assert f"note: fn.logout ended the session: its token is dropped from {session}" in logout.stderr
+    assert client(url, "fn.login", "username=session-ann", "--session", str(session)).returncode == 0
+    session.write_text(json.dumps({"@auth_": {"Session": {"token": "forgotten"}}}))
+    refused = client(url, "fn.getVariables", "--session", str(session))
+    assert refused.returncode == 1 and "@auth_" not in json.loads(session.read_text())
     assert f"note: the server refused the session's credentials: they are dropped from {session}" in refused.stderr
+
+
+class Counting:
+    """A service that counts the calls of fn.api_ it answers."""
+
+    def __init__(self, service):
+        self.service, self.schema, self.asked = service, service.schema, 0
+
+    def handle(self, data, client=""):
+        self.asked += b'"fn.api_"' in data
+        return self.service.handle(data, client)
+
+
+def test_the_schema_is_fetched_once_and_again_only_when_a_call_made_by_it_is_refused(tmp_path, monkeypatch):
+    """NAME=TEXT needs the schema: it was fetched before each call. It is kept; a stale one is found out
+    when the server refuses the call made by it, and the call goes again."""
+    service = Counting(calculator.service())
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    with serving(service) as server:
+        for _ in range(3):
+            assert json.loads(client(server.url, "fn.add", "x=1", "y=2").stdout) == {"Ok_": {"result": 3}}
+        assert service.asked == 1
+        [kept] = (tmp_path / "sdms-client").glob("*.json")
+        stale = json.loads(kept.read_text())
+        stale["api"] = [{"fn.add": {"x": "string", "y": "string"}, **{k: v for k, v in entry.items() if k != "fn.add"}}
+                        if "fn.add" in entry else entry for entry in stale["api"]]
+        kept.write_text(json.dumps(stale))
+        assert json.loads(client(server.url, "fn.add", "x=1", "y=2").stdout) == {"Ok_": {"result": 3}}
+        assert service.asked == 2 and json.loads(kept.read_text())["api"] != stale["api"]
+        refused = client(server.url, "fn.add", "x=1", "y=oops")  # (refused with the schema as it is: no call again)
+        assert refused.returncode == 1 and service.asked == 3
 
 
 def test_a_value_is_read_from_a_json_file_with_name_colon_equals_at(url, tmp_path):
