@@ -5,7 +5,8 @@ How this works
 A call written `NAME=TEXT` needs the server's schema to tell text from JSON,
 and each run of the client is a new process, so the schema a server answered
 `fn.api_` with is kept in a file named after its URL, in the user's cache
-folder (`$XDG_CACHE_HOME/sdms-client`, else `~/.cache/sdms-client`): the
+folder (`$XDG_CACHE_HOME/sdms-reference`, else `~/.cache/sdms-reference`,
+where the mock keeps the schema it fetched too): the
 next call needs no extra request. A kept schema may be stale; the client
 trusts it until the server refuses a call made with it, then fetches the
 schema again (calls.py): a refused call changed nothing, so it may go again.
@@ -22,12 +23,12 @@ from . import sources
 
 
 def folder():
-    """Where the schemas are kept."""
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "sdms-client"
+    """Where the schemas fetched are kept, the client's and the mock's."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "sdms-reference"
 
 
 def _file(url):
-    return folder() / (hashlib.sha256(url.encode()).hexdigest()[:32] + ".json")
+    return folder() / ("client-" + hashlib.sha256(url.encode()).hexdigest()[:32] + ".json")
 
 
 def kept(url):

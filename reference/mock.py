@@ -30,7 +30,7 @@ from datetime import datetime
 from pathlib import Path
 
 from . import asgi as asgi_, mocking, relay, wsgi as wsgi_
-from . import sources
+from . import fetched, sources
 from .sources import load, parse_json, read_file
 from .cli import (Parser, add_server_options, check_server_options, interruptible, kind, positive, program, rate,
                   seconds, serve)
@@ -235,8 +235,7 @@ def default_cache(url):
     """Where the schema fetched from `url` is saved unless --cache says otherwise."""
     parts = urllib.parse.urlsplit(url)
     name = f"{parts.hostname}-{parts.port or 80}{parts.path}".replace("/", "_")
-    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return root / "sdms-reference" / f"{name}.json"
+    return fetched.folder() / f"{name}.json"
 
 
 OPTIONS = ("strictMatch!", "count!")  # what fn.createStub_ takes beside its stub

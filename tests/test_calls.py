@@ -261,7 +261,7 @@ def test_the_schema_is_fetched_once_and_again_only_when_a_call_made_by_it_is_ref
         for _ in range(3):
             assert json.loads(client(server.url, "fn.add", "x=1", "y=2").stdout) == {"Ok_": {"result": 3}}
         assert service.asked == 1
-        [kept] = (tmp_path / "sdms-client").glob("*.json")
+        [kept] = (tmp_path / "sdms-reference").glob("client-*.json")
         stale = json.loads(kept.read_text())
         stale["api"] = [{"fn.add": {"x": "string", "y": "string"}, **{k: v for k, v in entry.items() if k != "fn.add"}}
                         if "fn.add" in entry else entry for entry in stale["api"]]
