@@ -29,7 +29,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import drivers, fetched, sources
+from . import drivers, fetched, sources, stubs
 from .protocol import blobs
 from .protocol.documents import Document
 from .cli import Parser, interruptible, positive, program, timeout
@@ -210,7 +210,8 @@ class Call:
         for once, and kept (checked either way: ValueError if unsound)."""
         if self.schema is None:
             kept = fetched.kept(self.client.url)
-            self.unconfirmed = kept is not None and not sources.check([Document(self.client.url, kept)])[1]
+            self.unconfirmed = kept is not None and not sources.check([Document(self.client.url, kept)],
+                                                                       extensions=stubs.KINDS)[1]
             self.schema = kept if self.unconfirmed else checked(self.client, internal=True)
             if not self.unconfirmed:
                 fetched.keep(self.client.url, self.schema)
@@ -257,7 +258,7 @@ def checked(client, internal=False):
     """The server's schema (fn.api_), checked as a schema loader checks one: ValueError, in one line, if it is
     not sound (entries that are no objects, a function without ->), since what is read of it would be wrong."""
     entries = client.schema(internal)
-    _, problems = sources.check([Document(client.url, entries)])
+    _, problems = sources.check([Document(client.url, entries)], extensions=stubs.KINDS)  # (a mock's too)
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         raise ValueError(f"the schema {client.url} answers fn.api_ with is not sound: "

@@ -67,7 +67,8 @@ def main(argv=None):
                         "$XDG_CACHE_HOME is ~/.cache unless set)")
     parser.add_argument("--stubs", metavar="DIR", help="load the stubs in the *.json files of DIR at start: "
                         "each holds a stub, {\"fn.name\": arguments, \"->\": result}, what fn.createStub_ takes "
-                        "(with strictMatch! and count!, and request headers a call must hold: \"@auth_\": ...), "
+                        "(with strictMatch! and count!, request headers a call must hold: \"@auth_\": ..., and places "
+                        "that match patterns instead: \"match!\": {\"name\": {\"Glob\": {\"pattern\": \"ann*\"}}}), "
                         "or an array of those; with --record, where the answers are saved")
     add_server_options(parser, port=8080)
     parser.add_argument("--seed", type=int, default=0, help="seed of the generated values (default %(default)s)")
@@ -280,9 +281,11 @@ def _wrong(path, text, steps, inside, reason, schema):
     place = sources.position(text, steps + inside)
     (reason, data), = reason.items()
     said = (f"expected {', '.join(data['expected'])}, found {', '.join(data['actual'])}" if reason == "TypeUnexpected"
+            else data["reason"] if reason == "ExtensionValidationFailed"
             else SAID.get(reason) or reason + (f" {json.dumps(data)}" if data else ""))
-    if reason in ("ObjectKeyDisallowed", "FunctionUnknown"):
-        names = {key for _, entry, _ in schema.entries for key in _keys(entry)}
+    if reason in ("ObjectKeyDisallowed", "FunctionUnknown"):  # (near names of its kind, a function's or a field's)
+        names = {key for _, entry, _ in schema.entries for key in _keys(entry)
+                 if ("." in key) == (reason == "FunctionUnknown") and key != inside[-1]}
         near = difflib.get_close_matches(str(inside[-1]), names, n=1)
         said += f"; did you mean {json.dumps(near[0])}?" if near else ""
     where = ".".join(str(step) for step in inside) or "the stub"

@@ -43,7 +43,7 @@ from pathlib import Path
 
 import msgpack
 
-from . import relay, stubs
+from . import patterns, relay, stubs
 from .sources import load
 from .protocol import Service, codec
 from .protocol.generate import Context, OverBudget, Random, make
@@ -68,10 +68,13 @@ class Stub:
     uses: int  # answers left; -1 for no limit
     size: int  # about how many bytes of memory it takes
     headers: dict  # the request headers a call must hold, each with a matching value
+    written: dict  # its match!, as written: places of a call that match patterns instead of values
+    match: list  # the same, compiled (patterns.py)
 
     def shown(self):
         """The stub as fn.listStubs_ shows it (struct.Stubbed_)."""
-        return {"stub": {self.function: self.arguments, "->": msgpack.unpackb(self.result), **self.headers},
+        return {"stub": {self.function: self.arguments, "->": msgpack.unpackb(self.result), **self.headers,
+                         **({"match!": self.written} if self.written else {})},
                 "strictMatch!": self.strict, **({"count!": self.uses} if self.uses >= 0 else {})}
 
 
@@ -130,8 +133,7 @@ class Mock:
         with self.lock:
             newest = [stub for stub in self.stubs[::-1] if stub.function == name and stub.uses != 0]
         matching = self.matching(len(msgpack.packb(arguments)))  # (matched outside the lock)
-        stub = next((stub for stub in newest if matching.matches(stub.arguments, arguments, stub.strict, stub.size)
-                     and stubs.partial(stub.headers, headers)), None)
+        stub = next((stub for stub in newest if _matched(matching, stub, arguments, headers)), None)
         missed = nearest(newest, arguments, headers, matching) if stub is None and newest else None
         if missed:
             log.info("%s %.200s matched no stub; the nearest, %.200s, differs at %s", name, as_json(arguments),
@@ -159,10 +161,11 @@ class Mock:
         stub = arguments["stub"]
         [name], matched = [key for key in stub if key.startswith("fn.")], stubs.headers(stub)
         result = msgpack.packb(stub["->"])
-        size = footprint(stub[name]) + footprint(matched) + len(result)
+        written = stub.get("match!", {})
+        size = footprint(stub[name]) + footprint(matched) + len(result) + footprint(written)
         with self.lock:
             self.stubs.append(Stub(name, stub[name], result, arguments.get("strictMatch!", False),
-                                   arguments.get("count!", -1), size, matched))
+                                   arguments.get("count!", -1), size, matched, written, patterns.compiled(written)))
             self.stub_bytes += size
             while len(self.stubs) > self.max_stubs or self.stub_bytes > self.max_state // 2:
                 self.stub_bytes -= self.stubs.pop(0).size
@@ -230,6 +233,13 @@ class Mock:
         with self.lock:
             self.random.seed(arguments["seed"])
         return {"Ok_": {}}
+
+
+def _matched(matching, stub, arguments, headers):
+    """Whether a call matches a stub: where its `match!` says, by patterns; elsewhere, by its values."""
+    called = matching.patterned(stub.match, arguments, headers, stub) if stub.match else (arguments, headers)
+    return called is not None and matching.matches(stub.arguments, called[0], stub.strict, stub.size) and \
+        stubs.partial(stub.headers, called[1])
 
 
 def listed(packed, omission, part=None):
@@ -320,6 +330,10 @@ class ByDefinition:
     def matches(self, wanted, actual, strict, size):
         """Whether `actual` arguments match `wanted` ones: equal if `strict`, else partially."""
         return stubs.equal(wanted, actual) if strict else stubs.partial(wanted, actual)
+
+    def patterned(self, match, arguments, headers, stub):
+        """The call as patterns.patterned gives it for a stub's `match!`."""
+        return patterns.patterned(match, arguments, headers, stub.arguments, stub.headers)
 
     def forget(self):
         pass

@@ -4,7 +4,8 @@ How this works
 --------------
 A call, `{"fn.X": arguments}`, names one of the service's functions and its
 arguments; a stub is a call and, under `"->"`, the result it answers with,
-and perhaps request headers a call must hold too (`"@auth_": ...`).
+and perhaps request headers a call must hold too (`"@auth_": ...`), and
+under `"match!"` places of a call that match patterns instead (patterns.py).
 They are the types `_ext.Call_` and `_ext.Stub_` of the mock's schema
 (schemas/mock.json), and `KINDS` hands their rules to `load()`: the core's
 walks reach them through the "ext" entry of each table (protocol/types.py).
@@ -16,6 +17,7 @@ functions of the mock itself (`fn.createStub_`, ...) are never stubbed,
 called or recorded.
 """
 
+from . import patterns
 from .protocol.generate import generate_fields, generate_tags, make
 from .protocol.blobs import restore, restore_fields
 from .protocol.types import Extension, Type
@@ -57,12 +59,14 @@ class Stubs(Calls):
         if "->" not in value:
             yield case(path, "RequiredObjectKeyMissing", {"key": "->"})
         for key in value:
-            if key not in (name, "->") and not key.startswith("@"):
+            if key not in (name, "->", "match!") and not key.startswith("@"):
                 yield case((path, key), "ObjectKeyDisallowed")
         called, cases = _mockable(self.functions, name, path)
         yield from cases
         if called is None:
             return
+        if "match!" in value:
+            yield from _match_cases(value["match!"], called, (path, "match!"))
         yield from _partial(check_fields(value[name], called.arguments, (path, name), function))
         if "->" in value:
             yield from _partial(check_tags(value["->"], called.result, (path, "->"), function))
@@ -83,6 +87,8 @@ class Stubs(Calls):
         [name] = [key for key in value if key.startswith("fn.")]
         function = self.functions[name]
         restored = {**headers(value), name: restore_fields(value[name], function.arguments)}
+        if "match!" in value:
+            restored["match!"] = value["match!"]
         if "->" in value:
             restored["->"] = restore(value["->"], Type("union", False, function.result))
         return restored
@@ -116,6 +122,22 @@ def _mockable(functions, name, path):
     if name.endswith("_"):  # fn.ping_ and the mock's own functions are never stubbed or recorded
         return None, [case((path, name), "ObjectKeyDisallowed")]
     return functions[name], []
+
+
+def _match_cases(match, function, path):
+    """The cases of a stub's `match!`: {place: pattern}, each place an argument's or a header's path."""
+    if type(match) is not dict:
+        yield type_unexpected(match, "Object", path)
+        return
+    for place, pattern in match.items():
+        try:
+            first = patterns.steps(place)[0]
+            if not first.startswith("@") and first not in function.arguments.fields:
+                raise ValueError(f"{function.name} has no argument {first!r} (a header's path starts with @)")
+            if patterns.problem(pattern):
+                raise ValueError(patterns.problem(pattern))
+        except ValueError as error:
+            yield case((path, place), "ExtensionValidationFailed", {"reason": str(error)})
 
 
 def _partial(cases):

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from reference import __version__, calculator
+from reference import __version__, calculator, mocking
 
 from conftest import respond, serving
 
@@ -322,3 +322,14 @@ def test_a_server_whose_schema_is_not_sound_is_said_in_one_line(api, said, args,
     assert done.returncode == 2 and done.stderr.startswith(
         f"python -m reference.client: error: the schema {url} answers fn.api_ with is not sound: {said}")
     assert done.stderr.count("\n") == 1
+
+
+def test_calls_written_name_text_reach_a_mock_whose_schema_holds_its_own_kinds():
+    """A mock's schema has _ext.Call_ and _ext.Stub_, which the client refused as unsound: every call
+    written NAME=TEXT to a mock was one line and exit 2."""
+    with serving(mocking.service(calculator.entries())) as server:
+        stubbed = client(server.url, "fn.createStub_", 'stub:={"fn.getVariable": {"name": ""}, "match!": {"name": '
+                         '{"Glob": {"pattern": "ann*"}}}, "->": {"Ok_": {"variable!": {"name": "a", "value": 1}}}}')
+        assert stubbed.returncode == 0, stubbed.stderr
+        run = client(server.url, "fn.getVariable", "name=annabel")
+    assert (run.returncode, json.loads(run.stdout)) == (0, {"Ok_": {"variable!": {"name": "a", "value": 1}}}), run.stderr

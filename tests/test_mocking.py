@@ -19,17 +19,18 @@ import pytest
 
 from conftest import (Connection, Mutated, dripping, handled_with_peak, refusing, respond, serving, started,
                       uvicorn_serving)
-from reference import admission, calculator, http_client, load, mock, mocking, relay
+from reference import admission, calculator, http_client, load, mock, mocking, protocol, relay
 from reference.http_client import Client
 
 ADD = {"fn.add": {"x": 1, "y": 2}}
 OK = {"Ok_": {}}
 
 
-@pytest.fixture
-def mocked():
-    """A connection to a fresh mock of the calculator; `.call(body, headers)` returns the body."""
-    with serving(mocking.service(calculator.entries())) as server:
+@pytest.fixture(params=[None, protocol.Service], ids=["engine", "core"])
+def mocked(request):
+    """A connection to a fresh mock of the calculator, the engine room's or the core's (matching stubs by
+    their definitions); `.call(body, headers)` returns the body."""
+    with serving(mocking.service(calculator.entries(), kind=request.param)) as server:
         connection = Connection(server.url)
         connection.body = lambda body, headers=None: connection.call([headers or {}, body])[1]
         yield connection
@@ -99,11 +100,34 @@ def test_the_mock_encoding_is_the_other_implementation_s_and_its_listings():
      ({"fn.export": {}}, {"Ok_": {"blob": "/w=="}})],
     # true is not 1, although 1 is 1.0
     [(stub({"fn.add": {"x": 1.0}}, {"Ok_": {"result": 7}}), OK), (ADD, {"Ok_": {"result": 7}})],
+    # match!: places of a call that match a pattern, not the stub's value (strict matching compares the rest)
+    [(stub({"fn.add": {"x": 1, "y": 0}, "match!": {"y": {"Any": {}}}}, {"Ok_": {"result": 100}},
+           **{"strictMatch!": True}), OK),
+     (ADD, {"Ok_": {"result": 100}}),
+     ({"fn.add": {"x": 2, "y": 2}}, {"Ok_": {"result": 0.001007557381413671}})],
+    [(stub({"fn.evaluate": {"expression": {"Variable": {"name": ""}}},
+            "match!": {"expression.Variable.name": {"Glob": {"pattern": "q?*\\*"}}}},
+           {"ErrorUnknownVariables": {"unknownVariables": []}}), OK),
+     ({"fn.evaluate": {"expression": {"Variable": {"name": "qa*"}}}}, {"ErrorUnknownVariables": {"unknownVariables": []}}),
+     ({"fn.evaluate": {"expression": {"Variable": {"name": "qabc*"}}}},
+      {"ErrorUnknownVariables": {"unknownVariables": []}}),
+     ({"fn.evaluate": {"expression": {"Variable": {"name": "q*"}}}}, "generated"),
+     ({"fn.evaluate": {"expression": {"Constant": {"value": 1}}}}, "generated")],
+    [(stub({"fn.add": {}, "@auth_": {"Ephemeral": {"username": ""}},
+            "match!": {"@auth_.Ephemeral.username": {"Glob": {"pattern": "ann*"}}}}, {"Ok_": {"result": 5}}), OK),
+     ((ADD, {"@auth_": {"Ephemeral": {"username": "anna"}}}), {"Ok_": {"result": 5}}),
+     ((ADD, {"@auth_": {"Ephemeral": {"username": "bob"}}}), "generated"),
+     (ADD, "generated")],
 ])
 def test_stubs(mocked, steps):
-    """Each step's request gets exactly the expected answer."""
+    """Each step's request (a body, or a body and headers) gets exactly the expected answer (or not the
+    stub's: a generated one)."""
     for request, expected in steps:
-        assert mocked.body(request) == expected, request
+        answer = mocked.body(*request) if type(request) is tuple else mocked.body(request)
+        if expected == "generated":
+            assert "Ok_" in answer, request
+        else:
+            assert answer == expected, request
 
 
 def test_stub_results_are_completed_inside_arrays_and_unions(mocked):
@@ -141,6 +165,16 @@ def cases(*pairs):
     (stub({"fn.ping_": {}}, OK), cases((["fn.createStub_", "stub", "fn.ping_"], {"ObjectKeyDisallowed": {}}))),
     (stub({"fn.import": {"blob": "AQI"}}, OK), cases((["fn.createStub_", "stub", "fn.import", "blob"], {
         "TypeUnexpected": {"actual": {"String": {}}, "expected": {"Base64String": {}}}}))),
+    (stub({"fn.add": {}, "match!": {"z": {"Any": {}}, "x": {"Glob": {"pattern": 1}}, "y..": {"Any": {}},
+                                    "@id_": {"Glob": {"pattern": "*" * 257}}}}, OK), cases(
+        (["fn.createStub_", "stub", "match!", "z"], {"ExtensionValidationFailed": {
+            "reason": "fn.add has no argument 'z' (a header's path starts with @)"}}),
+        (["fn.createStub_", "stub", "match!", "x"], {"ExtensionValidationFailed": {
+            "reason": 'a pattern is {"Any": {}} or {"Glob": {"pattern": TEXT}}'}}),
+        (["fn.createStub_", "stub", "match!", "y.."], {"ExtensionValidationFailed": {
+            "reason": "'y..' is not a path such as item.tags[0]"}}),
+        (["fn.createStub_", "stub", "match!", "@id_"], {"ExtensionValidationFailed": {
+            "reason": "a glob has at most 256 characters"}}))),
     ({"fn.verify_": {"call": {"fn.add": {}}, "count!": {"Exact": {}}}},
      cases((["fn.verify_", "count!", "Exact"], {"RequiredObjectKeyMissing": {"key": "times"}}))),
     ({"fn.verify_": {"call": {"fn.nope": {}}}}, cases((["fn.verify_", "call", "fn.nope"], {"FunctionUnknown": {}}))),
@@ -859,3 +893,16 @@ def test_a_stub_file_may_hold_its_options_beside_the_call_and_every_bad_file_is_
         f"{folder / 'b.json'}:1:13: at fn.add.x: expected Number, found String",
         f"{folder / 'c.json'}:1:35: at count!: expected Integer, found String",
         f"{folder / 'd.json'}: not JSON: Expecting property name enclosed in double quotes (line 1, column 2)"]
+
+
+def test_a_glob_made_to_be_slow_is_taken_as_no_match_within_the_matching_budget(caplog):
+    """A stub comes from the network: a glob whose pieces would be searched for at every place of a long
+    string costs no more than the steps matching may take (about 16 a byte), and the log says so."""
+    glob = {"Glob": {"pattern": "*" + "a?" * 126 + "b*"}}
+    with serving(mocking.service(calculator.entries())) as server:
+        connection = Connection(server.url)
+        for _ in range(100):
+            assert connection.call([{}, stub({"fn.getVariable": {"name": ""}, "match!": {"name": glob}}, OK)])[1] == OK
+        with caplog.at_level(logging.WARNING, logger="reference"):
+            answer = connection.call([{}, {"fn.getVariable": {"name": "a" * 1_000_000}}])[1]
+    assert "Ok_" in answer and "a glob of a stub's match! would take over 16 steps per byte" in caplog.text

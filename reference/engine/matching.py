@@ -12,6 +12,7 @@ holds its answers to the definition's.
 
 import logging
 
+from .. import patterns
 from ..stubs import equal
 
 log = logging.getLogger("reference")
@@ -35,6 +36,14 @@ class Matching:
         except Exhausted:
             log.warning("matching took over %d steps per byte; taken as no match", STEPS)
             return False
+
+    def patterned(self, match, arguments, headers, stub):
+        """The call as patterns.patterned gives it for a stub's `match!`, within the budget (None beyond)."""
+        try:
+            return patterns.patterned(match, arguments, headers, stub.arguments, stub.headers, self.spend)
+        except Exhausted:
+            log.warning("a glob of a stub's match! would take over %d steps per byte; taken as no match", STEPS)
+            return None
 
     def forget(self):
         """Forget the canonical forms and indexes worked out, before the values they describe go."""
