@@ -15,8 +15,8 @@ import sys
 import time
 from pathlib import Path
 
-from . import (arguments, cache, cases, clients, config, console, files, findings, fuzz, grid, lint, matrix, report, runner,
-               schemas, tables)
+from . import (arguments, cache, cases, clients, config, console, files, findings, fuzz, grid, inprocess, lint, matrix,
+               report, runner, schemas, tables)
 from .target import Target, Trouble
 
 
@@ -180,7 +180,10 @@ def _fuzz(options, parser):
     known = _known(options.known_failures, None, parser) if options.known_failures else set()
     seed = options.seed if options.seed is not None else random.randrange(2**32)
     try:
-        target = Target(options.target, options.timeout, options.cafile)
+        if options.app and options.cafile:
+            parser.error("--cafile is for an https:// --target, not an --app called in process")
+        target = (inprocess.Application(options.app, options.timeout) if options.app else
+                  Target(options.target, options.timeout, options.cafile))
         target.wait(options.wait)
         profile, service = runner.detect(target)
         fuzzer = fuzz.Fuzzer(target, random.Random(seed), dict(options.header), options.rate,
@@ -197,19 +200,9 @@ def _fuzz(options, parser):
           f"seed {seed} (--seed {seed} makes the same calls again).", flush=True)
     if fuzzer.links.said():
         print(f"Links followed: {fuzzer.links.said()}.", flush=True)
-    started, found, unreached = time.monotonic(), [], "the time limit ended the run before its calls"
+    started, found, unreached = time.monotonic(), [], fuzz.UNREACHED
     try:
-        for function in functions:
-            found += fuzzer.examples(function, options.max_examples)
-            note = (" (every call was answered ErrorUnauthenticated_: give -H '@auth_:=...')"
-                    if fuzzer.tags.get(function.name) == {"ErrorUnauthenticated_"} else "")
-            print(findings.function_line(function.name, findings.verdicts(fuzzer, [function], found, unreached))
-                  + note, flush=True)
-        if len(functions) > 1:  # then all of them, interleaved: what fails only after other calls shows here
-            mine = list(fuzzer.sequences(functions, options.max_examples * len(functions) // 2))
-            found += mine
-            print("  in sequences of them all: " + (f"{len(mine)} failing ({', '.join(sorted({f'{f.function} {f.check}' for f in mine}))})"
-                                                     if mine else "no new failure"), flush=True)
+        fuzzer.run(functions, options.max_examples, found, lambda line: print(line, flush=True))
     except Trouble as trouble:
         return _trouble(parser, trouble)
     except KeyboardInterrupt:  # what was found so far is reported all the same

@@ -105,7 +105,11 @@ def command_line():
         "Read the target's schema (fn.api_), make calls of its functions by seed, valid ones and ones with one "
         "thing wrong, and check every answer against the schema: " + "; ".join(
             f"{name}: {what}" for name, (what, _) in findings.CHECKS.items()) + ". A failing call is shrunk."))
-    fuzzing.add_argument("--target", required=True, metavar="URL", help="the API URL (http:// or https://)")
+    where = fuzzing.add_mutually_exclusive_group(required=True)
+    where.add_argument("--target", metavar="URL", help="the API URL (http:// or https://)")
+    where.add_argument("--app", metavar="MODULE:NAME", help="call a WSGI or ASGI application in process, no "
+                       "server and no port: NAME is the application, or a factory that makes it (such as "
+                       "reference.calculator:wsgi); its curl lines address it served at http://127.0.0.1:8000/api")
     fuzzing.add_argument("--cafile", metavar="FILE", help="trust this certificate authority for an https:// target")
     fuzzing.add_argument("--function", action="append", default=[], metavar="NAME",
                          help="call only this function (repeatable; default: every public one)")

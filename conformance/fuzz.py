@@ -29,13 +29,14 @@ from collections import Counter
 
 import msgpack
 
-from . import selections, values
+from . import findings, selections, values
 from .findings import HANDLER_BUGS, REFUSALS, Finding, where
 from .language import Schema
 from .links import Links
 from .runner import decode
 from .target import Trouble
 
+UNREACHED = "the time limit ended the run before its calls"  # why a function never called was not
 MAX_SHRINKS = 300  # calls one finding may spend on being made smaller (2**53 to a bound at 101: about 180)
 REPEATS = 4  # times the call of a finding is sent again, to tell a steady failure from a flaky one
 
@@ -132,6 +133,21 @@ class Fuzzer:
                 self.seen[found.kind] += 1
                 self.followed.append(found._replace(problem=f"{found.problem} (the call {function.name}'s answer "
                                                             f"held, at {name}: it depends on that call)"))
+
+    def run(self, functions, count, found, tell=lambda line: None):
+        """Fuzz each function alone, `count` calls, then all of them interleaved: what fails only after other
+        calls shows there. The Findings go into `found` as they come (kept if the run is interrupted);
+        `tell` is given a line for each function, and one for the sequences."""
+        for function in functions:
+            found += self.examples(function, count)
+            note = (" (every call was answered ErrorUnauthenticated_: give -H '@auth_:=...')"
+                    if self.tags.get(function.name) == {"ErrorUnauthenticated_"} else "")
+            tell(findings.function_line(function.name, findings.verdicts(self, [function], found, UNREACHED)) + note)
+        if len(functions) > 1:
+            mine = list(self.sequences(functions, count * len(functions) // 2))
+            found += mine
+            tell("  in sequences of them all: " + (f"{len(mine)} failing ({', '.join(sorted({f'{f.function} {f.check}' for f in mine}))})"
+                                                   if mine else "no new failure"))
 
     def examples(self, function, count):
         """Make and check `count` calls of `function`; yield a Finding for each kind of failure, the first

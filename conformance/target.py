@@ -139,6 +139,11 @@ def read(response):
     data = response.read() if length.isdigit() else _until_the_end(response)  # (read says if fewer bytes come)
     if len(data) > MAX_ANSWER:
         raise too_long
+    return decodable(data)
+
+
+def decodable(data):
+    """An answer's body, if it holds no more than the suite decodes (above); else Overlong."""
     if data[:1] == b"\x92" and len(data) > MAX_BINARY:
         raise Overlong(f"the answer is over {MAX_BINARY} bytes of MessagePack, more than the suite decodes")
     if len(data) > MAX_VALUES and sum(map(data.count, (b"[", b"{", b","))) > MAX_VALUES:

@@ -4,6 +4,7 @@ import contextlib
 import http.server
 import io
 import json
+import logging
 import random
 import re
 import threading
@@ -15,7 +16,8 @@ import pytest
 from conftest import Mutated, serving
 from conformance import findings, language, values
 from conformance.__main__ import main
-from reference import Service, calculator, load, mocking, testbed
+from conformance.inprocess import fuzz_application
+from reference import Service, calculator, load, mocking, testbed, wsgi
 from reference import protocol
 from reference.protocol import validate
 
@@ -68,6 +70,58 @@ def test_a_faulty_service_fails_on_each_of_its_bugs_and_only_those(capsys):
     assert tag[1] == {"fn.tag": {"flag": True}}
     assert re.fullmatch(r"Fuzzed 4 functions with \d+ requests in [\d.]+ s \(seed 7\): 3 failures; \d+ checks passed, "
                         r"2 not run\.", lines[-1]), lines[-1]  # (fn.crash and fn.tag: an Ok_ without fields to select)
+
+
+APPLICATIONS = """
+from reference import Service, asgi, load, wsgi
+from test_fuzzer import FAULTY, HANDLERS
+
+def wsgi_app():
+    return wsgi.make_application(Service(load(FAULTY), HANDLERS))
+
+asgi_app = asgi.make_application(Service(load(FAULTY), HANDLERS))
+"""
+
+
+@pytest.mark.parametrize("spec", ["faulty_apps:wsgi_app", "faulty_apps:wsgi_app()", "faulty_apps:asgi_app"])
+def test_an_application_fuzzed_in_process_fails_as_it_does_over_http(spec, capsys, tmp_path, monkeypatch):
+    """--app MODULE:NAME calls a WSGI or ASGI application (or its factory) directly, no server, no port:
+    the same bugs, found by the same calls, as over HTTP."""
+    (tmp_path / "faulty_apps.py").write_text(APPLICATIONS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with serving(Service(load(FAULTY), HANDLERS)) as server:
+        _, over_http, _ = fuzzing(capsys, server.url)
+    status = main(["fuzz", "--app", spec, "--seed", "7"])
+    in_process = capsys.readouterr().out.splitlines()
+    assert status == 1 and failures(in_process) == failures(over_http), "\n".join(in_process)
+    assert in_process[0].startswith(f"Fuzzing {spec} (in process): a service of another schema, 4 functions")
+    assert any(line.strip().startswith("curl -s -i -X POST http://127.0.0.1:8000/api ") for line in in_process)
+
+
+@pytest.mark.parametrize("spec, said", [
+    ("faulty_apps", "write it as module:application"), ("no_such_module:app", "cannot import no_such_module"),
+    ("faulty_apps:nothing", "faulty_apps has no callable nothing"),
+    ("faulty_apps:FAULTY", "faulty_apps has no callable FAULTY")])
+def test_an_application_that_cannot_be_called_is_one_line_and_exit_2(spec, said, capsys, tmp_path, monkeypatch):
+    (tmp_path / "faulty_apps.py").write_text(APPLICATIONS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    status = main(["fuzz", "--app", spec])
+    error = capsys.readouterr().err
+    assert status == 2 and said in error and error.count("\n") == 1, error
+
+
+def test_pytest_users_fuzz_their_application_from_their_own_tests(caplog):
+    """fuzz_application(app) is the fuzz of an application in process, as a test: quiet when it passes,
+    an AssertionError naming each failure and the seed when it does not."""
+    caplog.set_level(logging.CRITICAL, logger="reference")  # (the faulty handlers' tracebacks)
+    results = fuzz_application(calculator.wsgi(), seed=1, max_examples=10, time_limit=30)
+    assert {result.status for result in results} <= {"pass", "not-run"} and len(results) == 13 * 9
+    with pytest.raises(AssertionError) as failed:
+        fuzz_application(wsgi.make_application(Service(load(FAULTY), HANDLERS)), seed=7)
+    told = str(failed.value)
+    assert told.startswith("fuzzing ") and " with seed 7: 3 failing" in told
+    assert {"FAIL fuzz/fn.typo/handler", "FAIL fuzz/fn.crash/handler", "FAIL fuzz/fn.tag/handler"} == set(
+        re.findall(r"FAIL fuzz/fn\.\w+/\w+", told))
 
 
 def lax_strings(value, type_, path, function):  # a number is text too
