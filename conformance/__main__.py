@@ -182,6 +182,8 @@ def _fuzz(options, parser):
     try:
         if options.app and options.cafile:
             parser.error("--cafile is for an https:// --target, not an --app called in process")
+        if options.app and options.workers > 1:
+            parser.error("--workers is for a --target: an --app is called in one thread, one call at a time")
         target = (inprocess.Application(options.app, options.timeout) if options.app else
                   Target(options.target, options.timeout, options.cafile))
         target.wait(options.wait)
@@ -202,7 +204,7 @@ def _fuzz(options, parser):
         print(f"Links followed: {fuzzer.links.said()}.", flush=True)
     started, found, unreached = time.monotonic(), [], fuzz.UNREACHED
     try:
-        fuzzer.run(functions, options.max_examples, found, lambda line: print(line, flush=True))
+        fuzzer.run(functions, options.max_examples, found, lambda line: print(line, flush=True), options.workers)
     except Trouble as trouble:
         return _trouble(parser, trouble)
     except KeyboardInterrupt:  # what was found so far is reported all the same
@@ -223,9 +225,10 @@ def _fuzz(options, parser):
             if tally["fail"] + tally["flaky"] else "no failures") + (
         f", {report.plural(tally['known-failure'], 'known failure')}" if tally["known-failure"] else "")
     called = sum(bool(fuzzer.evidence[(function.name, "message")]) for function in functions)
+    seconds = time.monotonic() - started
     print(f"Fuzzed {called if called == len(functions) else f'{called} of {len(functions)}'} "
-          f"function{'s' * (len(functions) != 1)} with {fuzzer.sent} requests in "
-          f"{time.monotonic() - started:.1f} s (seed {seed}): {told}; {tally['pass']} checks passed"
+          f"function{'s' * (len(functions) != 1)} with {fuzzer.sent} requests in {seconds:.1f} s "
+          f"({fuzzer.sent / max(seconds, 1e-3):,.0f} a second; seed {seed}): {told}; {tally['pass']} checks passed"
           + (f", {tally['not-run']} not run" if tally["not-run"] else "") + ".")
     if not tally["pass"] + tally["fail"] + tally["flaky"] + tally["known-failure"]:
         print("Nothing was checked: no verdict rests on any answer.")

@@ -23,9 +23,11 @@ ends the run, said once.
 
 import http.client
 import json
+import random
 import threading
 import time
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 
 import msgpack
 
@@ -46,10 +48,12 @@ class Fuzzer:
     is counted in `evidence`, and why a check judged nothing is kept in `missed`."""
 
     def __init__(self, target, rng, headers=None, rate=None, deadline=None, deterministic=False, binary=True,
-                 shown=None):
+                 shown=None, like=None):
+        """Read the target's schema and negotiate its binary encoding; or, `like` another Fuzzer of the same
+        target (a worker of --workers), take them from it, and keep to its rate with it."""
         self.target, self.rng, self.headers, self.shown = target, rng, headers or {}, shown  # (shown: for -v)
-        self.gap, self.deadline, self.deterministic = 1 / rate if rate else 0, deadline, deterministic
-        self.lock, self.last, self.sent = threading.Lock(), 0.0, 0
+        self.deadline, self.deterministic, self.binary = deadline, deterministic, binary
+        self.pace, self.sent = like.pace if like else Pace(rate), 0
         self.tags = {}  # function -> the result tags its calls were answered with
         self.evidence, self.seconds, self.seen = Counter(), Counter(), Counter()  # by (function, check); by kind
         self.missed = {}  # (function, check), function, or check -> why it judged nothing
@@ -57,6 +61,10 @@ class Fuzzer:
         self.encoding, self.answered = None, None  # the target's binary encoding, once negotiated; the last body
         self.labelled = ""  # the Content-Type of the last answer
         self.followed, self.following = [], False  # Findings of calls answers held; (whether checking one)
+        if like:
+            self.schema, self.links, self.encoding = like.schema, Links(like.schema), like.encoding
+            self.links.credentials, self.missed = dict(like.links.credentials), dict(like.missed)
+            return
         api = self.send([{}, {"fn.api_": {"includeInternal!": True}}])[1]
         entries = api and api[1].get("Ok_", {}).get("api")
         if not isinstance(entries, list):
@@ -73,11 +81,8 @@ class Fuzzer:
         """Send a message (as MessagePack, with names as the target's ids, if `binary`), keeping to the
         rate: (HTTP status, the answer decoded with names, or None, the answer's bytes). No answer is
         (0, None, why); a target that then answers no ping either is Trouble."""
-        with self.lock:
-            pause = self.last + self.gap - time.monotonic()
-            if pause > 0:
-                time.sleep(pause)
-            self.last, self.sent = time.monotonic(), self.sent + 1
+        self.pace.keep()
+        self.sent += 1
         try:
             status, answer, self.labelled = self.target.post(None, *self.encoded(message, binary), keep=True)
         except (OSError, http.client.HTTPException) as error:
@@ -89,6 +94,23 @@ class Fuzzer:
         if self.shown:
             self.shown(message, binary, status, decoded)
         return status, decoded, answer
+
+    def twin(self, number):
+        """Another fuzzer of the same target, its `number`th worker: a connection, a generator and counts of
+        its own; `absorb` takes its counts back."""
+        return Fuzzer(self.target.another(), random.Random(f"{self.rng.random()}/{number}"), self.headers, None,
+                      self.deadline, self.deterministic, self.binary, self.shown, like=self)
+
+    def absorb(self, other):
+        """Count what a twin judged, and why it judged nothing, as this fuzzer's own."""
+        for mine, its in ((self.evidence, other.evidence), (self.seconds, other.seconds), (self.seen, other.seen)):
+            mine.update(its)
+        self.missed.update({key: why for key, why in other.missed.items() if key not in self.missed})
+        self.varying |= other.varying
+        self.tags.update(other.tags)
+        self.sent += other.sent
+        for key, kept in other.links.kept.items():
+            self.links.kept[key].extend(kept)
 
     def encoded(self, message, binary=False):
         """A message's bytes and media type: JSON, or MessagePack with bytes as bytes and names as ids."""
@@ -134,20 +156,46 @@ class Fuzzer:
                 self.followed.append(found._replace(problem=f"{found.problem} (the call {function.name}'s answer "
                                                             f"held, at {name}: it depends on that call)"))
 
-    def run(self, functions, count, found, tell=lambda line: None):
+    def run(self, functions, count, found, tell=lambda line: None, workers=1):
         """Fuzz each function alone, `count` calls, then all of them interleaved: what fails only after other
         calls shows there. The Findings go into `found` as they come (kept if the run is interrupted);
-        `tell` is given a line for each function, and one for the sequences."""
-        for function in functions:
+        `tell` is given a line for each function, and one for the sequences. With `workers` above 1, the
+        functions that give no credentials are shared out among that many twins, each in a thread of
+        its own, once those that do were called (so that every twin starts with their credentials)."""
+        alone = [f for f in functions if workers == 1 or self.links.gives(f)]
+        for function in alone:
             found += self.examples(function, count)
-            note = (" (every call was answered ErrorUnauthenticated_: give -H '@auth_:=...')"
-                    if self.tags.get(function.name) == {"ErrorUnauthenticated_"} else "")
-            tell(findings.function_line(function.name, findings.verdicts(self, [function], found, UNREACHED)) + note)
+            tell(self.said(function, found))
+        shared = [f for f in functions if f not in alone]
+        if shared:
+            twins = [self.twin(number) for number in range(min(workers, len(shared)))]
+            try:
+                with ThreadPoolExecutor(len(twins), thread_name_prefix="fuzz") as pool:
+                    done = [pool.submit(_fuzzed, twin, shared[number::len(twins)], count, found)
+                            for number, twin in enumerate(twins)]
+                    try:
+                        for future in done:
+                            future.result()
+                    except BaseException:  # (interrupted, or the target stopped: each twin stops at its next call)
+                        for twin in twins:
+                            twin.deadline = 0
+                        raise
+            finally:
+                for twin in twins:
+                    self.absorb(twin)
+            for function in shared:
+                tell(self.said(function, found))
         if len(functions) > 1:
             mine = list(self.sequences(functions, count * len(functions) // 2))
             found += mine
             tell("  in sequences of them all: " + (f"{len(mine)} failing ({', '.join(sorted({f'{f.function} {f.check}' for f in mine}))})"
                                                    if mine else "no new failure"))
+
+    def said(self, function, found):
+        """The line that says how the checks of `function` went."""
+        note = (" (every call was answered ErrorUnauthenticated_: give -H '@auth_:=...')"
+                if self.tags.get(function.name) == {"ErrorUnauthenticated_"} else "")
+        return findings.function_line(function.name, findings.verdicts(self, [function], found, UNREACHED)) + note
 
     def examples(self, function, count):
         """Make and check `count` calls of `function`; yield a Finding for each kind of failure, the first
@@ -216,8 +264,10 @@ class Fuzzer:
             self.missed[(function.name, "select")] = f"no call with @select_ was answered Ok_ (the last: {tag})"
         checks = [  # each (name, whether it applies, its problems as (path, why)), asked in turn
             ("message", True, lambda: []),
-            ("handler", True, lambda: [((), f"the service answered {tag}: {_json(fields)}")] * (tag in HANDLER_BUGS)),
-            ("accepted", True, lambda: [((), f"a valid call was refused: {tag} {_json(fields)}")] * (tag in REFUSALS)),
+            ("handler", True, lambda: [((), f"the service answered {tag}: {_json(fields)}")] if tag in HANDLER_BUGS
+             else []),
+            ("accepted", True, lambda: [((), f"a valid call was refused: {tag} {_json(fields)}")] if tag in REFUSALS
+             else []),
             ("result", True, lambda: self.result_problems(function, tag, fields, selected)),
             ("headers", True, lambda: self.header_problems(headers)),
             ("select", selected and tag == "Ok_", lambda: self.selection_problems(function, fields, call[0])),
@@ -380,6 +430,28 @@ class Fuzzer:
             else:
                 return finding
         return finding
+
+
+def _fuzzed(fuzzer, functions, count, found):
+    """Fuzz `functions` one after the other, adding the Findings to `found` as they come (a worker's job)."""
+    for function in functions:
+        for finding in fuzzer.examples(function, count):
+            found.append(finding)
+
+
+class Pace:
+    """At most `rate` requests a second, whichever fuzzer (of the workers of one run) sends them."""
+
+    def __init__(self, rate):
+        self.gap, self.lock, self.last = 1 / rate if rate else 0, threading.Lock(), 0.0
+
+    def keep(self):
+        """Wait until the next request may go."""
+        with self.lock:
+            pause = self.last + self.gap - time.monotonic()
+            if pause > 0:
+                time.sleep(pause)
+            self.last = time.monotonic()
 
 
 def _message_problem(status, message):

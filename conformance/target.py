@@ -4,6 +4,7 @@ read (`read`), and whether the target answers at all (`wait`, `answers`) are dec
 what is sent and what is expected, in runner.py.
 """
 
+import copy
 import http.client
 import json
 import ssl
@@ -50,6 +51,12 @@ class Target:
                     else f"OpenSSL says {error.reason or 'it is not PEM'}")) from None
             except OSError as error:
                 raise ValueError(f"--cafile {cafile}: {error.strerror}") from None
+
+    def another(self):
+        """The same target, with a connection of its own (for another thread)."""
+        other = copy.copy(self)
+        other.kept = None
+        return other
 
     def connect(self):
         """A connection whose every exchange ends within the timeout (deadlines.py)."""

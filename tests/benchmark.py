@@ -3,6 +3,7 @@
     python tests/benchmark.py instructions [--peer-venv DIR]     # load-free: valgrind's callgrind
     python tests/benchmark.py timing [--rounds N] [--peer-venv DIR]
     python tests/benchmark.py http [--rounds N] [--seconds S] [--peer-venv DIR]
+    python tests/benchmark.py fuzz [--rounds N]
 
 Every message is answered by the shipped calculator (`calculator.service()`,
 its tape holding 100 evaluations), bytes in and bytes out, and compared with
@@ -21,6 +22,9 @@ a bare `http.server` answering a fixed body. A selection's target is a ratio
 to the bare work of the whole answer (AGAINST, below).
 With --peer-venv (a virtual environment holding telepact-cli==1.0.0a339) the
 independent implementation is measured the same way, beside ours.
+`fuzz` measures `python -m conformance fuzz` against a fresh bundled
+calculator (the server's share included, on the same machine), with one
+worker and with two in turn each round: the requests a second it reports.
 """
 
 import argparse
@@ -286,6 +290,32 @@ def report_http(rounds, seconds, clients, peer_venv):
     return table
 
 
+def report_fuzz(rounds):
+    """The requests a second of a default fuzz of a fresh calculator, --workers 1 and 2 in turn each round."""
+    rates = {1: [], 2: []}
+    for number in range(rounds):
+        for workers in rates:
+            with socket.socket() as probe:
+                probe.bind(("127.0.0.1", 0))
+                port = probe.getsockname()[1]
+            server = subprocess.Popen([sys.executable, "-m", "reference.server", "--port", str(port), "--log-level",
+                                       "warning"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
+            try:
+                _wait_for(port)
+                run = subprocess.run([sys.executable, "-m", "conformance", "fuzz", "--target",
+                                      f"http://127.0.0.1:{port}/api", "--seed", str(number), "--workers", str(workers)],
+                                     capture_output=True, text=True, cwd=ROOT, timeout=600)
+            finally:
+                server.terminate()
+                server.wait(timeout=15)
+            rates[workers].append(int(re.search(r"\(([\d,]+) a second", run.stdout)[1].replace(",", "")))
+    table = {f"--workers {workers}": {"median": statistics.median(values), "spread": _spread(values)}
+             for workers, values in rates.items()}
+    for name, figures in table.items():
+        print(f"fuzz {name:<14}{figures['median']:>8.0f} requests a second ({figures['spread']})")
+    return table
+
+
 def _rate(command, seconds, clients):
     """Requests per second of the server `command` starts, and its CPU seconds per request, in us."""
     with socket.socket() as probe:
@@ -323,7 +353,7 @@ def _wait_for(port, seconds=30):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python tests/benchmark.py", description=__doc__.split("\n\n")[0])
-    parser.add_argument("mode", choices=["instructions", "timing", "http"])
+    parser.add_argument("mode", choices=["instructions", "timing", "http", "fuzz"])
     parser.add_argument("--peer-venv", metavar="DIR", help="a venv with telepact-cli==1.0.0a339, to compare with")
     parser.add_argument("--rounds", type=int, default=12, help="rounds of timing or http (default 12)")
     parser.add_argument("--seconds", type=float, default=2, help="seconds of load per server per round (default 2)")
@@ -335,6 +365,8 @@ def main(argv=None):
         table = report_instructions(options.peer_venv)
     elif options.mode == "timing":
         table = report_timing(options.rounds, options.peer_venv)
+    elif options.mode == "fuzz":
+        table = report_fuzz(options.rounds)
     else:
         table = report_http(options.rounds, options.seconds, options.clients, options.peer_venv)
     if options.json:

@@ -68,7 +68,8 @@ def test_a_faulty_service_fails_on_each_of_its_bugs_and_only_those(capsys):
     assert list(typo[1]["fn.typo"]) == ["x"] and typo[1]["fn.typo"]["x"] < 0  # shrunk: the optional fields gone
     assert list(crash[1]["fn.crash"]) == ["x"] and crash[1]["fn.crash"]["x"] > 500
     assert tag[1] == {"fn.tag": {"flag": True}}
-    assert re.fullmatch(r"Fuzzed 4 functions with \d+ requests in [\d.]+ s \(seed 7\): 3 failures; \d+ checks passed, "
+    assert re.fullmatch(r"Fuzzed 4 functions with \d+ requests in [\d.]+ s \([\d,]+ a second; seed 7\): 3 failures; \d+ checks "
+                        r"passed, "
                         r"2 not run\.", lines[-1]), lines[-1]  # (fn.crash and fn.tag: an Ok_ without fields to select)
 
 
@@ -122,6 +123,21 @@ def test_pytest_users_fuzz_their_application_from_their_own_tests(caplog):
     assert told.startswith("fuzzing ") and " with seed 7: 3 failing" in told
     assert {"FAIL fuzz/fn.typo/handler", "FAIL fuzz/fn.crash/handler", "FAIL fuzz/fn.tag/handler"} == set(
         re.findall(r"FAIL fuzz/fn\.\w+/\w+", told))
+
+
+def test_workers_share_out_the_functions_and_find_what_one_finds(capsys):
+    """--workers 2: the functions are fuzzed two at a time, each worker on its own connection, after the
+    function that gives credentials; the verdicts are those of one worker, the calculator's protected
+    functions fuzzed past ErrorUnauthenticated_ by every worker."""
+    with serving(Service(load(FAULTY), HANDLERS)) as server:
+        _, alone, _ = fuzzing(capsys, server.url)
+        status, shared, _ = fuzzing(capsys, server.url, "--workers", "2")
+    assert status == 1 and failures(shared).keys() == failures(alone).keys()
+    assert [line for line in shared if line.startswith("  fn.")] == [line for line in alone if line.startswith("  fn.")]
+    assert re.search(r": 3 failures; \d+ checks passed, 2 not run\.$", shared[-1]), shared[-1]
+    with serving(calculator.service()) as server:
+        status, lines, _ = fuzzing(capsys, server.url, "--workers", "2", "--max-examples", "20")
+    assert status == 0 and not any("ErrorUnauthenticated_" in line for line in lines), "\n".join(lines)
 
 
 def lax_strings(value, type_, path, function):  # a number is text too
