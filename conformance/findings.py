@@ -65,6 +65,7 @@ class Finding(NamedTuple):
     reason: str = ""
     again: tuple = (0, 0)  # (how many times it failed the same way, sent again how many times)
     after: tuple = ()  # the other functions' calls, (name, call), made since the function last passed this way
+    valid: dict = None  # of a rejected call: the valid arguments it was made of, with one thing made wrong
 
     @property
     def kind(self):

@@ -371,7 +371,8 @@ class Fuzzer:
         """A call with one thing wrong, which must be refused with a case at that place; a Finding if not."""
         wrong, path, reason = self.rng.choice(values.object_wrongs(self.schema, arguments, function.arguments,
                                                                    (function.name,)))
-        return self.judge_wrong(function, [self.links.headers(self.headers), {function.name: wrong}], path, reason)
+        found = self.judge_wrong(function, [self.links.headers(self.headers), {function.name: wrong}], path, reason)
+        return found and found._replace(valid=arguments)
 
     def judge_wrong(self, function, call, path, reason):
         """The Finding of a call whose one wrong thing (at `path`, for `reason`) is not refused there, or None."""
@@ -412,24 +413,38 @@ class Fuzzer:
 
     def shrink(self, function, finding):
         """The finding, with its call made as small as it can be while it fails the same check the same way."""
-        if finding.check in ("rejected", "message") and "@select_" not in finding.call[0]:
-            return finding
         budget = MAX_SHRINKS
-        while budget > 0 and not self.late():
-            arguments = finding.call[1][function.name]
-            for simpler in values.smaller_fields(self.schema, arguments, function.arguments):
+        while budget > 0 and not self.late() and finding.check != "message":
+            for call, valid in self.simpler(function, finding):
                 budget -= 1
-                call = [finding.call[0], {function.name: simpler}]
-                before = self.answered if finding.binary and not self.check(function, call) else None
-                again = self.check(function, call, finding.binary, before)
+                if finding.check == "rejected":
+                    again = self.judge_wrong(function, call, finding.path, finding.reason)
+                else:
+                    before = self.answered if finding.binary and not self.check(function, call) else None
+                    again = self.check(function, call, finding.binary, before)
                 if again and again.kind == finding.kind:
-                    finding = again
+                    finding = again._replace(valid=valid)
                     break
                 if budget <= 0:
                     break
             else:
                 return finding
         return finding
+
+    def simpler(self, function, finding):
+        """Yield calls simpler than a finding's, each with the valid arguments a rejected one is made of:
+        simpler arguments (for a rejected call, simpler valid ones with the same thing wrong at the same
+        place), then a @select_ with an entry fewer."""
+        (headers, body), name = finding.call, function.name
+        if finding.check != "rejected":
+            yield from ((([headers, {name: simpler}]), None)
+                        for simpler in values.smaller_fields(self.schema, body[name], function.arguments))
+        elif finding.valid is not None:
+            for valid in values.smaller_fields(self.schema, finding.valid, function.arguments):
+                yield from (([headers, {name: wrong}], valid) for wrong, path, reason in values.object_wrongs(
+                    self.schema, valid, function.arguments, (name,)) if path == finding.path and reason == finding.reason)
+        yield from (([{**headers, "@select_": selection}, body], finding.valid)
+                    for selection in selections.fewer(headers.get("@select_")))
 
 
 def _fuzzed(fuzzer, functions, count, found):

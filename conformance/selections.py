@@ -7,7 +7,8 @@ name the fields of that struct to keep wherever it is in the answer, and
 under a union's name, tag by tag, the fields of that tag (PROTOCOL.md,
 section 7). `made` picks some of each at random, of the
 structs a function's `Ok_` can hold (`reachable`); `unselected` walks an
-answer as the selection reads it and yields where it holds a field left out.
+answer as the selection reads it and yields where it holds a field left out;
+`fewer` makes simpler selections, for a failing call to be shrunk.
 """
 
 
@@ -25,6 +26,16 @@ def made(schema, rng, function):
             if tags:
                 selection[name] = tags
     return selection
+
+
+def fewer(selection):
+    """Selections with one entry fewer than `selection` (none if None): a struct's or a union's left out, or
+    one tag of a union's; `->` stays, as the checks read it."""
+    for name, chosen in (selection or {}).items():
+        if name != "->":
+            yield {key: value for key, value in selection.items() if key != name}
+            if type(chosen) is dict and len(chosen) > 1:
+                yield from ({**selection, name: {t: f for t, f in chosen.items() if t != tag}} for tag in chosen)
 
 
 def reachable(schema, fields):

@@ -159,6 +159,23 @@ def test_a_validator_too_lax_or_too_strict_on_a_type_is_found(check, wrong, fail
     assert status == 1 and set(failures(lines)) == {failing}, wrong
 
 
+def without_selection(request):
+    return [{name: value for name, value in request[0].items() if name != "@select_"}, request[1]]
+
+
+def test_a_rejected_call_and_a_selection_are_shrunk_too(monkeypatch, capsys):
+    """A call a lax validator let through was shown as made, optional fields and all, and a selection a
+    server ignored with every struct and union entry it was made with: each is now as small as fails."""
+    monkeypatch.setitem(validate.CHECKS, "string", lax_strings)
+    with serving(protocol.Service(load(FAULTY), HANDLERS)) as server:
+        _, lines, _ = fuzzing(capsys, server.url, "--function", "fn.typo")
+    assert failures(lines)[("fn.typo", "rejected")] == [{}, {"fn.typo": {"x": 0, "note!": 7}}]
+    with serving(Mutated(calculator.service(), request=without_selection)) as server:
+        _, lines, _ = fuzzing(capsys, server.url, "--function", "fn.getPaperTape", "-H",
+                              '@auth_:={"Ephemeral": {"username": "shrunk"}}')
+    assert failures(lines)[("fn.getPaperTape", "select")][0]["@select_"] == {"->": {"Ok_": []}}, "\n".join(lines)
+
+
 def answers_with_text_for_x(request, message):
     """A server that does not check results: fn.ok's x goes back as text."""
     if request and "fn.ok" in request[1] and "Ok_" in message[1]:
