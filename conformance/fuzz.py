@@ -11,14 +11,15 @@ judged so); the call with a generated `@select_`; and the call with exactly
 one thing wrong, which must be refused with a case at that place. Each check
 counts the answers it judged (`evidence`) and keeps why it judged none
 (`missed`). A failing call becomes a `Finding`: the check, the function, the
-call, what is wrong, the answer. The first of each kind is shrunk
-(values.smaller) while it fails the same way and sent again, to tell a
-steady failure from a flaky one; findings.py makes the verdicts. Calls
-follow the schema's links (links.py): credentials an answer gives go with
-later calls, a call an answer holds is sent too, and `sequences` interleaves
-the functions' calls once each was fuzzed alone. Requests keep to a rate and
-a time limit, on one kept-alive connection; a target that stops answering
-ends the run, said once.
+call, what is wrong, the answer. The first of each kind is shrunk while it
+fails the same way and sent again, to tell a steady failure from a flaky one
+(shrinking.py); findings.py makes the verdicts. Calls follow the schema's
+links (links.py): credentials an answer gives go with later calls, a call an
+answer holds is sent too, values one function wrote go into another's, and
+`sequences` interleaves the functions' calls once each was fuzzed alone.
+Requests keep to a rate and a time limit, on one kept-alive connection (or
+one a worker, workers.py); a target that stops answering ends the run, said
+once.
 """
 
 import http.client
@@ -27,11 +28,10 @@ import random
 import threading
 import time
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
 
 import msgpack
 
-from . import findings, selections, values
+from . import findings, selections, shrinking, values, workers as workers_
 from .findings import HANDLER_BUGS, REFUSALS, Finding, where
 from .language import Schema
 from .links import Links
@@ -39,8 +39,6 @@ from .runner import decode
 from .target import Trouble
 
 UNREACHED = "the time limit ended the run before its calls"  # why a function never called was not
-MAX_SHRINKS = 300  # calls one finding may spend on being made smaller (2**53 to a bound at 101: about 180)
-REPEATS = 4  # times the call of a finding is sent again, to tell a steady failure from a flaky one
 
 
 class Fuzzer:
@@ -96,21 +94,10 @@ class Fuzzer:
         return status, decoded, answer
 
     def twin(self, number):
-        """Another fuzzer of the same target, its `number`th worker: a connection, a generator and counts of
-        its own; `absorb` takes its counts back."""
+        """Another fuzzer of the same target, its `number`th worker (workers.py): a connection, a generator
+        and counts of its own."""
         return Fuzzer(self.target.another(), random.Random(f"{self.rng.random()}/{number}"), self.headers, None,
                       self.deadline, self.deterministic, self.binary, self.shown, like=self)
-
-    def absorb(self, other):
-        """Count what a twin judged, and why it judged nothing, as this fuzzer's own."""
-        for mine, its in ((self.evidence, other.evidence), (self.seconds, other.seconds), (self.seen, other.seen)):
-            mine.update(its)
-        self.missed.update({key: why for key, why in other.missed.items() if key not in self.missed})
-        self.varying |= other.varying
-        self.tags.update(other.tags)
-        self.sent += other.sent
-        for key, kept in other.links.kept.items():
-            self.links.kept[key].extend(kept)
 
     def encoded(self, message, binary=False):
         """A message's bytes and media type: JSON, or MessagePack with bytes as bytes and names as ids."""
@@ -140,7 +127,7 @@ class Fuzzer:
         """Yield the failures of calls answers held since asked last, sent again (not shrunk)."""
         while self.followed:
             follow = self.followed.pop()
-            yield self.confirm(self.schema.functions[follow.function], follow)
+            yield shrinking.confirm(self, self.schema.functions[follow.function], follow)
 
     def follow(self, function, fields):
         """Check each call an Ok_ of `function` holds (a `fn.X` value) as a call of its own, as a client would
@@ -168,21 +155,7 @@ class Fuzzer:
             tell(self.said(function, found))
         shared = [f for f in functions if f not in alone]
         if shared:
-            twins = [self.twin(number) for number in range(min(workers, len(shared)))]
-            try:
-                with ThreadPoolExecutor(len(twins), thread_name_prefix="fuzz") as pool:
-                    done = [pool.submit(_fuzzed, twin, shared[number::len(twins)], count, found)
-                            for number, twin in enumerate(twins)]
-                    try:
-                        for future in done:
-                            future.result()
-                    except BaseException:  # (interrupted, or the target stopped: each twin stops at its next call)
-                        for twin in twins:
-                            twin.deadline = 0
-                        raise
-            finally:
-                for twin in twins:
-                    self.absorb(twin)
+            workers_.shared_out(self, shared, count, found, workers)
             for function in shared:
                 tell(self.said(function, found))
         if len(functions) > 1:
@@ -211,7 +184,7 @@ class Fuzzer:
                 return
             found = self.exercise(function, arguments, number)
             if found and found.kind not in self.seen:
-                found = self.confirm(function, self.shrink(function, found))
+                found = shrinking.confirm(self, function, shrinking.shrink(self, function, found))
                 if found.check == "binary" and found.again[0] < found.again[1] and not self.deterministic:
                     self.vary(function)  # (a difference of the wires would come back each time)
                     continue
@@ -322,7 +295,7 @@ class Fuzzer:
                 continue
             found = self.check(function, [self.links.headers(self.headers), {function.name: arguments}])
             if found and found.kind not in self.seen:
-                yield self.confirm(function, found)
+                yield shrinking.confirm(self, function, found)
             if found:
                 self.seen[found.kind] += 1
             yield from self.held()
@@ -395,64 +368,6 @@ class Fuzzer:
                 else f"it was answered {tag}")
         return Finding("rejected", function.name, call, False, f"{reason} at {where(path)} should be refused "
                        f"with a case there; {said}", _shown(message, answer), tag, path=path, reason=reason)
-
-    def judge(self, function, finding):
-        """The call of a finding sent again: its Finding, or None."""
-        if finding.check == "rejected":
-            return self.judge_wrong(function, finding.call, finding.path, finding.reason)
-        before = self.answered if finding.binary and not self.check(function, finding.call) else None
-        return self.check(function, finding.call, finding.binary, before)
-
-    def confirm(self, function, finding, times=REPEATS):
-        """The finding, with how many of `times` sends of its call failed the same way again."""
-        failed = sent = 0
-        while sent < times and not self.late():
-            again, sent = self.judge(function, finding), sent + 1
-            failed += bool(again) and again.check == finding.check
-        return finding._replace(again=(failed, sent))
-
-    def shrink(self, function, finding):
-        """The finding, with its call made as small as it can be while it fails the same check the same way."""
-        budget = MAX_SHRINKS
-        while budget > 0 and not self.late() and finding.check != "message":
-            for call, valid in self.simpler(function, finding):
-                budget -= 1
-                if finding.check == "rejected":
-                    again = self.judge_wrong(function, call, finding.path, finding.reason)
-                else:
-                    before = self.answered if finding.binary and not self.check(function, call) else None
-                    again = self.check(function, call, finding.binary, before)
-                if again and again.kind == finding.kind:
-                    finding = again._replace(valid=valid)
-                    break
-                if budget <= 0:
-                    break
-            else:
-                return finding
-        return finding
-
-    def simpler(self, function, finding):
-        """Yield calls simpler than a finding's, each with the valid arguments a rejected one is made of:
-        simpler arguments (for a rejected call, simpler valid ones with the same thing wrong at the same
-        place), then a @select_ with an entry fewer."""
-        (headers, body), name = finding.call, function.name
-        if finding.check != "rejected":
-            yield from ((([headers, {name: simpler}]), None)
-                        for simpler in values.smaller_fields(self.schema, body[name], function.arguments))
-        elif finding.valid is not None:
-            for valid in values.smaller_fields(self.schema, finding.valid, function.arguments):
-                yield from (([headers, {name: wrong}], valid) for wrong, path, reason in values.object_wrongs(
-                    self.schema, valid, function.arguments, (name,)) if path == finding.path and reason == finding.reason)
-        yield from (([{**headers, "@select_": selection}, body], finding.valid)
-                    for selection in selections.fewer(headers.get("@select_")))
-
-
-def _fuzzed(fuzzer, functions, count, found):
-    """Fuzz `functions` one after the other, adding the Findings to `found` as they come (a worker's job)."""
-    for function in functions:
-        for finding in fuzzer.examples(function, count):
-            found.append(finding)
-
 
 class Pace:
     """At most `rate` requests a second, whichever fuzzer (of the workers of one run) sends them."""

@@ -1,0 +1,68 @@
+"""A failure made as small as it can be, and sent again: what a fuzzer reports of each kind of failure.
+
+How this works
+--------------
+`shrink` tries calls simpler than a failing one (`simpler`: its arguments
+made smaller as values.smaller makes them, a wrong call's valid part made
+smaller with the same thing wrong at the same place, a `@select_` with an
+entry fewer) and keeps the first that fails the same way (the same `kind`),
+until none does or MAX_SHRINKS calls are spent. `confirm` then sends the
+call REPEATS times more: a failure that does not come back each time is
+flaky, and its rate shows (findings.py).
+"""
+
+from . import selections, values
+
+MAX_SHRINKS = 300  # calls one finding may spend on being made smaller (2**53 to a bound at 101: about 180)
+REPEATS = 4  # times the call of a finding is sent again, to tell a steady failure from a flaky one
+
+
+def judge(fuzzer, function, finding):
+    """The call of a finding sent again: its Finding, or None (a MessagePack call goes after the same call
+    on JSON, which its answer is compared with)."""
+    if finding.check == "rejected":
+        return fuzzer.judge_wrong(function, finding.call, finding.path, finding.reason)
+    before = fuzzer.answered if finding.binary and not fuzzer.check(function, finding.call) else None
+    return fuzzer.check(function, finding.call, finding.binary, before)
+
+
+def confirm(fuzzer, function, finding, times=REPEATS):
+    """The finding, with how many of `times` sends of its call failed the same way again."""
+    failed = sent = 0
+    while sent < times and not fuzzer.late():
+        again, sent = judge(fuzzer, function, finding), sent + 1
+        failed += bool(again) and again.check == finding.check
+    return finding._replace(again=(failed, sent))
+
+
+def shrink(fuzzer, function, finding):
+    """The finding, with its call made as small as it can be while it fails the same check the same way."""
+    budget = MAX_SHRINKS
+    while budget > 0 and not fuzzer.late() and finding.check != "message":
+        for call, valid in simpler(fuzzer, function, finding):
+            budget -= 1
+            again = judge(fuzzer, function, finding._replace(call=call))
+            if again and again.kind == finding.kind:
+                finding = again._replace(valid=valid)
+                break
+            if budget <= 0:
+                break
+        else:
+            return finding
+    return finding
+
+
+def simpler(fuzzer, function, finding):
+    """Yield calls simpler than a finding's, each with the valid arguments a rejected one is made of:
+    simpler arguments (for a rejected call, simpler valid ones with the same thing wrong at the same
+    place), then a @select_ with an entry fewer."""
+    (headers, body), name = finding.call, function.name
+    if finding.check != "rejected":
+        yield from (([headers, {name: smaller}], None)
+                    for smaller in values.smaller_fields(fuzzer.schema, body[name], function.arguments))
+    elif finding.valid is not None:
+        for valid in values.smaller_fields(fuzzer.schema, finding.valid, function.arguments):
+            yield from (([headers, {name: wrong}], valid) for wrong, path, reason in values.object_wrongs(
+                fuzzer.schema, valid, function.arguments, (name,)) if path == finding.path and reason == finding.reason)
+    yield from (([{**headers, "@select_": selection}, body], finding.valid)
+                for selection in selections.fewer(headers.get("@select_")))
