@@ -71,8 +71,9 @@ def _run(options, parser):
     limits = dict(options.limit)
     if limits:
         print("Declared limits: " + ", ".join(f"{name} {value:,}" for name, value in limits.items()), flush=True)
+    known = _matching(known, selected)
     results = console.running(options, selected, lambda progress: runner.merged(
-        [runner.run(selected, target, options.workers, _matching(known, selected), progress, options.level, limits)
+        [runner.Run(target, options.workers, known, options.level, limits, progress).results(selected)
          for _ in range(options.repeat)]), target)
     return console.finish(options, results + aside + set_aside, target.url, service, unselected, "server", target.stopped,
                    limits)

@@ -87,7 +87,7 @@ class Fuzzer:
             if not self.target.answers():
                 raise Trouble(f"{self.target.url} stopped answering: {error}") from None
             return 0, None, f"no answer: {error}".encode()
-        decoded = decode(answer, {"encodings": self.encoding["names"] if self.encoding else {}})
+        decoded = decode(answer, self.encoding["names"] if self.encoding else {})
         decoded = values.as_text(decoded) if answer[:1] == b"\x92" else decoded
         if self.shown:
             self.shown(message, binary, status, decoded)

@@ -127,7 +127,7 @@ def serve_suite(entry, port, every, known, process=None, output=None):
     profile, _ = runner.detect(target)
     chosen = [c for c in every if cases.kind(c) == "server"]
     selected, aside = runner.sort_out(chosen, profile, set(entry.get("without", ())))
-    results = runner.run(selected, target, known=_known(known, selected), limits=entry.get("limits"))
+    results = runner.Run(target, known=_known(known, selected), limits=entry.get("limits")).results(selected)
     if target.stopped:
         raise Trouble(f"the target {target.stopped}")
     return results + aside

@@ -6,10 +6,12 @@ How this works
 serves (the calculator, the testbed, a mock of either, or another schema); a
 target that does not answer like a server of the protocol is a `Trouble`.
 
-Each case runs on a connection of its own, with its own username ("$user")
-and captured values. A step sends its request and compares the answer with
-the expected response: HTTP status, headers, wire, message (match.py) and
-sizes. A step's `spec` part (MUST) is compared first; a step that breaks only
+A `Run` holds a run's settings (the target, workers, known failures, level,
+declared limits) and what stops it; each case's `Steps` run on a connection
+of their own, with their own username ("$user"), captured values and the
+encodings answers taught. A step sends its request and compares the answer
+with the expected response: HTTP status, headers, wire, message (match.py)
+and sizes. A step's `spec` part (MUST) is compared first; a step that breaks only
 the rest, our conventions, lets the case go on, as a later step may still
 break a MUST. An unexpected ErrorUnavailable is retried a few times. Cases
 run on several threads, `exclusive` ones (which use a mock's shared stubs)
@@ -109,80 +111,186 @@ def _is_message(value):
     return type(value) is list and len(value) == 2 and type(value[0]) is dict and type(value[1]) is dict
 
 
-def run(cases, target, workers=4, known=frozenset(), progress=None, level="MAY", limits=None):
-    """Run `cases` (exclusive ones alone, at the end) at `level`, with the `limits` the target declared;
-    return their Results in case order. Once `progress` answers a Result with True, or the target stops
-    answering (a case without an answer, then no ping answered: `errored`), no further case starts."""
-    shared = [c for c in cases if not c.get("exclusive")]
-    alone = [c for c in cases if c.get("exclusive")]
-    results, stopped = {}, []
+class Run:
+    """A run of server cases against one target: its settings, made once, and what stops it (a
+    `progress` that answers a Result with True, or a target that stopped answering)."""
 
-    def one(case):
-        if stopped:
+    def __init__(self, target, workers=4, known=frozenset(), level="MAY", limits=None, progress=None):
+        self.target, self.workers, self.known, self.level = target, workers, known, level
+        self.limits, self.progress, self.stopped = limits or {}, progress, []
+
+    def results(self, cases):
+        """Run `cases` (exclusive ones alone, at the end); their Results in case order. Once the run is
+        stopped, or the target stops answering (a case without an answer, then no ping answered: `errored`),
+        no further case starts."""
+        results = {}
+        with ThreadPoolExecutor(self.workers) as pool:
+            try:
+                list(pool.map(lambda case: self.one(case, results), [c for c in cases if not c.get("exclusive")]))
+            except KeyboardInterrupt:  # no case starts now; those in flight end within their timeout
+                self.stopped.append(None)
+                raise
+        for case in cases:
+            if case.get("exclusive"):
+                self.one(case, results)
+        return [results[c["id"]] for c in cases if c["id"] in results]
+
+    def one(self, case, results):
+        """Run a case into `results`, unless the run is stopped."""
+        if self.stopped:
             return
-        result = run_case(case, target, known, level, limits)
+        result, target = Steps(self, case).result(), self.target
         if result.problems and "no answer from" in result.problems[0] and (target.stopped or not target.answers()):
             # Not this case's failure: the target is gone, and no case after it is run.
             target.stopped = target.stopped or f"stopped answering during {case['id']} ({result.problems[0]})"
             result = result._replace(status="errored")
-            stopped.append(case)
+            self.stopped.append(case)
         results[case["id"]] = result
-        if progress and progress(result):
-            stopped.append(case)
+        if self.progress and self.progress(result):
+            self.stopped.append(case)
 
-    with ThreadPoolExecutor(workers) as pool:
+
+class Steps:
+    """One case's steps as they run, on a connection of their own: the username ("$user") and the values
+    captured, the encodings the answers taught and their sizes, and what was sent and answered."""
+
+    def __init__(self, run, case):
+        self.run, self.case, self.target = run, case, run.target
+        self.user, self.started = f"cf-{uuid.uuid4().hex[:12]}", time.monotonic()
+        self.captured = {("limit", name): value for name, value in run.limits.items()}  # (for $limit: match.py)
+        self.limits = {name: run.limits.get(name, LIMITS[name][0]) for name in LIMITS}
+        self.encodings, self.sizes, self.transcript = {}, [], []
+        self.whole = case["level"] in LEVELS[run.level]  # (else only the spec parts are checked)
+        self.status = None if case["level"] == "MUST" else 200  # (a convention's case expects HTTP 200)
+
+    def result(self):
+        """Run the steps at the run's level; a step that breaks a MUST, or the case's only level, ends them.
+        A step's `undeclared` response is expected instead when a limit the case depends on was not declared."""
+        case, problems, failed_level = self.case, [], ""
+        undeclared = not set(case.get("limits", ())) <= self.run.limits.keys()
+        self.connection = self.target.connect()
         try:
-            list(pool.map(one, shared))
-        except KeyboardInterrupt:  # no case starts now; those in flight end within their timeout
-            stopped.append(None)
-            raise
-    for case in alone:
-        one(case)
-    return [results[c["id"]] for c in cases if c["id"] in results]
-
-
-def run_case(case, target, known=frozenset(), level="MAY", limits=None):
-    """Run one case's steps at `level`; a step that breaks a MUST, or the case's only level, ends it. A
-    step's `undeclared` response is expected instead when a limit the case depends on was not declared."""
-    started, user, limits = time.monotonic(), f"cf-{uuid.uuid4().hex[:12]}", limits or {}
-    captured = {("limit", name): value for name, value in limits.items()}  # (for $limit: match.py)
-    state = {"encodings": {}, "sizes": [], "limits": {name: limits.get(name, LIMITS[name][0]) for name in LIMITS}}
-    undeclared = not set(case.get("limits", ())) <= limits.keys()
-    transcript, problems, failed_level = [], [], ""
-    whole = case["level"] in LEVELS[level]  # (else only the spec parts are checked)
-    connection = target.connect()
-    try:
-        for number, step in enumerate(case["steps"], 1):
-            expected = step["undeclared"] if undeclared and "undeclared" in step else step["response"]
-            must, rest = _step(step["request"], expected, connection, target, user, captured, state, transcript,
-                               whole, None if case["level"] == "MUST" else 200)
-            where = f"step {number} of {len(case['steps'])}" + (" (on a new connection)" * (
-                step["request"].get("connection") == "new"))
-            if must or (rest and "spec" not in step and case["level"] == "MUST"):
-                problems, failed_level = [f"{where}: {p}" for p in must or rest], "MUST"
-                break
-            if rest and not problems:
-                problems, failed_level = [f"{where}: {p}" for p in rest], case["level"]
-                if not any("spec" in later for later in case["steps"][number:]):
+            for number, step in enumerate(case["steps"], 1):
+                expected = step["undeclared"] if undeclared and "undeclared" in step else step["response"]
+                must, rest = self.step(step["request"], expected)
+                where = f"step {number} of {len(case['steps'])}" + (" (on a new connection)" * (
+                    step["request"].get("connection") == "new"))
+                if must or (rest and "spec" not in step and case["level"] == "MUST"):
+                    problems, failed_level = [f"{where}: {p}" for p in must or rest], "MUST"
                     break
-    except (OSError, http.client.HTTPException) as error:  # an answer is what every request is owed
-        step = case["steps"][len(transcript)] if len(transcript) < len(case["steps"]) else {}
-        problems = [f"step {len(transcript) + 1}: no answer from {target.url}: {error}"]
-        failed_level = "MUST" if "spec" in step.get("response", {}) else case["level"]
-    except (KeyError, ValueError) as error:  # a request made from what an earlier answer should have held
-        problems, failed_level = [f"the case could not run: {error}"], case["level"]
-    finally:
-        connection.close()
-    if failed_level not in LEVELS[level]:  # a convention --level set aside, which stopped the case
-        problems, failed_level = [], ""
-    received = shown(transcript[-1].answer, state) if problems and transcript else ""
-    return outcome(case, problems, known, started, failed_level,
-                   problems and report.reproduce(target, transcript))._replace(answer=received)
+                if rest and not problems:
+                    problems, failed_level = [f"{where}: {p}" for p in rest], case["level"]
+                    if not any("spec" in later for later in case["steps"][number:]):
+                        break
+        except (OSError, http.client.HTTPException) as error:  # an answer is what every request is owed
+            step = case["steps"][len(self.transcript)] if len(self.transcript) < len(case["steps"]) else {}
+            problems = [f"step {len(self.transcript) + 1}: no answer from {self.target.url}: {error}"]
+            failed_level = "MUST" if "spec" in step.get("response", {}) else case["level"]
+        except (KeyError, ValueError) as error:  # a request made from what an earlier answer should have held
+            problems, failed_level = [f"the case could not run: {error}"], case["level"]
+        finally:
+            self.connection.close()
+        if failed_level not in LEVELS[self.run.level]:  # a convention --level set aside, which stopped the case
+            problems, failed_level = [], ""
+        received = shown(self.transcript[-1].answer, self.encodings) if problems and self.transcript else ""
+        return outcome(case, problems, self.run.known, self.started, failed_level,
+                       problems and report.reproduce(self.target, self.transcript))._replace(answer=received)
+
+    def step(self, request, expected):
+        """Send one step's request (again while unexpectedly unavailable); return how the answer differs
+        from what is `expected`: its spec part, and the rest if the whole case is checked."""
+        data, media_type = self.request_bytes(request)
+        target, connection = self.target, self.connection
+        method, path = request.get("method", "POST"), request.get("path", target.path).replace("$target", target.url)
+        if request.get("connection") == "new":  # (http.client connects again for the next request)
+            connection.close()
+        for attempt in range(RETRIES):
+            send(connection.exchange(target.timeout), method, path, data, media_type, request.get("framing"))
+            response = connection.getresponse()
+            answer = read(response)
+            if response.getheader("Connection", "").lower() == "close":
+                connection.close()
+            reading = _reading(answer, self.encodings)  # (an answer is decoded once for all the checks of its step)
+            message = reading()
+            unavailable = (_is_message(message) and "ErrorUnavailable" in message[1]
+                           and "ErrorUnavailable" not in json.dumps(expected))
+            if not unavailable:
+                break
+            time.sleep(0.05 * (attempt + 1))
+        self.transcript.append(Exchange(data, method, path, media_type, answer, request.get("framing")))
+        self.sizes.append(len(answer))
+        if unavailable:
+            return [f"the target answered ErrorUnavailable {RETRIES} times in a row"], []
+        spec = expected.get("spec")
+        must = list(self.compare(spec, response, answer, dict(self.captured), None, reading)) if spec else []
+        rest = list(self.compare(expected, response, answer, self.captured, self.status, reading))  # (it captures)
+        return must, rest if self.whole else []
+
+    def request_bytes(self, request):
+        """The bytes of a step's request, and their media type, made with the values captured so far."""
+        captured, user = self.captured, self.user
+        if "message" in request:
+            return json.dumps(substitute(request["message"], captured, user)).encode(), "application/json"
+        if "repeated" in request:  # [piece, how many times], each piece text or {"$bin": base64}
+            pieces = [(base64.b64decode(piece["$bin"]) if type(piece) is dict else piece, _count(count, self.limits))
+                      for piece, count in request["repeated"]]
+            if any(type(piece) is bytes for piece, _ in pieces):
+                return (b"".join((p if type(p) is bytes else p.encode()) * n for p, n in pieces),
+                        "application/octet-stream")
+            return substitute("".join(p * n for p, n in pieces), captured, user).encode(), "application/json"
+        if "text" in request:
+            return substitute(request["text"], captured, user).encode(), "application/json"
+        if "base64" in request:
+            return base64.b64decode(request["base64"]), "application/octet-stream"
+        if "msgpack" in request:
+            message = substitute(request["msgpack"], captured, user)
+            if request.get("ids"):  # use the ids the server advertised in this case
+                ids = {name: key for key, name in self.encodings[message[0]["@bin_"][0]].items()}
+                message = [message[0], _with_ids(message[1], ids)]
+            return msgpack.packb(to_msgpack(message)), "application/octet-stream"
+        return b"", "application/json"
+
+    def compare(self, expected, response, answer, captured, status, read):
+        """Yield how an answer (its bytes, and `read` of them) differs from an expected response: a step's,
+        or its spec part (status None)."""
+        if "either" in expected:  # several answers are right: one of them will do
+            tries = [list(self.compare(option, response, answer, dict(captured), status, read))
+                     for option in expected["either"]]
+            if all(tries):  # how the closest differs, first, so that its failure is grouped with their like
+                closest = min(tries, key=len)
+                yield from closest
+                yield (f"(that is the closest of the {len(tries)} answers allowed; the others differ too: "
+                       + " | ".join(found[0] for found in tries if found is not closest) + ")")
+            return
+        status = expected.get("status", status)
+        if status is not None and response.status != status:
+            yield f"expected HTTP {status}, got HTTP {response.status}: {excerpt(answer)}"
+            return
+        for name, value in expected.get("headers", {}).items():
+            got = (response.getheader(name) or "").split(";")[0].strip()
+            if got.lower() != value.lower():
+                yield f"expected the HTTP header {name}: {value}, got {got or 'none'}"
+        wire = expected.get("wire")
+        if wire and ("msgpack" if answer[:1] == b"\x92" else "json") != wire:
+            yield f"expected a {wire} answer, got {excerpt(answer, 80)}"
+        if "message" in expected:
+            actual = read(expected.get("unpack", False), expected.get("raw", False))
+            if actual is None:
+                yield f"the answer is not a message: {excerpt(answer)}"
+            else:
+                wanted = substitute(expected["message"], None, self.user)
+                yield from explain(list(compare(wanted, tolerated(actual, wanted), captured)))
+        for word, smaller in (("smallerThan", True), ("largerThan", False)):
+            if word in expected:
+                other = self.sizes[expected[word] - 1]
+                if (len(answer) < other) != smaller or len(answer) == other:
+                    relation = "fewer" if smaller else "more"
+                    yield f"expected {relation} than {other} bytes (step {expected[word]}), got {len(answer)}"
 
 
-def shown(answer, state, most=2000):
+def shown(answer, encodings, most=2000):
     """An answer as text to show: its message as JSON (MessagePack decoded), else its bytes; printable."""
-    message = decode(answer, state)
+    message = decode(answer, encodings)
     text = json.dumps(message, ensure_ascii=False) if message is not None else answer.decode(errors="replace")
     return report.printable(text if len(text) <= most else text[:most] + f" ... ({len(text) - most} characters more)")
 
@@ -217,43 +325,13 @@ def outcome(case, problems, known, started, level, replay, replay_title="To repr
                   level if problems else "", tuple(map(report.printable, replay)) if problems else (), replay_title)
 
 
-def _step(request, expected, connection, target, user, captured, state, transcript, whole=True, status=200):
-    """Send one step's request (again while unexpectedly unavailable); return how the answer differs
-    from what is `expected`: its spec part, and the rest if `whole` (whose HTTP status is `status` unless given)."""
-    data, media_type = _request_bytes(request, captured, user, state)
-    method, path = request.get("method", "POST"), request.get("path", target.path).replace("$target", target.url)
-    if request.get("connection") == "new":  # (http.client connects again for the next request)
-        connection.close()
-    for attempt in range(RETRIES):
-        send(connection.exchange(target.timeout), method, path, data, media_type, request.get("framing"))
-        response = connection.getresponse()
-        answer = read(response)
-        if response.getheader("Connection", "").lower() == "close":
-            connection.close()
-        reading = _reading(answer, state)  # (an answer is decoded once for all the checks of its step)
-        message = reading()
-        unavailable = (_is_message(message) and "ErrorUnavailable" in message[1]
-                       and "ErrorUnavailable" not in json.dumps(expected))
-        if not unavailable:
-            break
-        time.sleep(0.05 * (attempt + 1))
-    transcript.append(Exchange(data, method, path, media_type, answer, request.get("framing")))
-    state["sizes"].append(len(answer))
-    if unavailable:
-        return [f"the target answered ErrorUnavailable {RETRIES} times in a row"], []
-    spec = expected.get("spec")
-    must = list(_compare(spec, response, answer, dict(captured), user, state, None, reading)) if spec else []
-    rest = list(_compare(expected, response, answer, captured, user, state, status, reading))  # (which captures values)
-    return must, rest if whole else []
-
-
-def _reading(answer, state):
+def _reading(answer, encodings):
     """`read(unpack=False, raw=False)`: the answer decoded (see decode), once for each way of reading it."""
     decoded = {}
 
     def read(unpack=False, raw=False):
         if (unpack, raw) not in decoded:
-            decoded[(unpack, raw)] = decode(answer, state, unpack, raw)
+            decoded[(unpack, raw)] = decode(answer, encodings, unpack, raw)
         return decoded[(unpack, raw)]
     return read
 
@@ -267,29 +345,6 @@ def tolerated(actual, wanted):
         return actual
     extra = [name for name in TOLERATED if name in actual[0] and name not in wanted[0]]
     return [{k: v for k, v in actual[0].items() if k not in extra}, actual[1]] if extra else actual
-
-
-def _request_bytes(request, captured, user, state):
-    if "message" in request:
-        return json.dumps(substitute(request["message"], captured, user)).encode(), "application/json"
-    if "repeated" in request:  # [piece, how many times], each piece text or {"$bin": base64}
-        pieces = [(base64.b64decode(piece["$bin"]) if type(piece) is dict else piece, _count(count, state["limits"]))
-                  for piece, count in request["repeated"]]
-        if any(type(piece) is bytes for piece, _ in pieces):
-            return b"".join((p if type(p) is bytes else p.encode()) * n for p, n in pieces), "application/octet-stream"
-        return substitute("".join(p * n for p, n in pieces), captured, user).encode(), "application/json"
-    if "text" in request:
-        return substitute(request["text"], captured, user).encode(), "application/json"
-    if "base64" in request:
-        return base64.b64decode(request["base64"]), "application/octet-stream"
-    if "msgpack" in request:
-        message = substitute(request["msgpack"], captured, user)
-        if request.get("ids"):  # use the ids the server advertised in this case
-            checksum = message[0]["@bin_"][0]
-            ids = {name: key for key, name in state["encodings"][checksum].items()}
-            message = [message[0], _with_ids(message[1], ids)]
-        return msgpack.packb(to_msgpack(message)), "application/octet-stream"
-    return b"", "application/json"
 
 
 def _count(count, limits):
@@ -317,17 +372,17 @@ LARGE_ANSWER = 1024 * 1024  # bytes from which answers are decoded one at a time
 DECODING = threading.Lock()
 
 
-def decode(answer, state=None, unpack=False, raw=False):
-    """A message as JSON notation (MessagePack keys named as `state` learnt, unless `raw`), or None; a
-    large answer waits for the others to be decoded first (each value costs about 60 bytes)."""
+def decode(answer, encodings=None, unpack=False, raw=False):
+    """A message as JSON notation, or None: MessagePack keys named by `encodings` (checksum -> {id: name}),
+    unless `raw`, which an answer holding @enc_ teaches. A large answer waits for the others to be decoded
+    first (each value costs about 60 bytes)."""
     if len(answer) > LARGE_ANSWER:
         with DECODING:
-            return _decoded(answer, state, unpack, raw)
-    return _decoded(answer, state, unpack, raw)
+            return _decoded(answer, {} if encodings is None else encodings, unpack, raw)
+    return _decoded(answer, {} if encodings is None else encodings, unpack, raw)
 
 
-def _decoded(answer, state, unpack, raw):
-    state = {"encodings": {}} if state is None else state
+def _decoded(answer, encodings, unpack, raw):
     if answer[:1] == b"\x92":
         try:
             try:
@@ -337,8 +392,8 @@ def _decoded(answer, state, unpack, raw):
             headers = message[0] if type(message) is list and message and type(message[0]) is dict else {}
             checksums = headers.get("@bin_")
             if isinstance(headers.get("@enc_"), dict) and checksums:
-                state["encodings"][checksums[0]] = {v: k for k, v in headers["@enc_"].items()}
-            names = state["encodings"].get(checksums[0]) if checksums and not raw else None
+                encodings[checksums[0]] = {v: k for k, v in headers["@enc_"].items()}
+            names = encodings.get(checksums[0]) if checksums and not raw else None
             return from_msgpack(unpacked(message) if unpack else message, names)
         except Exception:
             return None
@@ -346,41 +401,3 @@ def _decoded(answer, state, unpack, raw):
         return json.loads(answer)
     except (ValueError, RecursionError):  # not JSON, or nested deeper than the parser goes
         return None
-
-
-def _compare(expected, response, answer, captured, user, state, status, read):
-    """Yield how an answer (its bytes, and `read` of them) differs from an expected response: a step's, or its
-    spec part (status None)."""
-    if "either" in expected:  # several answers are right: one of them will do
-        tries = [list(_compare(option, response, answer, dict(captured), user, state, status, read))
-                 for option in expected["either"]]
-        if all(tries):  # how the closest differs, first, so that its failure is grouped with their like
-            closest = min(tries, key=len)
-            yield from closest
-            yield (f"(that is the closest of the {len(tries)} answers allowed; the others differ too: "
-                   + " | ".join(found[0] for found in tries if found is not closest) + ")")
-        return
-    status = expected.get("status", status)
-    if status is not None and response.status != status:
-        yield f"expected HTTP {status}, got HTTP {response.status}: {excerpt(answer)}"
-        return
-    for name, value in expected.get("headers", {}).items():
-        got = (response.getheader(name) or "").split(";")[0].strip()
-        if got.lower() != value.lower():
-            yield f"expected the HTTP header {name}: {value}, got {got or 'none'}"
-    wire = expected.get("wire")
-    if wire and ("msgpack" if answer[:1] == b"\x92" else "json") != wire:
-        yield f"expected a {wire} answer, got {excerpt(answer, 80)}"
-    if "message" in expected:
-        actual = read(expected.get("unpack", False), expected.get("raw", False))
-        if actual is None:
-            yield f"the answer is not a message: {excerpt(answer)}"
-        else:
-            wanted = substitute(expected["message"], None, user)
-            yield from explain(list(compare(wanted, tolerated(actual, wanted), captured)))
-    for word, smaller in (("smallerThan", True), ("largerThan", False)):
-        if word in expected:
-            other = state["sizes"][expected[word] - 1]
-            if (len(answer) < other) != smaller or len(answer) == other:
-                relation = "fewer" if smaller else "more"
-                yield f"expected {relation} than {other} bytes (step {expected[word]}), got {len(answer)}"
