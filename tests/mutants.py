@@ -58,6 +58,12 @@ OUTSIDE = {  # module -> what tests it instead
     "calls": "tests/test_calls.py (the client's command line)",
     "sources": "tests/test_schema.py, test_loader.py (files read, and where problems are: diagnostics, no verdict)",
     "protocol/documents": "tests/test_loader.py (how a problem's place is written: diagnostics, no verdict)",
+    "admission": "tests/test_admission.py (places for large requests, by address)",
+    "transports": "tests/test_wsgi.py, test_asgi.py (the HTTP rules the adapters share)",
+    "compare": "tests/test_compatibility.py (its command line)", "compatibility": "tests/test_compatibility.py",
+    "traffic": "tests/test_traffic.py (recorded calls against a new schema)",
+    "patterns": "tests/test_mocking.py (a stub's match!, our extension: no case asks for it)",
+    "fetched": "tests/test_calls.py (the schemas the client keeps)",
 }
 CORE_ONLY = {"http_server", "stubs"}  # besides protocol/: what the engine room steps around, served with --plain
 ORDER = ["server", "mock", "client", "loader"]  # the suites a mutant of a module of each kind meets, in turn
