@@ -295,7 +295,7 @@ class Fuzzer:
                 continue
             found = self.check(function, [self.links.headers(self.headers), {function.name: arguments}])
             if found and found.kind not in self.seen:
-                yield shrinking.confirm(self, function, found)
+                yield shrinking.confirm(self, function, shrinking.sequence(self, function, found))
             if found:
                 self.seen[found.kind] += 1
             yield from self.held()

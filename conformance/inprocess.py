@@ -4,7 +4,8 @@ How this works
 --------------
 `fuzz --app module:name` imports the module and takes `name` from it: the
 application itself, or a factory that makes it (a callable that takes no
-argument; `module:name()` calls it in any case). An application whose call
+argument; `module:name()` calls it in any case), which can make a fresh one
+to replay a sequence of calls on (`fresh`, shrinking.py). An application whose call
 is a coroutine function speaks ASGI, any other WSGI. `Application` stands
 where a `Target` stands (target.py): `post` hands the request to the
 application as a server would and returns its status, body and Content-Type,
@@ -44,7 +45,8 @@ class Application:
 
     def __init__(self, spec, timeout=10.0, url="http://127.0.0.1:8000/api"):
         """The application `spec` names (ValueError says why it cannot be), or `spec` itself if it is one."""
-        self.application, self.timeout = load(spec) if type(spec) is str else spec, timeout
+        self.application, self.factory = load(spec) if type(spec) is str else (spec, None)  # (factory: or None)
+        self.timeout = timeout
         parts = urllib.parse.urlsplit(url)
         self.url = f"{spec if type(spec) is str else getattr(spec, '__qualname__', 'the application')} (in process)"
         self.host, self.port, self.path = parts.hostname, parts.port or 80, parts.path
@@ -62,6 +64,15 @@ class Application:
             self.worker = ThreadPoolExecutor(1, thread_name_prefix="application")
             self.loop = asyncio.new_event_loop() if self.asgi else None
             raise TimeoutError(f"no answer within {self.timeout:g} s") from None
+
+    @contextlib.contextmanager
+    def fresh(self):
+        """Within, calls go to a fresh application its factory makes (to replay calls on a fresh state)."""
+        kept, self.application = self.application, self.factory()
+        try:
+            yield
+        finally:
+            self.application = kept
 
     def answers(self, tries=2):
         """An application in process always can be called."""
@@ -127,7 +138,8 @@ class Application:
 
 
 def load(spec):
-    """The application `module:name` names, made by calling `name` if it is a factory; else ValueError."""
+    """(the application `module:name` names, made by calling `name` if it is a factory; the factory, or
+    None); ValueError says why there is none."""
     module_name, _, name = spec.partition(":")
     called = name.endswith("()")
     name = name.removesuffix("()")
@@ -141,14 +153,15 @@ def load(spec):
     found = getattr(module, name, None)
     if not callable(found):
         raise ValueError(f"--app {spec}: {module_name} has no callable {name}")
-    if called or _takes_nothing(found):
-        try:
-            found = found()
-        except Exception as error:
-            raise ValueError(f"--app {spec}: {name}() raised {type(error).__name__}: {error}") from None
-        if not callable(found):
-            raise ValueError(f"--app {spec}: {name}() made {type(found).__name__}, not a WSGI or ASGI application")
-    return found
+    if not (called or _takes_nothing(found)):
+        return found, None
+    try:
+        application = found()
+    except Exception as error:
+        raise ValueError(f"--app {spec}: {name}() raised {type(error).__name__}: {error}") from None
+    if not callable(application):
+        raise ValueError(f"--app {spec}: {name}() made {type(application).__name__}, not a WSGI or ASGI application")
+    return application, found
 
 
 def _takes_nothing(function):

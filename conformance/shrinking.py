@@ -8,7 +8,11 @@ smaller with the same thing wrong at the same place, a `@select_` with an
 entry fewer) and keeps the first that fails the same way (the same `kind`),
 until none does or MAX_SHRINKS calls are spent. `confirm` then sends the
 call REPEATS times more: a failure that does not come back each time is
-flaky, and its rate shows (findings.py).
+flaky, and its rate shows (findings.py). A failure met after other
+functions' calls (`after`) is shrunk to the fewest of them it needs, where
+the target can be made afresh (an application in process, from its
+factory: inprocess.py): the calls are replayed on a fresh one, each left out
+in turn, and one whose absence makes the failure go is kept.
 """
 
 from . import selections, values
@@ -66,3 +70,25 @@ def simpler(fuzzer, function, finding):
                 fuzzer.schema, valid, function.arguments, (name,)) if path == finding.path and reason == finding.reason)
     yield from (([{**headers, "@select_": selection}, body], finding.valid)
                 for selection in selections.fewer(headers.get("@select_")))
+
+
+def sequence(fuzzer, function, finding):
+    """A failure met after other functions' calls, with only those of them it needs, where the target
+    can be made afresh; `alone` says whether it fails without any (None: not tried)."""
+    fresh = getattr(fuzzer.target, "fresh", None)
+    if not finding.after or fresh is None or not fuzzer.target.factory:
+        return finding
+
+    def fails(after):
+        with fresh():
+            for _, call in after:
+                fuzzer.send(call)
+            again = judge(fuzzer, function, finding)
+        return again is not None and again.kind == finding.kind
+    if not fails(finding.after):  # (it needs more than the calls it shows: what came before them)
+        return finding
+    after = list(finding.after)
+    for call in finding.after:
+        if not fuzzer.late() and fails([kept for kept in after if kept is not call]):
+            after.remove(call)
+    return finding._replace(after=tuple(after), alone=not after)

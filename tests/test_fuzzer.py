@@ -566,6 +566,23 @@ def test_a_value_one_function_writes_is_carried_into_another_that_reads_it(seed)
     assert "values carried: name (fn.read, fn.save)" in text
 
 
+def test_a_sequence_is_shrunk_to_the_calls_it_needs_on_a_fresh_application(capsys, tmp_path, monkeypatch):
+    """In process, a factory makes a fresh application: the calls a failure came after are replayed on one,
+    each left out in turn, and only those it needs are kept (over HTTP, the latest five are shown)."""
+    (tmp_path / "counter_apps.py").write_text("from reference import Service, load, wsgi\n"
+                                              "from test_fuzzer import COUNTER, counter_handlers\n\n"
+                                              "def counter_app():\n"
+                                              "    return wsgi.make_application(Service(load(COUNTER), counter_handlers()))\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    fixtures = tmp_path / "cases" / "fuzz.json"
+    fixtures.parent.mkdir()
+    status = main(["fuzz", "--app", "counter_apps:counter_app", "--seed", "7", "--fixtures", str(fixtures)])
+    text = capsys.readouterr().out
+    assert status == 1 and "on a fresh application it fails after just 1 call of fn.reset, each needed" in text, text
+    [written] = json.loads(fixtures.read_text())["cases"]
+    assert [list(step["request"]["message"][1]) for step in written["steps"]] == [["fn.reset"], ["fn.getCounter"]]
+
+
 BOUNDS = [{"info.Bounds": {}}, {"fn.find": {"id": "integer"}, "->": [{"Ok_": {}}]},
           {"fn.sum": {"xs": ["integer"]}, "->": [{"Ok_": {}}]}]
 BOUND_HANDLERS = {"fn.find": lambda a, h: {"Ok_": {}} if a["id"] <= 100 else 1 / 0,
