@@ -24,7 +24,6 @@ def main(argv=None):
     """Run the command `argv` (else the command line) names; return its exit status."""
     sys.setrecursionlimit(max(sys.getrecursionlimit(), runner.FRAMES))  # this program reads deep answers
     parser, commands = arguments.command_line()
-    parser.set_defaults(interrupted="")  # (why the run ended early, once Ctrl-C or SIGTERM ends it)
     try:
         configured = config.apply(commands.choices, sys.argv[1:] if argv is None else argv)
     except ValueError as error:
@@ -72,11 +71,11 @@ def _run(options, parser):
     if limits:
         print("Declared limits: " + ", ".join(f"{name} {value:,}" for name, value in limits.items()), flush=True)
     known = _matching(known, selected)
-    results = console.running(options, selected, lambda progress: runner.merged(
+    ending = console.running(options, selected, lambda progress: runner.merged(
         [runner.Run(target, options.workers, known, options.level, limits, progress).results(selected)
          for _ in range(options.repeat)]), target)
-    return console.finish(options, results + aside + set_aside, target.url, service, unselected, "server", target.stopped,
-                   limits)
+    ending = ending._replace(results=ending.results + aside + set_aside)
+    return console.finish(options, ending, target.url, service, unselected, "server", limits)
 
 
 DRIVEN = {"client": (clients.run, "client"), "schema": (schemas.run, "schema loader")}  # command -> what it checks
@@ -90,11 +89,12 @@ def _driven(options, parser):
     subject = f"the {what} driven by {options.command!r}"
     print(f"Checking {subject}. Running {report.plural(len(chosen), 'case')}.", flush=True)
     try:
-        results = console.running(options, chosen, lambda progress: run(chosen, options.command,
-                                                                 _matching(known, chosen), progress))
+        ending = console.running(options, chosen, lambda progress: run(chosen, options.command,
+                                                                _matching(known, chosen), progress))
     except Trouble as trouble:
         return _trouble(parser, trouble)
-    return console.finish(options, results + aside, subject, f"a {what}", unselected, kind)
+    return console.finish(options, ending._replace(results=ending.results + aside), subject, f"a {what}",
+                          unselected, kind)
 
 
 def _chosen(options, parser, kind):
@@ -203,13 +203,13 @@ def _fuzz(options, parser):
           f"seed {seed} (--seed {seed} makes the same calls again).", flush=True)
     if fuzzer.links.said():
         print(f"Links followed: {fuzzer.links.said()}.", flush=True)
-    started, found, unreached = time.monotonic(), [], fuzz.UNREACHED
+    started, found, unreached, interrupted = time.monotonic(), [], fuzz.UNREACHED, False
     try:
         fuzzer.run(functions, options.max_examples, found, lambda line: print(line, flush=True), options.workers)
     except Trouble as trouble:
         return _trouble(parser, trouble)
     except KeyboardInterrupt:  # what was found so far is reported all the same
-        options.interrupted, unreached = "interrupted", "the run was interrupted before its calls"
+        interrupted, unreached = True, "the run was interrupted before its calls"
         print("\nThe fuzzing was interrupted: what was checked so far is reported.", flush=True)
     results = findings.verdicts(fuzzer, functions, found, unreached, sorted(profile & {"calculator", "testbed"}), known)
     for result in results:
@@ -233,7 +233,7 @@ def _fuzz(options, parser):
           + (f", {tally['not-run']} not run" if tally["not-run"] else "") + ".")
     if not tally["pass"] + tally["fail"] + tally["flaky"] + tally["known-failure"]:
         print("Nothing was checked: no verdict rests on any answer.")
-    return (130 if options.interrupted else 1 if tally["fail"] + tally["flaky"] else
+    return (130 if interrupted else 1 if tally["fail"] + tally["flaky"] else
             0 if tally["pass"] + tally["known-failure"] else console.NOTHING_RAN)
 
 
@@ -270,11 +270,12 @@ def _matrix(options, parser):
         if problems:
             parser.error("; ".join(problems))
     _writable(parser, options, ("html", "json", "markdown"))
+    interrupted = False
     try:
         if manifest:
             matrix.run_all(manifest, columns, str(Path(path).parent))
     except KeyboardInterrupt:  # the implementations checked so far are shown all the same
-        options.interrupted = "interrupted"
+        interrupted = True
         print("\nThe matrix was interrupted: it shows the implementations checked so far.", flush=True)
     print("\n" + "\n".join(grid.terminal(columns)))
     for name, write in (("html", grid.as_html), ("json", grid.as_json), ("markdown", grid.as_markdown)):
@@ -282,7 +283,7 @@ def _matrix(options, parser):
             Path(getattr(options, name)).write_text(write(columns), encoding="utf-8")
             print(f"\nWrote the matrix to {getattr(options, name)}")
     failed = any(column.trouble or any(r.failed for r in column.results) for column in columns)
-    return 130 if options.interrupted else 1 if failed else 0
+    return 130 if interrupted else 1 if failed else 0
 
 
 def _list(options, parser):

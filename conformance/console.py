@@ -6,13 +6,24 @@ import os
 import sys
 from pathlib import Path
 
+from typing import NamedTuple
+
 from . import cache, cases, formats, report, runner
 
 
+class Ending(NamedTuple):
+    """How a run of cases ended: its results, and why it ended before its last case ("" if it did not)."""
+
+    results: list
+    interrupted: str = ""  # Ctrl-C or SIGTERM
+    stopped: str = ""  # the target stopped answering
+
+
 def running(options, selected, run, target=None):
-    """Run with a progress line (or a line per case with -v); print each failure; return the results,
-    those of the cases --maxfail, or a `target` that stopped answering, kept from starting among them."""
-    done, terminal = [], sys.stdout.isatty()
+    """Run with a progress line (or a line per case with -v); print each failure; return the Ending:
+    the results, those of the cases --maxfail, or a `target` that stopped answering, kept from starting
+    among them."""
+    done, terminal, interrupted = [], sys.stdout.isatty(), ""
 
     def progress(result):
         done.append(result)
@@ -28,27 +39,29 @@ def running(options, selected, run, target=None):
     except KeyboardInterrupt:  # a summary and reports of what ran, as pytest gives
         order = {c["id"]: number for number, c in enumerate(selected)}
         results = sorted(runner.merged([done]), key=lambda r: order[r.case["id"]])
-        why = options.interrupted = "the run was interrupted"
-    ran = {r.case["id"] for r in results}
-    why = f"the target {target.stopped}" if target and target.stopped else why
+        why = interrupted = "the run was interrupted"
+    ran, stopped = {r.case["id"] for r in results}, target.stopped if target else ""
+    why = f"the target {stopped}" if stopped else why
     results += [runner.Result(c, "not-run", [f"{why} first"], 0) for c in selected if c["id"] not in ran]
     if terminal and not options.verbose:
         print("\r" + " " * 80 + "\r", end="")
-    if (target and target.stopped) or options.interrupted:
+    if stopped or interrupted:
         print(f"\n{why[0].upper()}{why[1:]}: {report.plural(len(selected) - len(ran), 'case')} left "
               f"{'was' if len(selected) - len(ran) == 1 else 'were'} not run.", flush=True)
     for result in results:
         if result.failed and result.status != "errored":  # (those the target left unanswered: told once, above)
             print_failure(result)
-    return results
+    return Ending(results, interrupted, stopped)
 
 
 NOTHING_RAN = 5  # the exit status when no case ran, as pytest's when no test ran
 
 
-def finish(options, results, subject, service, unselected, kind, stopped="", limits=None):
-    """Write the reports asked for, keep the failures for --last-failed, print the summary, and return
-    the exit status: 2 when the target stopped answering, else 1 when a case failed, 5 when none ran."""
+def finish(options, ending, subject, service, unselected, kind, limits=None):
+    """Write the reports of how a run ended (with `ending.results`, the cases set aside), keep the failures
+    for --last-failed, print the summary, and return the exit status: 130 when interrupted, 2 when the
+    target stopped answering, else 1 when a case failed, 5 when none ran."""
+    results, stopped = ending.results, ending.stopped
     implementation = {key: value for key, value in (("name", options.implementation),
                       ("version", options.implementation_version), ("language", options.language)) if value}
     scope = report.Scope(getattr(options, "without", set()), options.level, options.id, unselected,
@@ -68,9 +81,9 @@ def finish(options, results, subject, service, unselected, kind, stopped="", lim
     if trouble:
         print(f"python -m conformance: warning: {trouble}", file=sys.stderr)
     ran = any(r.status in ("pass", "fail", "flaky", "known-failure", "stale") for r in results)
-    if not ran and not options.interrupted:
+    if not ran and not ending.interrupted:
         print("No case ran: none of those selected applies to this target (exit status 5, as pytest's).")
-    return (130 if options.interrupted else 2 if stopped else 1 if any(r.failed for r in results) else
+    return (130 if ending.interrupted else 2 if stopped else 1 if any(r.failed for r in results) else
             0 if ran else NOTHING_RAN)
 
 
