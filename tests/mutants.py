@@ -62,7 +62,7 @@ OUTSIDE = {  # module -> what tests it instead
     "transports": "tests/test_wsgi.py, test_asgi.py (the HTTP rules the adapters share)",
     "compare": "tests/test_compatibility.py (its command line)", "compatibility": "tests/test_compatibility.py",
     "traffic": "tests/test_traffic.py (recorded calls against a new schema)",
-    "patterns": "tests/test_mocking.py (a stub's match!, our extension: no case asks for it)",
+    "patterns": "tests/test_patterns.py, test_mocking.py (a stub's match!, ours: no case asks for it)",
     "fetched": "tests/test_calls.py (the schemas the client keeps)",
 }
 CORE_ONLY = {"http_server", "stubs"}  # besides protocol/: what the engine room steps around, served with --plain
