@@ -129,11 +129,13 @@ LARGE = json.dumps([{}, {"fn.costly": {"pad": "x" * 20_000}}]).encode()
 
 
 def ordered(serve, kind=engine.Service):
-    """The order in which a cheap call that takes 30 ms, and a large one sent 5 ms after it, were answered
-    by a service that `serve` carries (a context giving its URL)."""
-    order = []
+    """The order in which a cheap call that takes 30 ms, and a large one sent once the cheap one is being
+    answered, were answered by a service that `serve` carries (a context giving its URL). (The large one
+    was sent 5 ms after the cheap one: on a busy machine, it sometimes came first.)"""
+    order, answering = [], threading.Event()
 
     def cheap(arguments, headers):
+        answering.set()
         time.sleep(0.03)
         order.append("cheap")
         return {"Ok_": {}}
@@ -141,7 +143,7 @@ def ordered(serve, kind=engine.Service):
     with serve(service) as url:
         first = threading.Thread(target=lambda: Connection(url).post(b'[{}, {"fn.cheap": {}}]'))
         first.start()
-        time.sleep(0.005)
+        assert answering.wait(10)
         assert Connection(url).post(LARGE)[0] == 200
         first.join(10)
     return order
