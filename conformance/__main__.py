@@ -199,7 +199,7 @@ def _fuzz(options, parser):
     except (ValueError, Trouble, OSError, http.client.HTTPException) as error:
         return _trouble(parser, getattr(error, "strerror", None) or error)
     print(f"Fuzzing {target.url}: {service}, {report.plural(len(functions), 'function')}, "
-          f"{options.max_examples} calls each, "
+          f"{report.plural(options.max_examples, 'call')} each, "
           f"seed {seed} (--seed {seed} makes the same calls again).", flush=True)
     if fuzzer.links.said():
         print(f"Links followed: {fuzzer.links.said()}.", flush=True)

@@ -9,8 +9,9 @@ to replay a sequence of calls on (`fresh`, shrinking.py). An application whose c
 is a coroutine function speaks ASGI, any other WSGI. `Application` stands
 where a `Target` stands (target.py): `post` hands the request to the
 application as a server would and returns its status, body and Content-Type,
-within the timeout (a call still running then is left to finish on its own,
-and taken as no answer). What the application raises is answered as a
+within the timeout (a call still running then is left to finish on its own
+in a thread that never keeps the process from ending, and taken as no
+answer). What the application raises is answered as a
 server answers it, HTTP 500, its words in the body. The `curl` lines of a
 report address the application served at URL (http://127.0.0.1:8000/api by
 default), where a reader can serve it to replay them. Only the standard
@@ -27,11 +28,13 @@ import importlib
 import inspect
 import io
 import json
+import queue
 import random
 import sys
+import threading
 import time
 import urllib.parse
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future
 from concurrent.futures import TimeoutError as Late
 
 from . import console, findings, fuzz
@@ -52,7 +55,7 @@ class Application:
         self.host, self.port, self.path = parts.hostname, parts.port or 80, parts.path
         self.asgi = _is_asgi(self.application)
         self.loop = asyncio.new_event_loop() if self.asgi else None
-        self.worker = ThreadPoolExecutor(1, thread_name_prefix="application")
+        self.worker = Worker()
 
     def post(self, message, data=None, media_type="application/json", keep=False):
         """Hand a request to the application: (HTTP status, the answer's bytes, its Content-Type)."""
@@ -61,7 +64,7 @@ class Application:
         try:
             return self.worker.submit(call, body, media_type).result(self.timeout)
         except Late:  # (the call goes on in its thread, and loop; the next one gets new ones)
-            self.worker = ThreadPoolExecutor(1, thread_name_prefix="application")
+            self.worker = Worker()
             self.loop = asyncio.new_event_loop() if self.asgi else None
             raise TimeoutError(f"no answer within {self.timeout:g} s") from None
 
@@ -79,7 +82,7 @@ class Application:
         return True
 
     def wait(self, seconds, waiting=lambda reason: None):
-        """Nothing to wait for: ask for the schema, as a server is asked."""
+        """Nothing to wait for: ping it once, as a server is pinged until it answers."""
         return self.post([{}, {"fn.ping_": {}}])
 
     def _wsgi(self, body, media_type):
@@ -135,6 +138,29 @@ class Application:
         except Exception as error:
             return 500, f"the application raised {type(error).__name__}: {error}".encode(), "text/plain"
         return said.get("status", 500), decodable(_bounded(parts)), said.get("headers", {}).get("content-type", "")
+
+
+class Worker:
+    """One thread, a daemon, that makes the calls handed to it in turn: a call that never ends holds
+    that thread only, and never keeps the process from ending (a pool's threads would)."""
+
+    def __init__(self):
+        self.calls = queue.SimpleQueue()
+        threading.Thread(target=self.work, name="application", daemon=True).start()
+
+    def submit(self, function, *args):
+        """A Future of `function(*args)`, once the calls before it are made."""
+        future = Future()
+        self.calls.put((future, function, args))
+        return future
+
+    def work(self):
+        while True:
+            future, function, args = self.calls.get()
+            try:
+                future.set_result(function(*args))
+            except BaseException as error:  # (told to the caller, whatever it is)
+                future.set_exception(error)
 
 
 def load(spec):

@@ -5,8 +5,11 @@ import http.server
 import io
 import json
 import logging
+import os
 import random
 import re
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -109,6 +112,27 @@ def test_an_application_that_cannot_be_called_is_one_line_and_exit_2(spec, said,
     status = main(["fuzz", "--app", spec])
     error = capsys.readouterr().err
     assert status == 2 and said in error and error.count("\n") == 1, error
+
+
+HANGING = """
+import time
+from reference import Service, load, wsgi
+
+def app():
+    entries = [{"info.Hang": {}}, {"fn.hang": {"x": "integer"}, "->": [{"Ok_": {}}]}]
+    return wsgi.make_application(Service(load(entries), {"fn.hang": lambda a, h: time.sleep(3600)}))
+"""
+
+
+def test_an_application_that_never_answers_is_told_and_the_run_still_ends(tmp_path):
+    """A handler that never returns: each call is no answer within --timeout, and the process ends
+    (the thread it holds kept the interpreter from exiting for the hour it sleeps)."""
+    (tmp_path / "hanging_apps.py").write_text(HANGING)
+    run = subprocess.run([sys.executable, "-m", "conformance", "fuzz", "--app", "hanging_apps:app", "--max-examples",
+                          "1", "--timeout", "0.5", "--seed", "1"], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=120, env={**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)})
+    assert run.returncode == 1 and "FAIL fuzz/fn.hang/message" in run.stdout, run.stdout + run.stderr
+    assert "message: no answer" in run.stdout
 
 
 def test_pytest_users_fuzz_their_application_from_their_own_tests(caplog):
