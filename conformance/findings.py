@@ -66,7 +66,7 @@ class Finding(NamedTuple):
     again: tuple = (0, 0)  # (how many times it failed the same way, sent again how many times)
     after: tuple = ()  # the other functions' calls, (name, call), made since the function last passed this way
     valid: dict = None  # of a rejected call: the valid arguments it was made of, with one thing made wrong
-    alone: bool = None  # whether it fails on a fresh target without earlier calls (None: not tried)
+    fresh: str = ""  # where its earlier calls were shrunk: "a fresh application", "a fresh user" ("": not)
 
     @property
     def kind(self):
@@ -138,14 +138,14 @@ def failure(fuzzer, finding, number, judged, seconds, requires):
     evidence = f"failed in {seen} of {report.plural(judged, 'answer')} judged; {again}"
     if failed < sent:
         evidence += f": flaky, failing {(failed + 1) / (sent + 1):.0%} of the times it was sent"
-    if finding.after and finding.alone is not None:
-        evidence += (f"; on a fresh application it fails after just {report.plural(len(finding.after), 'call')} of "
+    if finding.after and finding.fresh:
+        evidence += (f"; for {finding.fresh} it fails after just {report.plural(len(finding.after), 'call')} of "
                      f"{', '.join(sorted({n for n, _ in finding.after}))}, each needed (the reproduction sends them first)")
     elif finding.after:
         evidence += (f"; it passed before, and failed after calls of {', '.join(sorted({n for n, _ in finding.after}))}"
                      ": it may depend on them (the reproduction sends the latest first)")
-    elif finding.alone:
-        evidence += "; on a fresh application it fails alone, needing no earlier call"
+    elif finding.fresh:
+        evidence += f"; for {finding.fresh} it fails alone, needing no earlier call"
     made = case(finding.function, finding.check, requires, number)
     made["steps"] = [*({"request": {"message": call}, "response": {"message": [{"$type": "object"}, {"$type": "object"}]}}
                        for _, call in finding.after), regression(fuzzer.schema, finding)]

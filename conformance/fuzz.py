@@ -22,6 +22,7 @@ one a worker, workers.py); a target that stops answering ends the run, said
 once.
 """
 
+import contextlib
 import http.client
 import json
 import random
@@ -279,6 +280,16 @@ class Fuzzer:
             if self.links.credentials:
                 break
         self.answered = answered
+
+    @contextlib.contextmanager
+    def fresh_user(self):
+        """Within, the credentials of a new login (None if none could be had), the run's own kept aside."""
+        kept = self.links.credentials
+        self.renew()
+        try:
+            yield self.links.credentials or None
+        finally:
+            self.links.credentials = kept
 
     def sequences(self, functions, count):
         """`count` valid calls of `functions` interleaved at random, once each was fuzzed alone: a failure

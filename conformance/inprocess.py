@@ -70,10 +70,11 @@ class Application:
 
     @contextlib.contextmanager
     def fresh(self):
-        """Within, calls go to a fresh application its factory makes (to replay calls on a fresh state)."""
+        """Within, calls go to a fresh application its factory makes (to replay calls on a fresh state);
+        it gives no credentials to change."""
         kept, self.application = self.application, self.factory()
         try:
-            yield
+            yield {}
         finally:
             self.application = kept
 

@@ -11,8 +11,9 @@ call REPEATS times more: a failure that does not come back each time is
 flaky, and its rate shows (findings.py). A failure met after other
 functions' calls (`after`) is shrunk to the fewest of them it needs, where
 the target can be made afresh (an application in process, from its
-factory: inprocess.py): the calls are replayed on a fresh one, each left out
-in turn, and one whose absence makes the failure go is kept.
+factory: inprocess.py; or new credentials, for a service that keeps state by
+user): the calls are replayed there, each left out in turn, and one whose
+absence makes the failure go is kept.
 """
 
 from . import selections, values
@@ -73,17 +74,21 @@ def simpler(fuzzer, function, finding):
 
 
 def sequence(fuzzer, function, finding):
-    """A failure met after other functions' calls, with only those of them it needs, where the target
-    can be made afresh; `alone` says whether it fails without any (None: not tried)."""
-    fresh = getattr(fuzzer.target, "fresh", None)
-    if not finding.after or fresh is None or not fuzzer.target.factory:
+    """A failure met after other functions' calls, with only those of them it needs, where a fresh
+    state can be had: a fresh application (in process, from its factory), or a fresh user (new
+    credentials from a function that gives them, for a service that keeps state by user)."""
+    fresh, state = _fresh(fuzzer)
+    if not finding.after or fresh is None:
         return finding
 
     def fails(after):
-        with fresh():
+        with fresh() as credentials:  # (what replaces the credentials the calls were made with, if any)
+            if credentials is None:
+                return False
             for _, call in after:
-                fuzzer.send(call)
-            again = judge(fuzzer, function, finding)
+                fuzzer.send([{**call[0], **credentials}, call[1]])
+            again = judge(fuzzer, function, finding._replace(call=[{**finding.call[0], **credentials},
+                                                                   finding.call[1]]))
         return again is not None and again.kind == finding.kind
     if not fails(finding.after):  # (it needs more than the calls it shows: what came before them)
         return finding
@@ -91,4 +96,13 @@ def sequence(fuzzer, function, finding):
     for call in finding.after:
         if not fuzzer.late() and fails([kept for kept in after if kept is not call]):
             after.remove(call)
-    return finding._replace(after=tuple(after), alone=not after)
+    return finding._replace(after=tuple(after), fresh=state)
+
+
+def _fresh(fuzzer):
+    """(how to have a fresh state, as a context giving the credentials calls go with there; what it is)."""
+    if getattr(fuzzer.target, "factory", None):
+        return fuzzer.target.fresh, "a fresh application"
+    if fuzzer.links.credentials and "@auth_" not in fuzzer.headers:
+        return fuzzer.fresh_user, "a fresh user"
+    return None, ""

@@ -602,9 +602,34 @@ def test_a_sequence_is_shrunk_to_the_calls_it_needs_on_a_fresh_application(capsy
     fixtures.parent.mkdir()
     status = main(["fuzz", "--app", "counter_apps:counter_app", "--seed", "7", "--fixtures", str(fixtures)])
     text = capsys.readouterr().out
-    assert status == 1 and "on a fresh application it fails after just 1 call of fn.reset, each needed" in text, text
+    assert status == 1 and "for a fresh application it fails after just 1 call of fn.reset, each needed" in text, text
     [written] = json.loads(fixtures.read_text())["cases"]
     assert [list(step["request"]["message"][1]) for step in written["steps"]] == [["fn.reset"], ["fn.getCounter"]]
+
+
+USERS = [{"info.Users": {}}, {"union.Auth_": [{"Session": {"token": "string"}}]},
+         {"$authenticated": False, "fn.login": {}, "->": [{"Ok_": {"token": "string"}}]},
+         {"fn.getCounter": {}, "->": [{"Ok_": {"count": "integer"}}]},
+         {"fn.reset": {"to!": "integer"}, "->": [{"Ok_": {}}]}, {"fn.note": {"text": "string"}, "->": [{"Ok_": {}}]}]
+
+
+def users_handlers():
+    """The counter's bug, kept by user: fn.getCounter answers a wrong type once that user called fn.reset."""
+    reset, tokens = set(), iter(range(10**9))
+    user = lambda headers: headers["@auth_"]["Session"]["token"]
+    return {"fn.login": lambda a, h: {"Ok_": {"token": f"t{next(tokens)}"}},
+            "fn.getCounter": lambda a, h: {"Ok_": {"count": "zero" if user(h) in reset else 0}},
+            "fn.reset": lambda a, h: reset.add(user(h)) or {"Ok_": {}}, "fn.note": lambda a, h: {"Ok_": {}}}
+
+
+def test_over_http_a_sequence_is_shrunk_for_a_fresh_user_where_state_is_kept_by_user(capsys):
+    """A server cannot be reset from outside, but a new login is a fresh state where the service keeps
+    state by user: the calls are replayed for a fresh user, and only those the failure needs are kept."""
+    with serving(Service(load(USERS), users_handlers())) as server:
+        status, lines, _ = fuzzing(capsys, server.url)
+    text = "\n".join(lines)
+    assert status == 1 and "  in sequences of them all: 1 failing (fn.getCounter handler)" in text, text
+    assert "for a fresh user it fails after just 1 call of fn.reset, each needed" in text, text
 
 
 BOUNDS = [{"info.Bounds": {}}, {"fn.find": {"id": "integer"}, "->": [{"Ok_": {}}]},
