@@ -45,7 +45,6 @@ def absorb(fuzzer, other):
         fuzzer.links.kept[key].extend(kept)
 
 
-
 def _fuzzed(fuzzer, functions, count, found):
     """Fuzz `functions` one after the other, adding the Findings to `found` as they come (a worker's job)."""
     for function in functions:
