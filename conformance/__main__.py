@@ -216,9 +216,8 @@ def _fuzz(options, parser):
         if result.failed:
             console.print_failure(result)
     if options.fixtures and found:
-        fixture = {"description": f"Calls that failed python -m conformance fuzz --target {target.url} --seed {seed}.",
-                   "cases": [{k: v for k, v in r.case.items() if k != "file"} for r in results if r.failed]}
-        Path(options.fixtures).write_text(json.dumps(fixture, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        where = f"--app {options.app}" if options.app else f"--target {target.url}"
+        _write_fixtures(options.fixtures, f"python -m conformance fuzz {where} --seed {seed}", results)
     console.write_reports(options, results, target.url, service, report.Scope(seed=seed))
     tally = report.counts(results)
     print("\n" + findings.by_check(results))
@@ -235,6 +234,13 @@ def _fuzz(options, parser):
         print("Nothing was checked: no verdict rests on any answer.")
     return (130 if interrupted else 1 if tally["fail"] + tally["flaky"] else
             0 if tally["pass"] + tally["known-failure"] else console.NOTHING_RAN)
+
+
+def _write_fixtures(path, command, results):
+    """Write the failed `results` of `command` as cases, in a fixture file at `path`."""
+    fixture = {"description": f"Calls that failed {command}.",
+               "cases": [{k: v for k, v in r.case.items() if k != "file"} for r in results if r.failed]}
+    Path(path).write_text(json.dumps(fixture, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 def _writable(parser, options, names=("junit", "json", "html")):

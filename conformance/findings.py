@@ -161,10 +161,8 @@ def regression(schema, finding):
     """A case step that fails while the finding's bug is there: its call, and the property its answer broke."""
     headers, body = finding.call  # (on MessagePack: asked for with @bin_ [], as a case cannot know the ids)
     request = {"message": [{**headers, "@bin_": []}, body] if finding.binary else finding.call}
-    if finding.check == "media":  # (a property of the HTTP answer, not of the message it holds)
-        return {"request": request, "response": {"headers": {"Content-Type": "application/octet-stream"
-                                                             if finding.binary else "application/json"}}}
-    return {"request": request, "response": {"message": PROPERTIES[finding.check](schema, finding)}}
+    part, made = PROPERTIES[finding.check]
+    return {"request": request, "response": {part: made(schema, finding)}}
 
 
 def _not_one_of(tags):
@@ -202,15 +200,20 @@ def _same_on_both_wires(schema, finding):
         return [{"$type": "object"}, {"$type": "object"}]
 
 
-PROPERTIES = {
-    "message": lambda schema, finding: [{"$type": "object"}, {"$type": "object"}],
-    "accepted": lambda schema, finding: _not_one_of(REFUSALS),
-    "handler": lambda schema, finding: _not_one_of(HANDLER_BUGS),
-    "rejected": _refused_there,
-    "result": _in_the_result,
-    "headers": _in_the_headers,
-    "select": _selected,
-    "binary": _same_on_both_wires,
+def _labelled(schema, finding):
+    return {"Content-Type": "application/octet-stream" if finding.binary else "application/json"}
+
+
+PROPERTIES = {  # check -> (the part of the answer the property is of, the property that failed)
+    "message": ("message", lambda schema, finding: [{"$type": "object"}, {"$type": "object"}]),
+    "accepted": ("message", lambda schema, finding: _not_one_of(REFUSALS)),
+    "handler": ("message", lambda schema, finding: _not_one_of(HANDLER_BUGS)),
+    "rejected": ("message", _refused_there),
+    "result": ("message", _in_the_result),
+    "headers": ("message", _in_the_headers),
+    "select": ("message", _selected),
+    "binary": ("message", _same_on_both_wires),
+    "media": ("headers", _labelled),  # (of the HTTP answer, not of the message it holds)
 }
 
 

@@ -58,7 +58,6 @@ class Fuzzer:
         self.missed = {}  # (function, check), function, or check -> why it judged nothing
         self.varying = set()  # functions that answer the same call differently (the binary check cannot tell)
         self.encoding, self.answered = None, None  # the target's binary encoding, once negotiated; the last body
-        self.labelled = ""  # the Content-Type of the last answer
         self.followed, self.following = [], False  # Findings of calls answers held; (whether checking one)
         if like:
             self.schema, self.links, self.encoding = like.schema, Links(like.schema), like.encoding
@@ -76,23 +75,24 @@ class Fuzzer:
         self.encoding = self.negotiate() if binary else None
         if not self.encoding:
             self.missed["binary"] = "the target negotiated no binary encoding" if binary else "--no-binary was given"
+
     def send(self, message, binary=False):
         """Send a message (as MessagePack, with names as the target's ids, if `binary`), keeping to the
-        rate: (HTTP status, the answer decoded with names, or None, the answer's bytes). No answer is
-        (0, None, why); a target that then answers no ping either is Trouble."""
+        rate: (HTTP status, the answer decoded with names, or None, the answer's bytes, its Content-Type).
+        No answer is (0, None, why, ""); a target that then answers no ping either is Trouble."""
         self.pace.keep()
         self.sent += 1
         try:
-            status, answer, self.labelled = self.target.post(None, *self.encoded(message, binary), keep=True)
+            status, answer, labelled = self.target.post(None, *self.encoded(message, binary), keep=True)
         except (OSError, http.client.HTTPException) as error:
             if not self.target.answers():
                 raise Trouble(f"{self.target.url} stopped answering: {error}") from None
-            return 0, None, f"no answer: {error}".encode()
+            return 0, None, f"no answer: {error}".encode(), ""
         decoded = decode(answer, self.encoding["names"] if self.encoding else {})
         decoded = values.as_text(decoded) if answer[:1] == b"\x92" else decoded
         if self.shown:
             self.shown(message, binary, status, decoded)
-        return status, decoded, answer
+        return status, decoded, answer, labelled
 
     def twin(self, number):
         """Another fuzzer of the same target, its `number`th worker (workers.py): a connection, a generator
@@ -111,7 +111,7 @@ class Fuzzer:
 
     def negotiate(self):
         """The target's binary encoding, asked for with @bin_: [] ({ids, names, checksum}), or None."""
-        _, message, _ = self.send([{"@bin_": []}, {"fn.ping_": {}}])
+        message = self.send([{"@bin_": []}, {"fn.ping_": {}}])[1]
         encoding = message and message[0].get("@enc_")
         checksums = message and message[0].get("@bin_")
         if not isinstance(encoding, dict) or not checksums:
@@ -221,8 +221,7 @@ class Fuzzer:
         """The first check the call fails, as a Finding, or None (`before`: the JSON answer to the same
         call, which a MessagePack answer is compared with)."""
         started = time.monotonic()
-        status, message, answer = self.send(call, binary)
-        labelled = self.labelled  # (before the binary check sends the call again)
+        status, message, answer, labelled = self.send(call, binary)
         problem = _message_problem(status, message)
         if problem:
             self.judged(function, ["message"], started)
@@ -338,7 +337,7 @@ class Fuzzer:
         if values.as_text(before) == values.as_text(body):
             return []
         if not self.deterministic:  # the same again on JSON: a difference is the wire's, not the call's
-            _, again, _ = self.send(call)
+            again = self.send(call)[1]
             if again is None or values.as_text(again[1]) != values.as_text(before):
                 self.vary(function)
                 return None
@@ -361,7 +360,7 @@ class Fuzzer:
     def judge_wrong(self, function, call, path, reason):
         """The Finding of a call whose one wrong thing (at `path`, for `reason`) is not refused there, or None."""
         started = time.monotonic()
-        status, message, answer = self.send(call)
+        status, message, answer, _ = self.send(call)
         problem = _message_problem(status, message)
         self.judged(function, ["message"], started)
         if problem:

@@ -104,8 +104,8 @@ class Application:
         except Overlong:
             raise
         except Exception as error:  # (a server answers 500, and so does this)
-            return 500, f"the application raised {type(error).__name__}: {error}".encode(), "text/plain"
-        return said.get("status", 500), decodable(answer), said.get("headers", {}).get("content-type", "")
+            return _raised(error)
+        return _answered(said, answer)
 
     def _asgi(self, body, media_type):
         scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
@@ -137,8 +137,8 @@ class Application:
         try:
             self.loop.run_until_complete(exchange())
         except Exception as error:
-            return 500, f"the application raised {type(error).__name__}: {error}".encode(), "text/plain"
-        return said.get("status", 500), decodable(_bounded(parts)), said.get("headers", {}).get("content-type", "")
+            return _raised(error)
+        return _answered(said, _bounded(parts))
 
 
 class Worker:
@@ -204,6 +204,16 @@ def _takes_nothing(function):
 def _is_asgi(application):
     return inspect.iscoroutinefunction(application) or inspect.iscoroutinefunction(
         getattr(application, "__call__", None))
+
+
+def _answered(said, answer):
+    """(status, body, Content-Type) of an answer, as the application `said` them (500 if it said none)."""
+    return said.get("status", 500), decodable(answer), said.get("headers", {}).get("content-type", "")
+
+
+def _raised(error):
+    """The answer a server gives when the application raised: HTTP 500, its words in the body."""
+    return 500, f"the application raised {type(error).__name__}: {error}".encode(), "text/plain"
 
 
 def _bounded(parts):

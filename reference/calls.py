@@ -210,8 +210,7 @@ class Call:
         for once, and kept (checked either way: ValueError if unsound)."""
         if self.schema is None:
             kept = fetched.kept(self.client.url)
-            self.unconfirmed = kept is not None and not sources.check([Document(self.client.url, kept)],
-                                                                       extensions=stubs.KINDS)[1]
+            self.unconfirmed = kept is not None and not problems(self.client.url, kept)
             self.schema = kept if self.unconfirmed else checked(self.client, internal=True)
             if not self.unconfirmed:
                 fetched.keep(self.client.url, self.schema)
@@ -258,12 +257,17 @@ def checked(client, internal=False):
     """The server's schema (fn.api_), checked as a schema loader checks one: ValueError, in one line, if it is
     not sound (entries that are no objects, a function without ->), since what is read of it would be wrong."""
     entries = client.schema(internal)
-    _, problems = sources.check([Document(client.url, entries)], extensions=stubs.KINDS)  # (a mock's too)
-    if problems:
-        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+    found = problems(client.url, entries)
+    if found:
+        more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
         raise ValueError(f"the schema {client.url} answers fn.api_ with is not sound: "
-                         f"{str(problems[0]).removeprefix(client.url + ', ')}{more}")
+                         f"{str(found[0]).removeprefix(client.url + ', ')}{more}")
     return entries
+
+
+def problems(url, entries):
+    """The problems of the schema `url` answered with, as a schema loader finds them (a mock's kinds known)."""
+    return sources.check([Document(url, entries)], extensions=stubs.KINDS)[1]
 
 
 def _print(value, pretty):
