@@ -4,8 +4,8 @@ How this works
 --------------
 The target's schema is read from `fn.api_` (language.py). For each function,
 `Fuzzer.examples` makes calls by seed (values.py): a valid call, checked as
-the named CHECKS say; the same call on MessagePack now and then, once the
-target has negotiated it, compared value for value with the JSON answers to
+the named CHECKS say (answers.py); the same call on MessagePack now and
+then, once the target has negotiated it, compared value for value with the JSON answers to
 it just before and after (a function whose JSON answers vary cannot be
 judged so); the call with a generated `@select_`; and the call with exactly
 one thing wrong, which must be refused with a case at that place. Each check
@@ -32,7 +32,7 @@ from collections import Counter
 
 import msgpack
 
-from . import findings, selections, shrinking, values, workers as workers_
+from . import answers, findings, selections, shrinking, values, workers as workers_
 from .findings import HANDLER_BUGS, REFUSALS, Finding, where
 from .language import Schema
 from .links import Links
@@ -222,7 +222,7 @@ class Fuzzer:
         call, which a MessagePack answer is compared with)."""
         started = time.monotonic()
         status, message, answer, labelled = self.send(call, binary)
-        problem = _message_problem(status, message)
+        problem = answers.message_problem(status, message)
         if problem:
             self.judged(function, ["message"], started)
             return self.links.logged(function, call, Finding("message", function.name, call, binary, problem,
@@ -241,11 +241,12 @@ class Fuzzer:
              else []),
             ("accepted", True, lambda: [((), f"a valid call was refused: {tag} {_json(fields)}")] if tag in REFUSALS
              else []),
-            ("result", True, lambda: self.result_problems(function, tag, fields, selected)),
-            ("headers", True, lambda: self.header_problems(headers)),
-            ("select", selected and tag == "Ok_", lambda: self.selection_problems(function, fields, call[0])),
+            ("result", True, lambda: answers.result_problems(self.schema, function, tag, fields, selected)),
+            ("headers", True, lambda: answers.header_problems(self.schema, headers)),
+            ("select", selected and tag == "Ok_",
+             lambda: answers.selection_problems(self.schema, function, fields, call[0])),
             ("binary", binary, lambda: self.parity_problems(function, call, before, body)),
-            ("media", True, lambda: _media_problems(labelled, answer)),
+            ("media", True, lambda: answers.media_problems(labelled, answer)),
         ]
         for check, applies, problems in checks:
             found = problems() if applies else None
@@ -310,25 +311,6 @@ class Fuzzer:
                 self.seen[found.kind] += 1
             yield from self.held()
 
-    def result_problems(self, function, tag, fields, selected):
-        if tag not in function.results:
-            return [((tag,), f"no result of {function.name} (it has {', '.join(sorted(function.results))})")]
-        return [(path, why) for path, why in self.schema.object_problems(fields, function.results[tag], (tag,))
-                if not (selected and why == "RequiredObjectKeyMissing")]
-
-    def header_problems(self, headers):
-        """Where response headers break the schema: a name without `@`, or a declared one of another type."""
-        declared = self.schema.response_headers
-        return [((name,), "RequiredObjectKeyPrefixMissing") for name in headers if not name.startswith("@")] + [
-            problem for name, value in headers.items() if name in declared
-            for problem in self.schema.problems(value, declared[name], (name,))]
-
-    def selection_problems(self, function, fields, headers):
-        """Where a selected Ok_ holds a field not selected."""
-        selection = headers["@select_"]
-        return [(path, "not selected") for path in selections.unselected(
-            self.schema, fields, function.results["Ok_"], selection["->"]["Ok_"], selection, ("Ok_",))]
-
     def parity_problems(self, function, call, before, body):
         """How the MessagePack answer `body` differs from the JSON answer to the same call, `before`; None
         when that cannot be told: the JSON answers differ from call to call (unless --deterministic)."""
@@ -361,7 +343,7 @@ class Fuzzer:
         """The Finding of a call whose one wrong thing (at `path`, for `reason`) is not refused there, or None."""
         started = time.monotonic()
         status, message, answer, _ = self.send(call)
-        problem = _message_problem(status, message)
+        problem = answers.message_problem(status, message)
         self.judged(function, ["message"], started)
         if problem:
             return Finding("message", function.name, call, False, problem, _shown(message, answer))
@@ -392,27 +374,6 @@ class Pace:
             if pause > 0:
                 time.sleep(pause)
             self.last = time.monotonic()
-
-
-def _message_problem(status, message):
-    if status == 0:
-        return "no answer"
-    if status != 200:
-        return f"HTTP {status}, not 200"
-    if not (type(message) is list and len(message) == 2 and all(type(part) is dict for part in message)):
-        return "the answer is not a message, [headers, body]"
-    if len(message[1]) != 1:
-        return f"the body holds {len(message[1])} keys, not one result tag"
-    return ""
-
-
-def _media_problems(labelled, answer):
-    """Whether an answer's Content-Type says what it is: MessagePack (its first byte 0x92) or JSON."""
-    wire, media_type = ("MessagePack", "application/octet-stream") if answer[:1] == b"\x92" else (
-        "JSON", "application/json")
-    if labelled.split(";")[0].strip().lower() == media_type:
-        return []
-    return [((), f"the answer is {wire} labelled {labelled or 'with no Content-Type'}, not {media_type}")]
 
 
 def _shown(message, answer, most=1000):
