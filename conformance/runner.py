@@ -19,6 +19,7 @@ alone at the end.
 """
 
 import base64
+import contextlib
 import http.client
 import json
 import re
@@ -204,27 +205,29 @@ class Steps:
         method, path = request.get("method", "POST"), request.get("path", target.path).replace("$target", target.url)
         if request.get("connection") == "new":  # (http.client connects again for the next request)
             connection.close()
-        for attempt in range(RETRIES):
-            send(connection.exchange(target.timeout), method, path, data, media_type, request.get("framing"))
-            response = connection.getresponse()
-            answer = read(response)
-            if response.getheader("Connection", "").lower() == "close":
-                connection.close()
-            reading = _reading(answer, self.encodings)  # (an answer is decoded once for all the checks of its step)
-            message = reading()
-            unavailable = (_is_message(message) and "ErrorUnavailable" in message[1]
-                           and "ErrorUnavailable" not in json.dumps(expected))
-            if not unavailable:
-                break
-            time.sleep(0.05 * (attempt + 1))
-        self.transcript.append(Exchange(data, method, path, media_type, answer, request.get("framing")))
-        self.sizes.append(len(answer))
-        if unavailable:
-            return [f"the target answered ErrorUnavailable {RETRIES} times in a row"], []
-        spec = expected.get("spec")
-        must = list(self.compare(spec, response, answer, dict(self.captured), None, reading)) if spec else []
-        rest = list(self.compare(expected, response, answer, self.captured, self.status, reading))  # (it captures)
-        return must, rest if self.whole else []
+        with contextlib.ExitStack() as alone:
+            for attempt in range(RETRIES):
+                send(connection.exchange(target.timeout), method, path, data, media_type, request.get("framing"))
+                response = connection.getresponse()
+                answer = read(response)
+                if response.getheader("Connection", "").lower() == "close":
+                    connection.close()
+                alone.enter_context(one_at_a_time(answer))  # (held until the answer is judged)
+                reading = _reading(answer, self.encodings)  # (an answer is decoded once for all its step's checks)
+                message = reading()
+                unavailable = (_is_message(message) and "ErrorUnavailable" in message[1]
+                               and "ErrorUnavailable" not in json.dumps(expected))
+                if not unavailable:
+                    break
+                time.sleep(0.05 * (attempt + 1))
+            self.transcript.append(Exchange(data, method, path, media_type, answer, request.get("framing")))
+            self.sizes.append(len(answer))
+            if unavailable:
+                return [f"the target answered ErrorUnavailable {RETRIES} times in a row"], []
+            spec = expected.get("spec")
+            must = list(self.compare(spec, response, answer, dict(self.captured), None, reading)) if spec else []
+            rest = list(self.compare(expected, response, answer, self.captured, self.status, reading))  # (captures)
+            return must, rest if self.whole else []
 
     def request_bytes(self, request):
         """The bytes of a step's request, and their media type, made with the values captured so far."""
@@ -290,8 +293,9 @@ class Steps:
 
 def shown(answer, encodings, most=2000):
     """An answer as text to show: its message as JSON (MessagePack decoded), else its bytes; printable."""
-    message = decode(answer, encodings)
-    text = json.dumps(message, ensure_ascii=False) if message is not None else answer.decode(errors="replace")
+    with one_at_a_time(answer):
+        message = decode(answer, encodings)
+        text = json.dumps(message, ensure_ascii=False) if message is not None else answer.decode(errors="replace")
     return report.printable(text if len(text) <= most else text[:most] + f" ... ({len(text) - most} characters more)")
 
 
@@ -368,18 +372,21 @@ def _header_ids(header, ids):
     return [_header_ids(cell, ids) if type(cell) is list else ids.get(cell, cell) for cell in header]
 
 
-LARGE_ANSWER = 1024 * 1024  # bytes from which answers are decoded one at a time, whatever the workers
-DECODING = threading.Lock()
+LARGE_ANSWER = 1024 * 1024  # bytes from which answers are decoded and judged one at a time, whatever the workers
+DECODING = threading.RLock()
+
+
+def one_at_a_time(answer):
+    """What a large answer holds while it is decoded and used: no other large one is (a value costs about
+    60 bytes decoded, so four workers at once would hold four times as much)."""
+    return DECODING if len(answer) > LARGE_ANSWER else contextlib.nullcontext()
 
 
 def decode(answer, encodings=None, unpack=False, raw=False):
     """A message as JSON notation, or None: MessagePack keys named by `encodings` (checksum -> {id: name}),
-    unless `raw`, which an answer holding @enc_ teaches. A large answer waits for the others to be decoded
-    first (each value costs about 60 bytes)."""
-    if len(answer) > LARGE_ANSWER:
-        with DECODING:
-            return _decoded(answer, {} if encodings is None else encodings, unpack, raw)
-    return _decoded(answer, {} if encodings is None else encodings, unpack, raw)
+    unless `raw`, which an answer holding @enc_ teaches (a large answer waits for the others: one_at_a_time)."""
+    with one_at_a_time(answer):
+        return _decoded(answer, {} if encodings is None else encodings, unpack, raw)
 
 
 def _decoded(answer, encodings, unpack, raw):

@@ -192,6 +192,9 @@ def test_idle_connections_give_their_slots_to_newcomers():
         idle = [Connection(server.url) for _ in range(3)]
         for connection in idle:
             assert connection.post(PING)[0] == 200
+        deadline = time.monotonic() + 2  # (an answer can be read before its thread has said it is idle again)
+        while any(visit.state != "idle" for visit in list(server.visits.values())) and time.monotonic() < deadline:
+            time.sleep(0.01)
         assert Connection(server.url).post(PING)[0] == 200
         assert Connection(server.url).post(PING)[0] == 200
 
