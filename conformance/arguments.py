@@ -122,8 +122,8 @@ def command_line():
                          help="a request header for every call, as the client takes it: such as '@auth_:={\"Session\": "
                               "{\"token\": \"t\"}}' for protected functions, or @id_=run1 (repeatable)")
     fuzzing.add_argument("--workers", type=_positive, default=1, metavar="N",
-                         help="fuzz that many functions at once, each worker on a connection of its own (default 1); "
-                              "the sequences that follow run in one")
+                         help="fuzz that many functions at once, each worker in a process (where the system forks) "
+                              "and on a connection of its own (default 1); the sequences that follow run in one")
     fuzzing.add_argument("--rate", type=_rate, metavar="N", help="at most N requests a second (default: no limit)")
     fuzzing.add_argument("--time-limit", type=_seconds, default=600, metavar="SECONDS",
                          help="stop making calls after this long (default 600)")

@@ -148,8 +148,8 @@ class Fuzzer:
         """Fuzz each function alone, `count` calls, then all of them interleaved: what fails only after other
         calls shows there. The Findings go into `found` as they come (kept if the run is interrupted);
         `tell` is given a line for each function, and one for the sequences. With `workers` above 1, the
-        functions that give no credentials are shared out among that many twins, each in a thread of
-        its own, once those that do were called (so that every twin starts with their credentials)."""
+        functions that give no credentials are shared out among that many twins, each in a process of
+        its own (workers.py), once those that do were called (so that every twin starts with their credentials)."""
         alone = [f for f in functions if workers == 1 or self.links.gives(f)]
         for function in alone:
             found += self.examples(function, count)
@@ -366,6 +366,10 @@ class Pace:
 
     def __init__(self, rate):
         self.gap, self.lock, self.last = 1 / rate if rate else 0, threading.Lock(), 0.0
+
+    def share(self, parts):
+        """A Pace of a `parts`th of this one's rate (for a worker in a process of its own)."""
+        return Pace(1 / (self.gap * parts) if self.gap else None)
 
     def keep(self):
         """Wait until the next request may go."""

@@ -264,10 +264,11 @@ class Stopping:
         return self.service.handle(data, client)
 
 
-def test_a_target_that_stops_answering_ends_the_run_with_one_line(capsys):
-    stopping = Stopping(Service(load(FAULTY), HANDLERS), 60)
+@pytest.mark.parametrize("workers", ["1", "2"])  # (with 2, the worker processes meet the end)
+def test_a_target_that_stops_answering_ends_the_run_with_one_line(workers, capsys):
+    stopping = Stopping(Service(load(FAULTY), HANDLERS), 60 if workers == "1" else 200)
     with serving(stopping) as stopping.server:
-        status = main(["fuzz", "--target", stopping.server.url, "--seed", "1"])
+        status = main(["fuzz", "--target", stopping.server.url, "--seed", "1", "--workers", workers])
     error = capsys.readouterr().err
     assert status == 2 and error.startswith("python -m conformance fuzz: error: http://127.0.0.1:")
     assert " stopped answering: " in error and error.count("\n") == 1
@@ -278,6 +279,9 @@ def test_a_rate_and_a_time_limit_are_kept(capsys):
         status, lines, seconds = fuzzing(capsys, server.url, "--function", "fn.ok", "--rate", "20")
         requests = int(re.search(r"with (\d+) requests", lines[-1])[1])
         assert status == 0 and requests / seconds <= 21
+        status, lines, seconds = fuzzing(capsys, server.url, "--rate", "40", "--workers", "2", "--max-examples", "10")
+        requests = int(re.search(r"with (\d+) requests", lines[-1])[1])  # (each worker process keeps to half)
+        assert status == 1 and requests > 100 and requests / seconds <= 42
         status, lines, seconds = fuzzing(capsys, server.url, "--rate", "20", "--time-limit", "1")
     assert seconds < 5 and int(re.search(r"with (\d+) requests", lines[-1])[1]) <= 30
 
