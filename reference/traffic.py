@@ -142,10 +142,11 @@ class Replay:
         for (rule, element), found in self.touched.items():
             if found:
                 lines.append(f"  {rule} {element}: touches {len(found):,} of {total:,} (the first: {found[0].source})")
-        for said, listed in (("would refuse", self.refused), ("answered outside its results", self.outside)):
+        for said, listed in (("Requests the new schema would refuse", self.refused),
+                             ("Recorded answers outside the new schema's results", self.outside)):
             if listed:
                 exchange, why = listed[0]
-                lines.append(f"The new schema {said} {len(listed):,} of {total:,}; the first, {exchange.source} "
+                lines.append(f"{said}: {len(listed):,} of {total:,}; the first, {exchange.source} "
                              f"({exchange.function}): {json.dumps(why)[:300]}")
         affected = self.affected()
         verdict = "breaking" if self.comparison.breaking() else "compatible"

@@ -52,6 +52,9 @@ def test_each_finding_counts_the_recorded_calls_it_touches(recorded):
     assert refusal["ErrorInvalidRequestBody_"]["cases"][0]["path"] == ["fn.buy", "item", "price"]
     assert replay.lines()[-1] == ("Breaking by the rules, 4 of 5 recorded calls affected (the first: "
                                   f"{replay.affected()[0].source}).")
+    told = "\n".join(replay.lines())
+    assert f"Requests the new schema would refuse: 3 of 5; the first, {exchange.source} (fn.buy): " in told
+    assert f"Recorded answers outside the new schema's results: 1 of 5; the first, {answered.source} (fn.get): " in told
 
 
 def test_a_compatible_change_touches_what_it_touches_and_affects_nothing(recorded):
