@@ -18,11 +18,11 @@ twin's counts as its own, so verdicts are made as for one worker.
 
 import multiprocessing
 import sys
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
+from typing import NamedTuple
 
 from .target import Trouble
-
-COUNTS = ("evidence", "seconds", "seen", "missed", "varying", "tags", "sent")  # what a twin in a process sends back
 
 
 def shared_out(fuzzer, functions, count, found, workers):
@@ -44,18 +44,37 @@ def shared_out(fuzzer, functions, count, found, workers):
                 raise
     finally:
         for one in twins:
-            absorb(fuzzer, one)
+            absorb(fuzzer, counts(one))
+
+
+class Counts(NamedTuple):
+    """What a twin judged, and why it judged nothing: what a worker hands back (from a process, pickled)."""
+
+    evidence: Counter
+    seconds: Counter
+    seen: Counter
+    missed: dict
+    varying: set
+    tags: dict
+    sent: int
+    kept: dict  # (name, type) -> the values it carried
+
+
+def counts(twin):
+    """A twin's Counts."""
+    return Counts(twin.evidence, twin.seconds, twin.seen, twin.missed, twin.varying, twin.tags, twin.sent,
+                  {key: list(kept) for key, kept in twin.links.kept.items()})
 
 
 def absorb(fuzzer, other):
-    """Count what a twin judged, and why it judged nothing, as this fuzzer's own."""
+    """Count what a twin judged (its Counts), and why it judged nothing, as this fuzzer's own."""
     for mine, its in ((fuzzer.evidence, other.evidence), (fuzzer.seconds, other.seconds), (fuzzer.seen, other.seen)):
         mine.update(its)
     fuzzer.missed.update({key: why for key, why in other.missed.items() if key not in fuzzer.missed})
     fuzzer.varying |= other.varying
     fuzzer.tags.update(other.tags)
     fuzzer.sent += other.sent
-    for key, kept in other.links.kept.items():
+    for key, kept in other.kept.items():
         fuzzer.links.kept[key].extend(kept)
 
 
@@ -76,37 +95,33 @@ def _in_processes(fuzzer, twins, shares, count, found):
         process = context.Process(target=_process, args=(one, share, count, writing), daemon=True)
         process.start()
         writing.close()
-        started.append((one, reading, process))
-    for one, reading, process in started:
+        started.append((reading, process))
+    for reading, process in started:
         while True:
             try:
-                mine, counts, kept, error = reading.recv()
+                mine, its, error = reading.recv()
                 break
             except KeyboardInterrupt as interrupt:  # (the twins got it too, and send what they found so far)
                 stopped = interrupt
             except EOFError:  # it died without a word (killed): its share is lost
-                mine, counts, kept, error = [], {}, {}, Trouble("a worker of --workers ended without its results")
+                mine, its, error = [], None, Trouble("a worker of --workers ended without its results")
                 break
         process.join()
         found += mine
-        for name, value in counts.items():
-            setattr(one, name, value)
-        for key, values in kept.items():
-            one.links.kept[key].extend(values)
-        absorb(fuzzer, one)
+        if its:
+            absorb(fuzzer, its)
         stopped = stopped or error
     if stopped:
         raise stopped
 
 
 def _process(one, share, count, writing):
-    """A twin's process: fuzz its share, then send back its Findings, counts and carried values, and what
-    stopped it (an interruption, a target that stopped answering), if anything did."""
+    """A twin's process: fuzz its share, then send back its Findings, its Counts, and what stopped it (an
+    interruption, a target that stopped answering), if anything did."""
     mine, error = [], None
     try:
         _fuzzed(one, share, count, mine)
     except (KeyboardInterrupt, Trouble) as stopped:
         error = stopped
-    writing.send((mine, {name: getattr(one, name) for name in COUNTS},
-                  {key: list(kept) for key, kept in one.links.kept.items()}, error))
+    writing.send((mine, counts(one), error))
     writing.close()

@@ -5,6 +5,7 @@ import http.server
 import io
 import json
 import logging
+import multiprocessing
 import os
 import random
 import re
@@ -149,10 +150,13 @@ def test_pytest_users_fuzz_their_application_from_their_own_tests(caplog):
         re.findall(r"FAIL fuzz/fn\.\w+/\w+", told))
 
 
-def test_workers_share_out_the_functions_and_find_what_one_finds(capsys):
-    """--workers 2: the functions are fuzzed two at a time, each worker on its own connection, after the
-    function that gives credentials; the verdicts are those of one worker, the calculator's protected
-    functions fuzzed past ErrorUnauthenticated_ by every worker."""
+@pytest.mark.parametrize("start_methods", [["fork", "spawn"], ["spawn"]], ids=["processes", "threads"])
+def test_workers_share_out_the_functions_and_find_what_one_finds(start_methods, monkeypatch, capsys):
+    """--workers 2: the functions are fuzzed two at a time, each worker on its own connection (in a process
+    of its own where one can be forked, else in a thread), after the function that gives credentials; the
+    verdicts are those of one worker, the calculator's protected functions fuzzed past
+    ErrorUnauthenticated_ by every worker."""
+    monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: start_methods)
     with serving(Service(load(FAULTY), HANDLERS)) as server:
         _, alone, _ = fuzzing(capsys, server.url)
         status, shared, _ = fuzzing(capsys, server.url, "--workers", "2")
