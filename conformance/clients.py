@@ -20,9 +20,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import msgpack
 
+from .decoding import decode
 from .drivers import Driver, each
 from .match import compare, excerpt, explain, to_msgpack
-from .runner import decode, outcome
+from .runner import outcome
 
 PATH = "/conformance/api"
 GRACE = 2.0  # seconds a client may take beyond its timeout to report a failure

@@ -36,7 +36,7 @@ from . import answers, findings, selections, shrinking, values, workers as worke
 from .findings import HANDLER_BUGS, REFUSALS, Finding, where
 from .language import Schema
 from .links import Links
-from .runner import decode
+from .decoding import decode
 from .target import Trouble
 
 UNREACHED = "the time limit ended the run before its calls"  # why a function never called was not

@@ -23,7 +23,6 @@ import contextlib
 import http.client
 import json
 import re
-import threading
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -35,7 +34,8 @@ import msgpack.fallback
 from . import report
 from .target import Overlong, Trouble, read, send
 from .cases import LEVELS, LIMITS, applies
-from .match import compare, excerpt, explain, from_msgpack, substitute, to_msgpack, unpacked
+from .decoding import decode, one_at_a_time, readings, shown
+from .match import compare, excerpt, explain, substitute, to_msgpack
 
 RETRIES = 5
 FRAMES = 10_000  # recursion to read back what a server may rightly echo thousands of levels deep (@id_)
@@ -213,7 +213,7 @@ class Steps:
                 if response.getheader("Connection", "").lower() == "close":
                     connection.close()
                 alone.enter_context(one_at_a_time(answer))  # (held until the answer is judged)
-                reading = _reading(answer, self.encodings)  # (an answer is decoded once for all its step's checks)
+                reading = readings(answer, self.encodings)  # (an answer is decoded once for all its step's checks)
                 message = reading()
                 unavailable = (_is_message(message) and "ErrorUnavailable" in message[1]
                                and "ErrorUnavailable" not in json.dumps(expected))
@@ -291,14 +291,6 @@ class Steps:
                     yield f"expected {relation} than {other} bytes (step {expected[word]}), got {len(answer)}"
 
 
-def shown(answer, encodings, most=2000):
-    """An answer as text to show: its message as JSON (MessagePack decoded), else its bytes; printable."""
-    with one_at_a_time(answer):
-        message = decode(answer, encodings)
-        text = json.dumps(message, ensure_ascii=False) if message is not None else answer.decode(errors="replace")
-    return report.printable(text if len(text) <= most else text[:most] + f" ... ({len(text) - most} characters more)")
-
-
 def merged(runs):
     """One Result for each case of several runs of the same cases: the first run's, unless the case's
     outcomes differ from run to run, which makes it `flaky`; what varies by design (usernames, a caseId,
@@ -327,17 +319,6 @@ def outcome(case, problems, known, started, level, replay, replay_title="To repr
     status = ("known-failure" if problems else "stale") if case["id"] in known else "fail" if problems else "pass"
     return Result(case, status, list(map(report.printable, problems)), time.monotonic() - started,
                   level if problems else "", tuple(map(report.printable, replay)) if problems else (), replay_title)
-
-
-def _reading(answer, encodings):
-    """`read(unpack=False, raw=False)`: the answer decoded (see decode), once for each way of reading it."""
-    decoded = {}
-
-    def read(unpack=False, raw=False):
-        if (unpack, raw) not in decoded:
-            decoded[(unpack, raw)] = decode(answer, encodings, unpack, raw)
-        return decoded[(unpack, raw)]
-    return read
 
 
 TOLERATED = ("@warn_",)  # stock response headers a server may add to any answer
@@ -370,41 +351,3 @@ def _with_ids(value, ids):
 
 def _header_ids(header, ids):
     return [_header_ids(cell, ids) if type(cell) is list else ids.get(cell, cell) for cell in header]
-
-
-LARGE_ANSWER = 1024 * 1024  # bytes from which answers are decoded and judged one at a time, whatever the workers
-DECODING = threading.RLock()
-
-
-def one_at_a_time(answer):
-    """What a large answer holds while it is decoded and used: no other large one is (a value costs about
-    60 bytes decoded, so four workers at once would hold four times as much)."""
-    return DECODING if len(answer) > LARGE_ANSWER else contextlib.nullcontext()
-
-
-def decode(answer, encodings=None, unpack=False, raw=False):
-    """A message as JSON notation, or None: MessagePack keys named by `encodings` (checksum -> {id: name}),
-    unless `raw`, which an answer holding @enc_ teaches (a large answer waits for the others: one_at_a_time)."""
-    with one_at_a_time(answer):
-        return _decoded(answer, {} if encodings is None else encodings, unpack, raw)
-
-
-def _decoded(answer, encodings, unpack, raw):
-    if answer[:1] == b"\x92":
-        try:
-            try:
-                message = msgpack.unpackb(answer, strict_map_key=False)
-            except msgpack.StackError:  # deeper than its C reader goes (1,024 levels), which a server may echo
-                message = msgpack.fallback.unpackb(answer, strict_map_key=False)
-            headers = message[0] if type(message) is list and message and type(message[0]) is dict else {}
-            checksums = headers.get("@bin_")
-            if isinstance(headers.get("@enc_"), dict) and checksums:
-                encodings[checksums[0]] = {v: k for k, v in headers["@enc_"].items()}
-            names = encodings.get(checksums[0]) if checksums and not raw else None
-            return from_msgpack(unpacked(message) if unpack else message, names)
-        except Exception:
-            return None
-    try:
-        return json.loads(answer)
-    except (ValueError, RecursionError):  # not JSON, or nested deeper than the parser goes
-        return None

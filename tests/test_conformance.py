@@ -634,12 +634,12 @@ def test_service_wide_unavailability_is_retried_then_reported(capsys):
 
 def test_the_runner_reads_answers_thousands_of_levels_deep():
     """A server may echo a deep @id_ back, on JSON or on MessagePack; the runner reads it."""
-    from conformance import runner
+    from conformance import decoding, runner
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(runner.FRAMES)  # as main() does
     try:
-        text = runner.decode(b'[{"@id_": ' + b"[" * 5000 + b"]" * 5000 + b'}, {"Ok_": {}}]')
-        packed = runner.decode(b"\x92\x81\xa4@id_" + b"\x91" * 2000 + b"\x90\x81\xa3Ok_\x80")  # (past msgpack's 1,024)
+        text = decoding.decode(b'[{"@id_": ' + b"[" * 5000 + b"]" * 5000 + b'}, {"Ok_": {}}]')
+        packed = decoding.decode(b"\x92\x81\xa4@id_" + b"\x91" * 2000 + b"\x90\x81\xa3Ok_\x80")  # (past msgpack's 1,024)
     finally:
         sys.setrecursionlimit(limit)
     for message in (text, packed):

@@ -17,7 +17,7 @@ from pathlib import Path
 import msgpack
 import pytest
 
-from conformance import runner
+from conformance import decoding
 from conformance.__main__ import main
 from conftest import Connection, decode, serving
 from reference import mocking
@@ -394,7 +394,7 @@ def test_mocks_of_the_testbed_generate_the_same_values(testbed_url, peer_testbed
 def _named(answer):
     """A message, its MessagePack ids named, without the encoding's own headers: ours has the six names
     of fn.listStubs_ and fn.listCalls_ more (conformance/PROTOCOL.md, section 12)."""
-    message = runner.decode(answer)
+    message = decoding.decode(answer)
     if answer[:1] == b"\x92":
         message[0] = {key: value for key, value in message[0].items() if key not in ("@enc_", "@bin_")}
     return message
