@@ -21,6 +21,7 @@ import msgpack.fallback
 from . import report
 from .match import from_msgpack, unpacked
 
+
 LARGE_ANSWER = 1024 * 1024  # bytes from which answers are decoded and judged one at a time, whatever the workers
 DECODING = threading.RLock()
 
@@ -56,7 +57,6 @@ def _decoded(answer, encodings, unpack, raw):
         return json.loads(answer)
     except (ValueError, RecursionError):  # not JSON, or nested deeper than the parser goes
         return None
-
 
 
 def readings(answer, encodings):

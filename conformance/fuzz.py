@@ -316,14 +316,15 @@ class Fuzzer:
         when that cannot be told: the JSON answers differ from call to call (unless --deterministic)."""
         if before is None or function.name in self.varying:
             return None
-        if values.as_text(before) == values.as_text(body):
+        expected, received = values.as_text(before), values.as_text(body)
+        if expected == received:
             return []
         if not self.deterministic:  # the same again on JSON: a difference is the wire's, not the call's
             again = self.send(call)[1]
-            if again is None or values.as_text(again[1]) != values.as_text(before):
+            if again is None or values.as_text(again[1]) != expected:
                 self.vary(function)
                 return None
-        return [((), f"JSON answered {json.dumps(values.as_text(before))[:200]}, MessagePack {json.dumps(values.as_text(body))[:200]}")]
+        return [((), f"JSON answered {json.dumps(expected)[:200]}, MessagePack {json.dumps(received)[:200]}")]
 
     def vary(self, function):
         """Take it that `function` answers the same call differently: its wires cannot be compared."""

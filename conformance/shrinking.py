@@ -16,6 +16,8 @@ user): the calls are replayed there, each left out in turn, and one whose
 absence makes the failure go is kept.
 """
 
+import itertools
+
 from . import selections, values
 
 MAX_SHRINKS = 300  # calls one finding may spend on being made smaller (2**53 to a bound at 101: about 180)
@@ -44,15 +46,13 @@ def shrink(fuzzer, function, finding):
     """The finding, with its call made as small as it can be while it fails the same check the same way."""
     budget = MAX_SHRINKS
     while budget > 0 and not fuzzer.late() and finding.check != "message":
-        for call, valid in simpler(fuzzer, function, finding):
+        for call, valid in itertools.islice(simpler(fuzzer, function, finding), budget):
             budget -= 1
             again = judge(fuzzer, function, finding._replace(call=call))
             if again and again.kind == finding.kind:
                 finding = again._replace(valid=valid)
                 break
-            if budget <= 0:
-                break
-        else:
+        else:  # (none simpler fails so, or the budget is spent)
             return finding
     return finding
 

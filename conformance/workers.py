@@ -22,7 +22,7 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
-from .target import Trouble
+from .target import Target, Trouble
 
 
 def shared_out(fuzzer, functions, count, found, workers):
@@ -30,7 +30,7 @@ def shared_out(fuzzer, functions, count, found, workers):
     threads: see above); their Findings go into `found`, and their counts into `fuzzer`'s."""
     twins = [fuzzer.twin(number) for number in range(min(workers, len(functions)))]
     shares = [functions[number::len(twins)] for number in range(len(twins))]
-    if hasattr(fuzzer.target, "host") and "fork" in multiprocessing.get_all_start_methods():
+    if isinstance(fuzzer.target, Target) and "fork" in multiprocessing.get_all_start_methods():
         return _in_processes(fuzzer, twins, shares, count, found)
     try:
         with ThreadPoolExecutor(len(twins), thread_name_prefix="fuzz") as pool:

@@ -134,8 +134,8 @@ def _match_cases(match, function, path):
             first = patterns.steps(place)[0]
             if not first.startswith("@") and first not in function.arguments.fields:
                 raise ValueError(f"{function.name} has no argument {first!r} (a header's path starts with @)")
-            if patterns.problem(pattern):
-                raise ValueError(patterns.problem(pattern))
+            if wrong := patterns.problem(pattern):
+                raise ValueError(wrong)
         except ValueError as error:
             yield case((path, place), "ExtensionValidationFailed", {"reason": str(error)})
 
