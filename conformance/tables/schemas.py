@@ -31,9 +31,9 @@ def case(id_, description, requirements, documents, accepted, problems=(), spec=
                                           for name, body in documents],
             "expect": {"accepted": accepted}}
     if not accepted:
-        made["expect"]["problems"] = [{"$partial": dict(zip(("document", "entry", "path"),
-                                                            problem if len(problem) == 3 else ("schema.json", *problem)))}
-                                      for problem in problems]
+        made["expect"]["problems"] = [{"$partial": {key: value for key, value in zip(
+            ("document", "entry", "path"), problem if len(problem) == 3 else ("schema.json", *problem))
+            if key != "path" or value is not None}} for problem in problems]  # (a path of None: anywhere in the entry)
     if level != "MUST" and spec and any(cases.rule_levels().get(r) == "MUST" for r in requirements):
         made["spec"] = {"accepted": accepted}
     return made
@@ -103,6 +103,9 @@ def entry_cases():
                    [rule], [entry], False, [(1, path)])
     yield case("entry/refused/union-empty", "A union with no tag is refused.", ["schema.union", "conv.schema-empty"],
                [{"union.U": []}], False, [(1, ["union.U"])], spec=False)
+    yield case("entry/refused/extension-defined", "The _ext. types are the protocol's own: an entry defining "
+               "one that is not stock is refused (at the entry or its key).", ["schema.entry", "conv.schema-extras"],
+               [{"_ext.Nope": {}}], False, [(1, None)])
     yield case("entry/refused/errors-empty", "An errors entry with no tag is refused.",
                ["schema.errors", "conv.schema-empty"], [{"errors.E": []}], False, [(1, ["errors.E"])], spec=False)
 
