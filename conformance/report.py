@@ -261,6 +261,7 @@ def reproduce(target, exchanges):
                   "both": f" -H 'Transfer-Encoding: chunked' -H 'Content-Length: {len(data)}'",
                   "two-lengths": f" -H 'Content-Length: {len(data)}' -H 'Content-Length: {len(data) - 1}'",
                   "length-not-a-number": f" -H 'Content-Length: 0x{len(data):x}'",
+                  "blank-before-colon": " -H 'X-Probe : 1'",
                   }.get(framing, "")
         command = f"{pipe}curl -s -i -X POST {url} -H 'Content-Type: {media_type}'{framed} {send}"
         if text is None:  # (base64 says nothing to a reader: the message it holds, keys as the ids sent)

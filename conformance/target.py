@@ -176,8 +176,9 @@ def _until_the_end(response):
 def send(connection, method, path, data, media_type, framing=None):
     """Send one request: a POST's body framed by its Content-Length, or with `framing` "chunked" in
     chunks (two, if it has two bytes), "none" told no way at all, "both" chunked with a
-    Content-Length too, "two-lengths" with two Content-Lengths that disagree, "length-not-a-number" with one in hexadecimal. A server may answer
-    before it has read the whole body (411, 413, 400) and close: its answer is read all the same."""
+    Content-Length too, "two-lengths" with two Content-Lengths that disagree, "length-not-a-number"
+    with one in hexadecimal, "blank-before-colon" with a header line `X-Probe : 1`. A server may
+    answer before it has read the whole body (411, 413, 400) and close: its answer is read all the same."""
     try:
         _send(connection, method, path, data, media_type, framing)
     except (BrokenPipeError, ConnectionResetError):
@@ -185,16 +186,17 @@ def send(connection, method, path, data, media_type, framing=None):
             raise
 
 
-FRAMED_BY_HAND = {  # framing -> the body sent, its Content-Length headers, and whether it says chunked
-    "none": lambda data: (data, [], False),
+FRAMED_BY_HAND = {  # framing -> the body sent and its header lines (Content-Type aside)
+    "none": lambda data: (data, []),
     "both": lambda data: _both(b"%x\r\n%s\r\n0\r\n\r\n" % (len(data), data)),
-    "two-lengths": lambda data: (data, [len(data), len(data) - 1], False),
-    "length-not-a-number": lambda data: (data, [f"0x{len(data):x}"], False),
+    "two-lengths": lambda data: (data, [("Content-Length", len(data)), ("Content-Length", len(data) - 1)]),
+    "length-not-a-number": lambda data: (data, [("Content-Length", f"0x{len(data):x}")]),
+    "blank-before-colon": lambda data: (data, [("X-Probe ", 1), ("Content-Length", len(data))]),
 }
 
 
 def _both(chunked):
-    return chunked, [len(chunked)], True
+    return chunked, [("Content-Length", len(chunked)), ("Transfer-Encoding", "chunked")]
 
 
 def _send(connection, method, path, data, media_type, framing):
@@ -204,13 +206,11 @@ def _send(connection, method, path, data, media_type, framing):
         connection.request(method, path, iter([data[:len(data) // 2], data[len(data) // 2:]]),
                            {"Content-Type": media_type, "Transfer-Encoding": "chunked"}, encode_chunked=True)
     elif framing in FRAMED_BY_HAND:
-        body, lengths, chunked = FRAMED_BY_HAND[framing](data)
+        body, lines = FRAMED_BY_HAND[framing](data)
         connection.putrequest(method, path)
         connection.putheader("Content-Type", media_type)
-        for length in lengths:
-            connection.putheader("Content-Length", str(length))
-        if chunked:
-            connection.putheader("Transfer-Encoding", "chunked")
+        for name, value in lines:
+            connection.putheader(name, str(value))
         connection.endheaders()
         connection.send(body)
     else:

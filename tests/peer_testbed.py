@@ -43,7 +43,8 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_POST(self):  # HTTP as conformance/PROTOCOL.md section 1 has it: this transport is ours, not the peer's
         lengths = self.headers.get_all("Content-Length") or []
-        if len(lengths) > 1 or "Transfer-Encoding" in self.headers and lengths or lengths and not lengths[0].isdigit():
+        if len(lengths) > 1 or "Transfer-Encoding" in self.headers and lengths or lengths and not lengths[0].isdigit() \
+                or self.headers.defects:  # (a header line the email package could not read: a blank before ':')
             self.close_connection = True  # framing that could be read two ways, or not at all
             return self.answer(400, b"ambiguous framing", "text/plain")
         length = lengths[0] if lengths else None
