@@ -73,7 +73,7 @@ FAMILIES = {  # name -> (service, how to build a message of n units, wire)
     "flat array, invalid, MessagePack": (CALCULATOR, lambda n: message({}, "fn.deleteVariables", {"names": [1] * n}), "msgpack"),
     "large map, MessagePack": (TESTBED, lambda n: message({}, "fn.echo", {"intMap!": {f"k{i}": i for i in range(n)}}), "msgpack"),
     "array of structs, packed MessagePack": (TESTBED, lambda n: message(
-        {"@pac_": True}, "fn.echo", {"pointArr!": [{"x": i, "y": i, "label!": "p"} for i in range(n)]}), "packed"),
+        {"@pac_": True}, "fn.echo", {"pointArr!": [{"x": i, "y": i, "title!": "p"} for i in range(n)]}), "packed"),
     "packed rows of nested maps": (TESTBED, lambda n: message(  # each row [[]], two bytes
         {"@pac_": True}, "fn.echo", {"any!": [{"x": {}}] * n}), "packed"),
     "deep empty containers, JSON": (TESTBED, lambda n: message({"@id_": [[[{}]]] * n}, "fn.ping_", {}), "json"),

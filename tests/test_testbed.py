@@ -6,7 +6,8 @@ import pytest
 
 from conftest import Connection
 from conformance import tables
-from reference import testbed
+from reference import calculator, testbed
+from reference.protocol import codec
 
 AUTH = {"@auth_": {"Token": {"token": "any"}}}
 
@@ -47,3 +48,9 @@ def test_the_testbed_serves_the_schema_the_suite_owns():
     served = testbed.service().schema.api()
     assert all(entry in served for entry in tables.schema()) and len(served) == len(tables.schema()) + 2
     assert json.loads(tables.dumps(tables.schema())) == tables.schema()
+
+
+def test_the_testbed_and_the_calculator_meet_both_signs_of_a_checksum():
+    """A checksum is the CRC-32 as a signed 32-bit integer: the testbed's names make it negative and the
+    calculator's positive, so a server that sends the CRC unsigned fails the suite's binary cases."""
+    assert codec.encoding(testbed.service().schema).checksum < 0 < codec.encoding(calculator.service().schema).checksum

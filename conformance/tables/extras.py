@@ -6,8 +6,8 @@ from .checks import POSITIONS
 from .testbed import (DISALLOWED, ELEMENT, REQUIREMENTS, TYPES, VALUES, case, echo, error, missing, step, unexpected,
                       unwrap)
 
-POINTS = [{"x": 1, "y": 2, "label!": "a"}, {"x": 3, "y": 4}]
-SHAPES = [{"Circle": {"radius": 1.5}}, {"Square": {"side": 2, "label!": "s"}}, {"Dot": {}}]
+POINTS = [{"x": 1, "y": 2, "title!": "a"}, {"x": 3, "y": 4}]
+SHAPES = [{"Circle": {"radius": 1.5}}, {"Square": {"side": 2, "title!": "s"}}, {"Dot": {}}]
 TREE = {"Node": {"left": {"Leaf": {"value": 1}}, "right": {"Node": {"left": {"Leaf": {"value": 2}}, "right": {"Leaf": {"value": 3}}}}}}
 
 
@@ -20,8 +20,8 @@ def select_cases():
         ("empty-selection", {}, {"int!": 1}, {"int!": 1}, "An empty selection keeps everything."),
         ("struct-in-array", {"struct.Point": ["x"]}, {"pointArr!": POINTS}, {"pointArr!": [{"x": 1}, {"x": 3}]},
          "A struct's selection applies to every element of an array of it."),
-        ("struct-in-map", {"struct.Point": ["y", "label!"]}, {"pointMap!": {"a": POINTS[0], "b": POINTS[1]}},
-         {"pointMap!": {"a": {"y": 2, "label!": "a"}, "b": {"y": 4}}}, "... and to every value of a map of it."),
+        ("struct-in-map", {"struct.Point": ["y", "title!"]}, {"pointMap!": {"a": POINTS[0], "b": POINTS[1]}},
+         {"pointMap!": {"a": {"y": 2, "title!": "a"}, "b": {"y": 4}}}, "... and to every value of a map of it."),
         ("struct-in-struct", {"struct.Point": []}, {"every!": {"point!": POINTS[0], "int!": 5}},
          {"every!": {"point!": {}, "int!": 5}}, "... and wherever it is nested."),
         ("struct-nested", {"struct.Every": ["int!"]}, {"every!": {"point!": POINTS[0], "int!": 5}},
@@ -71,7 +71,7 @@ def select_cases():
         ("excuses-unselected-fields", {"struct.Point": ["x"]}, {"pointArr!": [{"x": 1}]},
          "A handler need not fill in the required fields not selected."),
         ("excused-in-map", {"struct.Point": ["x"]}, {"pointMap!": {"a": {"x": 1}}}, "... in a map of structs too,"),
-        ("excused-in-union", {"union.Shape": {"Square": ["label!"]}}, {"shape!": {"Square": {"label!": "s"}}},
+        ("excused-in-union", {"union.Shape": {"Square": ["title!"]}}, {"shape!": {"Square": {"title!": "s"}}},
          "... in a union's tag,"),
         ("excused-recursive", {"union.Tree": {"Node": ["left"]}},
          {"tree!": {"Node": {"left": {"Node": {"left": {"Leaf": {"value": 1}}}}}}}, "... and at every depth."),
@@ -224,7 +224,7 @@ def binary_cases():
         ("unions", {"shapeArr!": SHAPES}, "Arrays of unions are packed, each tag a nested header."),
         ("nested", {"every!": {"pointArr!": POINTS, "shapeArr!": SHAPES}}, "Packed arrays may be nested in structs."),
         ("map-of-structs", {"pointMap!": {"a": POINTS[0]}, "pointArr!": []}, "Maps are not packed; empty arrays are kept."),
-        ("gap-first", {"pointArr!": [{"label!": "a", "x": 1, "y": 2}, {"x": 3, "y": 4}]},
+        ("gap-first", {"pointArr!": [{"title!": "a", "x": 1, "y": 2}, {"x": 3, "y": 4}]},
          "The header follows the first map's order, and a gap before values is Ext 18, once."),
         ("scalars", {"intArr!": [1, 2], "strMap!": {"a": "b"}}, "Arrays of plain values are kept as they are."),
     ]

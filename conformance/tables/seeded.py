@@ -15,10 +15,10 @@ TREE = json.loads((Path(__file__).parent / "tree.json").read_text(encoding="utf-
 EXAMPLES = {
     "info.Testbed": ("example", {}),
     "errors.Testbed": ("example", {"ErrorTestbed": {"code": 3178529, "note!": "kappa"}}),
-    "struct.Point": ("example", {"label!": "sigma", "x": 3178529, "y": 35766321}),
+    "struct.Point": ("example", {"title!": "sigma", "x": 3178529, "y": 35766321}),
     "struct.Chain": ("example", {"next": {"next": {"next": {"next": None, "value": 954081041}, "value": 1598503090},
                                           "value": 415302837}, "value": 326552725}),
-    "union.Shape": ("example", {"Square": {"label!": "sigma", "side": 0.016654991086877412}}),
+    "union.Shape": ("example", {"Square": {"side": 0.0014801179065742148, "title!": "kappa"}}),
     "union.Auth_": ("example", {"Token": {"token": "sigma"}}),
     "union.Tree": ("example", TREE),
     "headers.Auth_": ("inputExample", {"@auth_": {"Token": {"token": "sigma"}}}),
@@ -26,8 +26,8 @@ EXAMPLES = {
     "fn.secret": ("inputExample", {"fn.secret": {"hint!": "sigma"}}),
     "fn.strict": ("inputExample", {"fn.strict": {
         "bool": False, "boolNull": True, "ints": [954081041, 1598503090], "names": {"chi": "xi", "phi": "kappa"},
-        "note!": "sigma", "noteNull!": "beta", "point": {"label!": "gamma", "x": 1387367461, "y": 225740852},
-        "pointNull": {"label!": "beta", "x": 772162768, "y": 834198808}, "shape": {"Dot": {}}}}),
+        "note!": "sigma", "noteNull!": "beta", "point": {"title!": "gamma", "x": 1387367461, "y": 225740852},
+        "pointNull": {"title!": "beta", "x": 772162768, "y": 834198808}, "shape": {"Dot": {}}}}),
 }
 
 
@@ -53,14 +53,16 @@ def api_cases():
 GREET = {0: "sigma", 1: "sigma", 2: "lambda", 3: "delta", 4: "phi", 5: "xi"}
 SEEDED = {  # seed -> what fn.echo answers right after it, with the @select_ of SELECTED
     11: {"any!": False, "int!": 382806820, "num!": 0.6527920359060131, "point!": {"x": 434362405, "y": 2014510910}},
-    20: {"point!": {"label!": "delta", "x": 72839663, "y": 1131289281}, "sel!": {"union.Shape": {"Square": ["side"]}},
+    20: {"point!": {"title!": "delta", "x": 72839663, "y": 1131289281}, "sel!": {"union.Shape": {"Square": ["title!"]}},
          "shape!": {"Dot": {}}},
-    35: {"call!": {"fn.greet": {"name": "mu"}}, "point!": {"x": 1497457073, "y": 669550621},
-         "shape!": {"Circle": {"radius": 0.36066639579863585}}, "str!": "psi"},
-    47: {"int!": 1995108469, "sel!": {"struct.Point": ["label!", "y"], "union.Shape": {"Circle": []}}},
+    47: {"int!": 1995108469, "sel!": {"struct.Point": ["title!", "y"], "union.Shape": {"Circle": []}}},
     57: {"bool!": True, "num!": 0.43419181761992715, "shape!": {"Circle": {"radius": 0.2813677588856629}}},
     69: {"any!": False, "bool!": False, "call!": {"fn.greet": {"name": "tau"}}, "num!": 0.3206568860079427,
-         "point!": {"label!": "delta", "x": 403763224, "y": 1766576582}, "sel!": {"struct.Point": ["label!"]}},
+         "point!": {"title!": "delta", "x": 403763224, "y": 1766576582}, "sel!": {"struct.Point": ["title!"]}},
+    106: {"any!": 1928667454, "bool!": True, "call!": {"fn.greet": {"name": "lambda"}}, "num!": 0.9294432410641775,
+          "point!": {"title!": "sigma", "x": 988813812, "y": 1124030359}, "sel!": {"struct.Point": ["title!", "x"],
+          "union.Shape": {"Circle": [], "Square": ["side", "title!"]}}, "shape!": {"Circle": {"radius": 0.3218710712724696}},
+          "str!": "lambda"},
 }
 MOCK_EXAMPLES = {  # calls and stubs drawn well into the sequence, where a different draw shows
     "fn.createStub_": {"count!": 3178529, "strictMatch!": False, "stub": {"fn.greet": {}, "->": {"Ok_": {}}}},
@@ -154,13 +156,13 @@ def mock_cases():
                 [step([{}, strict], OK), step([{}, {"fn.echo": {"intArr!": [1]}}], [{}, {"Ok_": {"int!": 7}}]),
                  step([{}, {"fn.echo": {"intArr!": [1, 2]}}], [{"$type": "object"}, {"$not": {"Ok_": {"int!": 7}}}])], spec=False)
     seven, other = [{}, {"Ok_": {"int!": 7}}], [{"$type": "object"}, {"$not": {"Ok_": {"int!": 7}}}]
-    points = {"fn.echo": {"pointArr!": [{"x": 2, "y": 9}, {"x": 1, "y": 5, "label!": "a"}]}}
+    points = {"fn.echo": {"pointArr!": [{"x": 2, "y": 9}, {"x": 1, "y": 5, "title!": "a"}]}}
     yield _mock("stub/array-of-objects", "Each object a stub's array names matches some object of the call's array "
                 "partially, in any order; a call without one gets another answer.", ["mock.rule3", "conv.mock"],
                 [_stub({"Ok_": {"int!": 7}}, {"fn.echo": {"pointArr!": [{"x": 1}, {"y": 9}]}}),
                  step([{}, points], seven), step([{}, {"fn.echo": {"pointArr!": [{"x": 1, "y": 5}]}}], other),
                  step([{}, {"fn.echo": {"pointArr!": [{"x": 2, "y": 1}, {"x": 3, "y": 9}]}}], other),
-                 step([{}, {"fn.verify_": {"call": {"fn.echo": {"pointArr!": [{"label!": "a"}]}}}}], OK)], spec=False)
+                 step([{}, {"fn.verify_": {"call": {"fn.echo": {"pointArr!": [{"title!": "a"}]}}}}], OK)], spec=False)
     yield _mock("stub/json-equality", "Stubs match by JSON equality: true is not 1, but 1 is 1.0, partially or strictly.",
                 ["mock.rule3", "conv.mock"],
                 [_stub({"Ok_": {"int!": 7}}, {"fn.echo": {"any!": True}}),

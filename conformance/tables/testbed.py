@@ -75,8 +75,10 @@ def schema():
          "fn.secret": {"hint!": "string"}, "->": [{"Ok_": {"secret!": "string"}}]},
         {"///": "A field of every type, nested in a struct.", "struct.Every": every()},
         {"///": "A field of every type, in a union tag.", "union.Every": [{"Every": every()}, {"Nothing": {}}]},
-        {"struct.Point": {"x": "integer", "y": "integer", "label!": "string"}},
-        {"union.Shape": [{"Circle": {"radius": "number"}}, {"Square": {"side": "number", "label!": "string"}},
+        # (`title!`, not `label!`: with it the testbed's checksum is negative, the calculator's positive,
+        # so a server that sends the CRC-32 unsigned fails the binary cases on one of them)
+        {"struct.Point": {"x": "integer", "y": "integer", "title!": "string"}},
+        {"union.Shape": [{"Circle": {"radius": "number"}}, {"Square": {"side": "number", "title!": "string"}},
                          {"Dot": {}}]},
         {"///": "Recursive through its tags.",
          "union.Tree": [{"Leaf": {"value": "integer"}}, {"Node": {"left": "union.Tree", "right": "union.Tree"}}]},
@@ -130,12 +132,12 @@ VALUES = {
     "bytes": (["", "AQI=", "/+8="], [(1, "Number"), (Ours("AQI", "conv.base64"), [([], unexpected("String", "Base64String"))]),
                                     (True, "Boolean"), ([], "Array"), ({}, "Object")]),
     "any": ([0, "x", [None], {"a": None}, False], []),
-    "point": ([{"x": 1, "y": 2}, {"x": -1, "y": 0, "label!": "p"}], [
+    "point": ([{"x": 1, "y": 2}, {"x": -1, "y": 0, "title!": "p"}], [
         (5, "Number"), ({"x": 1}, [([], missing("y"))]), ({"x": 1, "y": 2, "z": 0}, [(["z"], DISALLOWED)]),
         ({"x": "1", "y": 2}, [(["x"], unexpected("String", "Integer"))]),
-        ({"x": 1, "y": 2, "label": "p"}, [(["label"], DISALLOWED)]),
-        ({"x": 1, "y": 2, "label!": None}, [(["label!"], unexpected("Null", "String"))])]),
-    "shape": ([{"Circle": {"radius": 1.5}}, {"Square": {"side": 2, "label!": "s"}}, {"Dot": {}}], [
+        ({"x": 1, "y": 2, "title": "p"}, [(["title"], DISALLOWED)]),
+        ({"x": 1, "y": 2, "title!": None}, [(["title!"], unexpected("Null", "String"))])]),
+    "shape": ([{"Circle": {"radius": 1.5}}, {"Square": {"side": 2, "title!": "s"}}, {"Dot": {}}], [
         ("Dot", "String"), ({}, [([], size(0))]), ({"Dot": {}, "Circle": {"radius": 1}}, [([], size(2))]),
         ({"Hexagon": {}}, [(["Hexagon"], DISALLOWED)]), ({"Circle": {}}, [(["Circle"], missing("radius"))]),
         ({"Circle": 5}, [(["Circle"], unexpected("Number", "Object"))])]),

@@ -95,7 +95,7 @@ def wire_cases():
                "arguments and Ok_, and the checksum is the signed CRC-32 of them.", binary,
                [step([{"@bin_": []}, {"fn.ping_": {}}], [{"@enc_": IDS, "@bin_": [CHECKSUM]}, {"Ok_": {}}],
                      wire="msgpack", spec=NEGOTIATION)])
-    keys = {"strMap!": {"x": "a", "int!": "b", "zz": "c"}, "any!": {"label!": [{"y": 1}], "qq": 2}}
+    keys = {"strMap!": {"x": "a", "int!": "b", "zz": "c"}, "any!": {"title!": [{"y": 1}], "qq": 2}}
     yield case("testbed/binary/keys/every-known-key", "Every map key the encoding knows becomes its id, at any depth, "
                "in maps and in any values too; other keys stay text.", [*binary, "type.any", "type.map"],
                [step([{"@bin_": [CHECKSUM]}, {"fn.echo": keys}], [{"@bin_": [CHECKSUM]}, raw({"Ok_": keys})],
