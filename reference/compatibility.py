@@ -23,15 +23,16 @@ so the walk carries a *side*:
 of definitions never travel, so definitions are compared by their shapes,
 each pair of them once for each side it is reached from (a `Pair`, which
 remembers what led to it): a finding inside a shared struct is shown with the
-path to it from every function it reaches, and which clients it breaks.
-RULES is the catalogue; reference/README.md states it as a table.
+path to it from every function it reaches, and which clients it breaks
+(findings.py: pairs, findings and where each is written). RULES is the
+catalogue; reference/README.md states it as a table.
 """
 
 from typing import NamedTuple
 
+from .findings import Finding, Pair, Places, Root, element_of
 from .protocol import codec
 from .protocol.types import Struct, Union
-from .sources import entries, position
 
 RULES = {  # id -> (side, level, what an old client meets, an example), as reference/README.md's table shows them
     "function-removed": ("request", "breaking", "its calls get `FunctionUnknown`", "`fn.add` removed"),
@@ -67,104 +68,17 @@ RULES = {  # id -> (side, level, what an old client meets, an example), as refer
                                 "request is refused, or its JSON one answered with `@enc_`)",
                                 "any change of a name the encoding covers"),
 }
-CLIENTS = {"call": "call {}", "read": "read {}'s result", "send": "send {}", "receive": "read the {} header"}
-
-
-class Root(NamedTuple):
-    """Where a walk starts: a function's call or result, or the request or response headers."""
-
-    kind: str  # "call", "read", "send", "receive"
-    name: str  # the function ("" for headers)
-
-
-class Pair:
-    """Two definitions compared on one side (a struct's fields, a union's tags): what led to them."""
-
-    __slots__ = ("old", "new", "side", "roots", "parents")
-
-    def __init__(self, old, new, side):
-        self.old, self.new, self.side = old, new, side
-        self.roots = []  # Roots that start here
-        self.parents = []  # (the Pair that led here, the step: a field "name: type", or a tag)
-
-
-class Finding:
-    """One change an old client meets: its rule, the element, where, how it changed, and the pairs it is in."""
-
-    def __init__(self, rule, element, where, detail):
-        self.rule, self.element, self.detail = rule, element, str(detail)
-        self.where, self.order = where  # as text (FILE:LINE:COL), and as a key to sort by
-        self.pairs, self.last = [], []  # the pairs it is in, and its own step in each (a field or tag, or None)
-        self.sites = set()  # where a recorded call holds a value if the change touches it (traffic.held)
-        self.accepted = False  # named by --except
-        self.found = None  # (Roots, steps) once searched (reached)
-
-    @property
-    def level(self):
-        """How much it matters: "breaking", "warning" (RULES says, for its rule)."""
-        return RULES[self.rule][1]
-
-    def routes(self, most=None):
-        """The path to the element from each Root it is reached from (the first `most`), the shortest each."""
-        roots, before = self.reached()
-        return [_written(root, _steps(pair, before)) for root, pair in roots[:most]]
-
-    def clients(self):
-        """Which clients it breaks: those that call a function, read its result, send or read a header."""
-        roots, before = self.reached()
-        return list(dict.fromkeys(CLIENTS[root.kind].format(root.name or _steps(pair, before, 1)[0].split(":")[0])
-                                  for root, pair in roots))
-
-    def reached(self):
-        """The Roots the element is reached from, each with the pair it starts at, breadth first (so the
-        shortest way each), and what led each pair down to the element (for `_steps`); found once."""
-        if self.found is None:
-            self.found = self.search()
-        return self.found
-
-    def search(self):
-        """Look up from the pairs the element is in to every Root, breadth first (see `reached`)."""
-        found, waiting, before = {}, [], {}  # root -> its pair; pairs to look up from; pair -> (the next, its step)
-        for pair, last in zip(self.pairs, self.last):
-            if id(pair) not in before:
-                before[id(pair)] = (None, last)
-                waiting.append(pair)
-        for pair in waiting:  # (which grows as it is walked)
-            for root in pair.roots:
-                found.setdefault(root, pair)
-            for parent, step in pair.parents:
-                if id(parent) not in before:
-                    before[id(parent)] = (pair, step)
-                    waiting.append(parent)
-        return list(found.items()), before
-
-    def count(self):
-        """How many Roots (functions' calls and results, headers) the element is reached from."""
-        return len(self.reached()[0])
-
-
-def _steps(pair, before, most=None):
-    """The steps from `pair` down to the element, following what led each pair up (the first `most`)."""
-    steps = []
-    while pair is not None and len(steps) != most:
-        pair, step = before[id(pair)]
-        if step:
-            steps.append(step)
-    return steps
-
-
 class Comparison:
     """Two schemas compared: `findings` by (rule, element), and `notes`."""
 
     def __init__(self, old, new):
         self.old, self.new = old, new
-        self.places = {id(old): _places(old), id(new): _places(new)}
+        self.before, self.after = Places(old), Places(new)  # where each element is, in the old and the new
         self.pairs: dict = {}  # (id(old node), id(new node), side) -> Pair
         self.findings: dict = {}  # (rule, element) -> Finding
         self.notes: list = []
         self.waiting: list = []  # Pairs to walk (a list, not recursion: a chain of definitions may be long)
         self.headers: dict = {}  # side -> the old schema's headers of that side, as one struct (Headers)
-        self.entries: dict = {}  # (document index, id(schema)) -> where each of its entries starts
 
     def walk(self):
         """Compare every public function of the old schema, then the headers, then the encodings."""
@@ -175,11 +89,11 @@ class Comparison:
             now = new.functions.get(name)
             if now is None or now.internal:
                 gone = self.visit(function.arguments, None, "request", Root("call", name))
-                self.found("function-removed", name, self.where(old, name, [name]), f"{name} is gone", gone)
+                self.found("function-removed", name, self.before.where(name, [name]), f"{name} is gone", gone)
                 continue
             call = self.visit(function.arguments, now.arguments, "request", Root("call", name))
             if now.authenticated and not function.authenticated:
-                self.found("function-protected", name, self.where(new, name, [name]),
+                self.found("function-protected", name, self.after.where(name, [name]),
                            f"{name} now needs @auth_", call)
             self.visit(function.result, now.result, "response", Root("read", name))
         for side, root in (("request", "send"), ("response", "receive")):
@@ -245,7 +159,7 @@ class Comparison:
                     "response-optional-field-removed" if optional else
                     "response-field-" + ("renamed" if other else "removed"))
             said = f"{name} -> {other}" if other else f"{name} is gone"
-            self.changed(rule, pair, name, said, self.where(self.old, *self.field_place(self.old, pair.old, name)))
+            self.changed(rule, pair, name, said, self.before.where(*self.before.field(pair.old, name)))
         for name in new:
             if request and name not in old and not name.endswith("!") and name + "!" not in old:
                 self.changed("request-field-added", pair, name, f"{name} is required", site=None)
@@ -265,56 +179,30 @@ class Comparison:
                 self.visit(struct, new[tag], pair.side, parent=pair, step=tag)
             elif pair.side == "request":
                 self.changed("request-tag-removed", pair, tag, f"{tag} is gone",
-                             self.where(self.old, *self.place(self.old, struct)))
+                             self.before.where(*self.before.node(struct)))
         for tag, struct in new.items():
             if tag in old or pair.side == "request" or tag.endswith("_"):  # (the protocol's own: every client's)
                 continue
             group = self.new.tag_owners.get(tag)
             rule = "errors-tag-added" if group else "result-tag-added" if pair.new.name.endswith(" ->") else \
                 "response-tag-added"
-            place = self.place(self.new, struct)
-            self.found(rule, _element(*place), self.where(self.new, *place), f"{tag} is new", pair, tag)
+            place = self.after.node(struct)
+            self.found(rule, element_of(*place), self.after.where(*place), f"{tag} is new", pair, tag)
 
     def changed(self, rule, pair, name, detail, where=None, site=""):
         """A finding at the field or tag `name` of `pair` (its site: that name, or with site=None the whole);
         where it is: its type's place for a change of type, else its name's."""
-        place = self.field_place(self.new, pair.new, name)
+        place = self.after.field(pair.new, name)
         typed = rule.endswith(("-narrowed", "-widened", "-changed"))
-        self.found(rule, _element(*place), where or self.where(self.new, *place, value=typed), detail, pair, name,
+        self.found(rule, element_of(*place), where or self.after.where(*place, value=typed), detail, pair, name,
                    name if site == "" else site)
 
     def found(self, rule, element, where, detail, pair, last=None, site=None):
-        finding = self.findings.setdefault((rule, element), Finding(rule, element, where, detail))
+        finding = self.findings.setdefault((rule, element), Finding(rule, RULES[rule][1], element, where, detail))
         finding.pairs.append(pair)
         finding.last.append(last)
         finding.sites.add(("call", pair.roots[0].name) if rule.startswith("function-") else
                           (pair.side, id(pair.old), site))
-
-    def place(self, schema, node):
-        """(definition key, path in its entry) of a node of `schema`."""
-        return self.places[id(schema)][id(node)]
-
-    def field_place(self, schema, node, name):
-        """(definition key, path in its entry) of the field or tag `name` of a node of `schema`."""
-        if node.name.startswith("@"):  # the request or response headers: each declared by its own entry
-            side = node.name[1:]
-            key = schema.header_owners[(side, name)]
-            return key, [key if side == "request" else "->", name]
-        key, path = self.place(schema, node)
-        return key, [*path, name]
-
-    def where(self, schema, key, path, value=False):
-        """Where the element at `path` of the entry `key` is (its value, if `value`), as text (FILE:LINE:COL,
-        or the document and entry) and as a key to sort by."""
-        where = schema.defined[key]
-        order = next((i for i, d in enumerate(schema.documents) if d.name == where.document), -1)
-        text = schema.documents[order].text if order >= 0 else None
-        if text is None or where.entry is None:
-            return str(where), (order, where.entry or 0, 0, 0)
-        if (order, id(schema)) not in self.entries:  # where each entry starts, found once for each document
-            self.entries[(order, id(schema))] = entries(text)
-        at = position(text, path, value, start=self.entries[(order, id(schema))][where.entry - 1])
-        return f"{where.document}:{at['line']}:{at['column']}", (order, where.entry, at["line"], at["column"])
 
     def breaking(self):
         """The breaking findings not accepted on purpose."""
@@ -370,40 +258,3 @@ def written(type_):
     else:
         text = type_.of.name if type_.kind in ("struct", "union", "fn", "ext") else type_.kind
     return text + "?" * type_.nullable
-
-
-def _places(schema):
-    """id() of each Struct and Union of a schema -> (its definition key, its path in that entry)."""
-    found = {}
-    for key, (kind, target) in sorted(schema.named.items(), key=lambda item: item[1][0] != "errors"):
-        if kind == "fn":  # its call (a value of type fn.X) and arguments, and its result
-            function = schema.functions[key]
-            found[id(target)], found[id(function.arguments)] = (key, [key]), (key, [key])
-            target = function.result
-            found[id(target)] = (key, ["->"])
-        elif kind == "headers":
-            found[id(target[0])], found[id(target[1])] = (key, [key]), (key, ["->"])
-            continue
-        elif kind in ("struct", "union", "errors"):
-            found[id(target)] = (key, [key])
-        if isinstance(target, Union):
-            for index, (tag, struct) in enumerate(target.tags.items()):  # (an errors.* tag is placed in its group)
-                found.setdefault(id(struct), (key, [found[id(target)][1][0], index, tag]))
-    return found
-
-
-def _element(key, path):
-    """An element's name: its definition, then the names inside (fn.add -> Ok_.result, struct.Item.color)."""
-    text = key
-    for step in path:
-        if type(step) is not int and step != key:
-            text += " ->" if step == "->" else f"{' ' if text.endswith('->') else '.'}{step}"
-    return text
-
-
-def _written(root, steps):
-    """A route as text: fn.addItem → item: struct.Item → color, or fn.getItem -> Ok_ → item."""
-    if root.kind == "read":
-        return f"{root.name} -> " + " → ".join(steps) if steps else root.name
-    return " → ".join(([root.name] if root.name else []) + steps)
-

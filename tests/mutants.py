@@ -61,6 +61,7 @@ OUTSIDE = {  # module -> what tests it instead
     "admission": "tests/test_admission.py (places for large requests, by address)",
     "transports": "tests/test_wsgi.py, test_asgi.py (the HTTP rules the adapters share)",
     "compare": "tests/test_compatibility.py (its command line)", "compatibility": "tests/test_compatibility.py",
+    "findings": "tests/test_compatibility.py (where a change is written, whom it reaches)",
     "traffic": "tests/test_traffic.py (recorded calls against a new schema)",
     "patterns": "tests/test_patterns.py, test_mocking.py (a stub's match!, ours: no case asks for it)",
     "fetched": "tests/test_calls.py (the schemas the client keeps)",
