@@ -59,8 +59,8 @@ class Schema:
                     self.request_headers.update(self.fields(entry[key]))
                     self.response_headers.update(self.fields(entry["->"]))
             except (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError) as error:
-                raise ValueError(f"entry {number} of the schema is not one the suite reads "
-                                 f"({type(error).__name__}: {str(error)[:100]}): {str(entry)[:200]}") from None
+                raise ValueError(f"entry {number + 1} of the schema is not one the suite reads "
+                                 f"({unreadable(entry, error)}): {str(entry)[:200]}") from None
         self.check()
         for name, chosen in choices(own, groups).items():
             for group in chosen:
@@ -176,6 +176,21 @@ class Schema:
                 yield (*path, tag), "ObjectKeyDisallowed"
             else:
                 yield from self.object_problems(fields, tags[tag], (*path, tag))
+
+
+def unreadable(entry, error):
+    """Why an entry of a schema could not be read, in the schema language's words."""
+    if type(entry) is not dict:
+        return "an entry is a JSON object"
+    keys = [key for key in entry if key.startswith(KEYS)]
+    if len(keys) != 1:
+        return f"an entry has one key naming what it defines, not {len(keys)}"
+    if keys[0].startswith(("fn.", "headers.")) and "->" not in entry:
+        return f"{keys[0]} has no ->"
+    if isinstance(error, RecursionError):
+        return "a type in it is nested too deep to read"
+    return ('fields are an object of type expressions (text, [TYPE] or {"string": TYPE}), and tags an array '
+            "of objects")
 
 
 def checksum(names):

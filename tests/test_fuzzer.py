@@ -356,9 +356,11 @@ def answering_schema(entries):
 
 
 @pytest.mark.parametrize("entries, told", [
-    ([5], "entry 0 of the schema is not one the suite reads"),
-    ([{"fn.x": {}}], "entry 0 of the schema is not one the suite reads (KeyError: '->')"),
-    ([{"fn.x": {"a": 5}, "->": [{"Ok_": {}}]}], "entry 0 of the schema is not one the suite reads (AttributeError"),
+    ([5], "entry 1 of the schema is not one the suite reads (an entry is a JSON object)"),
+    ([{"fn.x": {}}], "entry 1 of the schema is not one the suite reads (fn.x has no ->)"),
+    ([{"fn.x": {"a": 5}, "->": [{"Ok_": {}}]}], "entry 1 of the schema is not one the suite reads (fields are an "
+                                                 "object of type expressions"),
+    ([{"struct.A": {}, "union.B": []}], "entry 1 of the schema is not one the suite reads (an entry has one key"),
     ([{"fn.x": {"a": "struct.Nowhere"}, "->": [{"Ok_": {}}]}], "the field a of the schema is of struct.Nowhere, which"),
     ([{"fn.x": {}, "->": [{"ErrorX": {}}]}], "fn.x of the schema has no Ok_ result"),
     ([{"fn.x": {}, "->": [{"Ok_": {}}], "_errors": "(("}], "an _errors of the schema is not a regular expression"),
