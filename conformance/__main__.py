@@ -227,8 +227,8 @@ def _fuzz(options, parser):
     called = sum(bool(fuzzer.evidence[(function.name, "message")]) for function in functions)
     seconds = time.monotonic() - started
     print(f"Fuzzed {called if called == len(functions) else f'{called} of {len(functions)}'} "
-          f"function{'s' * (len(functions) != 1)} with {fuzzer.sent} requests in {seconds:.1f} s "
-          f"({fuzzer.sent / max(seconds, 1e-3):,.0f} a second; seed {seed}): {told}; {tally['pass']} checks passed"
+          f"function{'s' * (len(functions) != 1)} with {fuzzer.channel.sent} requests in {seconds:.1f} s "
+          f"({fuzzer.channel.sent / max(seconds, 1e-3):,.0f} a second; seed {seed}): {told}; {tally['pass']} checks passed"
           + (f", {tally['not-run']} not run" if tally["not-run"] else "") + ".")
     if not tally["pass"] + tally["fail"] + tally["flaky"] + tally["known-failure"]:
         print("Nothing was checked: no verdict rests on any answer.")

@@ -149,8 +149,8 @@ def failure(fuzzer, finding, number, judged, seconds, requires):
     made = case(finding.function, finding.check, requires, number)
     made["steps"] = [*({"request": {"message": call}, "response": {"message": [{"$type": "object"}, {"$type": "object"}]}}
                        for _, call in finding.after), regression(fuzzer.schema, finding)]
-    calls = [*(fuzzer.encoded(call) for _, call in finding.after), fuzzer.encoded(finding.call, finding.binary)]
-    replay = report.reproduce(fuzzer.target, [Exchange(data, "POST", fuzzer.target.path, media_type, b"")
+    calls = [*(fuzzer.channel.encoded(call) for _, call in finding.after), fuzzer.channel.encoded(finding.call, finding.binary)]
+    replay = report.reproduce(fuzzer.channel.target, [Exchange(data, "POST", fuzzer.channel.target.path, media_type, b"")
                                               for data, media_type in calls])
     return Result(made, "fail" if failed == sent else "flaky", [report.printable(f"{finding.check}: {finding.problem}")],
                   seconds, made["level"], tuple(map(report.printable, replay)), answer=report.printable(finding.answer),

@@ -18,25 +18,22 @@ links (links.py): credentials an answer gives go with later calls, a call an
 answer holds is sent too, values one function wrote go into another's, and
 `sequences` interleaves the functions' calls once each was fuzzed alone.
 Requests keep to a rate and a time limit, on one kept-alive connection (or
-one a worker, workers.py); a target that stops answering ends the run, said
-once.
+one a worker, workers.py), through a Channel (channel.py), which also
+negotiates the MessagePack encoding; a target that stops answering ends the
+run, said once.
 """
 
 import contextlib
-import http.client
 import json
 import random
-import threading
 import time
 from collections import Counter
 
-import msgpack
-
 from . import answers, findings, selections, shrinking, values, workers as workers_
+from .channel import Channel, Pace
 from .findings import HANDLER_BUGS, REFUSALS, Finding, where
 from .language import Schema
 from .links import Links
-from .decoding import decode
 from .target import Trouble
 
 UNREACHED = "the time limit ended the run before its calls"  # why a function never called was not
@@ -50,73 +47,35 @@ class Fuzzer:
                  shown=None, like=None):
         """Read the target's schema and negotiate its binary encoding; or, `like` another Fuzzer of the same
         target (a worker of --workers), take them from it, and keep to its rate with it."""
-        self.target, self.rng, self.headers, self.shown = target, rng, headers or {}, shown  # (shown: for -v)
-        self.deadline, self.deterministic, self.binary = deadline, deterministic, binary
-        self.pace, self.sent = like.pace if like else Pace(rate), 0
+        self.rng, self.headers, self.deadline, self.deterministic = rng, headers or {}, deadline, deterministic
+        self.binary, self.channel = binary, like.channel.another() if like else Channel(target, Pace(rate), shown)
         self.tags = {}  # function -> the result tags its calls were answered with
         self.evidence, self.seconds, self.seen = Counter(), Counter(), Counter()  # by (function, check); by kind
         self.missed = {}  # (function, check), function, or check -> why it judged nothing
         self.varying = set()  # functions that answer the same call differently (the binary check cannot tell)
-        self.encoding, self.answered = None, None  # the target's binary encoding, once negotiated; the last body
+        self.answered = None  # the last body answered (what a MessagePack answer to the same call is compared with)
         self.followed, self.following = [], False  # Findings of calls answers held; (whether checking one)
         if like:
-            self.schema, self.links, self.encoding = like.schema, Links(like.schema), like.encoding
+            self.schema, self.links = like.schema, Links(like.schema)
             self.links.credentials, self.missed = dict(like.links.credentials), dict(like.missed)
             return
-        api = self.send([{}, {"fn.api_": {"includeInternal!": True}}])[1]
+        api = self.channel.send([{}, {"fn.api_": {"includeInternal!": True}}])[1]
         entries = api and api[1].get("Ok_", {}).get("api")
         if not isinstance(entries, list):
             raise Trouble(f"{target.url} did not answer fn.api_ with its schema: {str(api)[:200]}")
         try:
-            self.schema = Schema(entries)
+            self.schema = self.channel.schema = Schema(entries)
         except ValueError as error:
             raise Trouble(f"{target.url} answered fn.api_ with a schema the suite cannot read: {error}") from None
         self.links = Links(self.schema)
-        self.encoding = self.negotiate() if binary else None
-        if not self.encoding:
+        if not (binary and self.channel.negotiate()):
             self.missed["binary"] = "the target negotiated no binary encoding" if binary else "--no-binary was given"
-
-    def send(self, message, binary=False):
-        """Send a message (as MessagePack, with names as the target's ids, if `binary`), keeping to the
-        rate: (HTTP status, the answer decoded with names, or None, the answer's bytes, its Content-Type).
-        No answer is (0, None, why, ""); a target that then answers no ping either is Trouble."""
-        self.pace.keep()
-        self.sent += 1
-        try:
-            status, answer, labelled = self.target.post(None, *self.encoded(message, binary), keep=True)
-        except (OSError, http.client.HTTPException) as error:
-            if not self.target.answers():
-                raise Trouble(f"{self.target.url} stopped answering: {error}") from None
-            return 0, None, f"no answer: {error}".encode(), ""
-        decoded = decode(answer, self.encoding["names"] if self.encoding else {})
-        decoded = values.as_text(decoded) if answer[:1] == b"\x92" else decoded
-        if self.shown:
-            self.shown(message, binary, status, decoded)
-        return status, decoded, answer, labelled
 
     def twin(self, number):
         """Another fuzzer of the same target, its `number`th worker (workers.py): a connection, a generator
         and counts of its own."""
-        return Fuzzer(self.target.another(), random.Random(f"{self.rng.random()}/{number}"), self.headers, None,
-                      self.deadline, self.deterministic, self.binary, self.shown, like=self)
-
-    def encoded(self, message, binary=False):
-        """A message's bytes and media type: JSON, or MessagePack with bytes as bytes and names as ids."""
-        if not binary:
-            return json.dumps(message).encode(), "application/json"
-        [(name, arguments)] = message[1].items()
-        body = {name: values.as_bytes(self.schema, arguments, self.schema.functions[name].arguments)}
-        headers = {**message[0], "@bin_": [self.encoding["checksum"]]}
-        return msgpack.packb([headers, values.with_ids(body, self.encoding["ids"])]), "application/octet-stream"
-
-    def negotiate(self):
-        """The target's binary encoding, asked for with @bin_: [] ({ids, names, checksum}), or None."""
-        message = self.send([{"@bin_": []}, {"fn.ping_": {}}])[1]
-        encoding = message and message[0].get("@enc_")
-        checksums = message and message[0].get("@bin_")
-        if not isinstance(encoding, dict) or not checksums:
-            return None
-        return {"ids": encoding, "checksum": checksums[0], "names": {checksums[0]: {v: k for k, v in encoding.items()}}}
+        return Fuzzer(None, random.Random(f"{self.rng.random()}/{number}"), self.headers, None, self.deadline,
+                      self.deterministic, self.binary, like=self)
 
     def functions(self, names=(), skipped=()):
         """The functions to call: those named, else every public one; but those `skipped`."""
@@ -198,7 +157,7 @@ class Fuzzer:
         """Check one call made of `arguments` in the ways its number chooses; the first Finding, or None."""
         call = [self.links.headers(self.headers), {function.name: arguments}]
         found = self.check(function, call)
-        if not found and self.encoding and number % 3 == 0:
+        if not found and self.channel.encoding and number % 3 == 0:
             found = self.check(function, call, binary=True, before=self.answered)
         if not function.results["Ok_"]:
             self.missed[(function.name, "select")] = "its Ok_ has no fields to select"
@@ -221,7 +180,7 @@ class Fuzzer:
         """The first check the call fails, as a Finding, or None (`before`: the JSON answer to the same
         call, which a MessagePack answer is compared with)."""
         started = time.monotonic()
-        status, message, answer, labelled = self.send(call, binary)
+        status, message, answer, labelled = self.channel.send(call, binary)
         problem = answers.message_problem(status, message)
         if problem:
             self.judged(function, ["message"], started)
@@ -320,7 +279,7 @@ class Fuzzer:
         if expected == received:
             return []
         if not self.deterministic:  # the same again on JSON: a difference is the wire's, not the call's
-            again = self.send(call)[1]
+            again = self.channel.send(call)[1]
             if again is None or values.as_text(again[1]) != expected:
                 self.vary(function)
                 return None
@@ -343,7 +302,7 @@ class Fuzzer:
     def judge_wrong(self, function, call, path, reason):
         """The Finding of a call whose one wrong thing (at `path`, for `reason`) is not refused there, or None."""
         started = time.monotonic()
-        status, message, answer, _ = self.send(call)
+        status, message, answer, _ = self.channel.send(call)
         problem = answers.message_problem(status, message)
         self.judged(function, ["message"], started)
         if problem:
@@ -361,25 +320,6 @@ class Fuzzer:
                 else f"it was answered {tag}")
         return Finding("rejected", function.name, call, False, f"{reason} at {where(path)} should be refused "
                        f"with a case there; {said}", _shown(message, answer), tag, path=path, reason=reason)
-
-class Pace:
-    """At most `rate` requests a second, whichever fuzzer (of the workers of one run) sends them."""
-
-    def __init__(self, rate):
-        self.gap, self.lock, self.last = 1 / rate if rate else 0, threading.Lock(), 0.0
-
-    def share(self, parts):
-        """A Pace of a `parts`th of this one's rate (for a worker in a process of its own)."""
-        return Pace(1 / (self.gap * parts) if self.gap else None)
-
-    def keep(self):
-        """Wait until the next request may go."""
-        with self.lock:
-            pause = self.last + self.gap - time.monotonic()
-            if pause > 0:
-                time.sleep(pause)
-            self.last = time.monotonic()
-
 
 def _shown(message, answer, most=1000):
     text = json.dumps(message, ensure_ascii=False, default=repr) if message is not None else \

@@ -242,6 +242,6 @@ def fuzz_application(application, seed=None, max_examples=50, time_limit=60.0, f
         with contextlib.redirect_stdout(told):
             for result in failed:
                 console.print_failure(result)
-        raise AssertionError(f"fuzzing {fuzzer.target.url} with seed {seed}: " + (
+        raise AssertionError(f"fuzzing {fuzzer.channel.target.url} with seed {seed}: " + (
             f"{len(failed)} failing{told.getvalue()}" if failed else "nothing was checked"))
     return results

@@ -86,7 +86,7 @@ def sequence(fuzzer, function, finding):
             if credentials is None:
                 return False
             for _, call in after:
-                fuzzer.send([{**call[0], **credentials}, call[1]])
+                fuzzer.channel.send([{**call[0], **credentials}, call[1]])
             again = judge(fuzzer, function, finding._replace(call=[{**finding.call[0], **credentials},
                                                                    finding.call[1]]))
         return again is not None and again.kind == finding.kind
@@ -101,8 +101,8 @@ def sequence(fuzzer, function, finding):
 
 def _fresh(fuzzer):
     """(how to have a fresh state, as a context giving the credentials calls go with there; what it is)."""
-    if getattr(fuzzer.target, "factory", None):
-        return fuzzer.target.fresh, "a fresh application"
+    if getattr(fuzzer.channel.target, "factory", None):
+        return fuzzer.channel.target.fresh, "a fresh application"
     if fuzzer.links.credentials and "@auth_" not in fuzzer.headers:
         return fuzzer.fresh_user, "a fresh user"
     return None, ""

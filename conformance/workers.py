@@ -30,7 +30,7 @@ def shared_out(fuzzer, functions, count, found, workers):
     threads: see above); their Findings go into `found`, and their counts into `fuzzer`'s."""
     twins = [fuzzer.twin(number) for number in range(min(workers, len(functions)))]
     shares = [functions[number::len(twins)] for number in range(len(twins))]
-    if isinstance(fuzzer.target, Target) and "fork" in multiprocessing.get_all_start_methods():
+    if isinstance(fuzzer.channel.target, Target) and "fork" in multiprocessing.get_all_start_methods():
         return _in_processes(fuzzer, twins, shares, count, found)
     try:
         with ThreadPoolExecutor(len(twins), thread_name_prefix="fuzz") as pool:
@@ -62,7 +62,7 @@ class Counts(NamedTuple):
 
 def counts(twin):
     """A twin's Counts."""
-    return Counts(twin.evidence, twin.seconds, twin.seen, twin.missed, twin.varying, twin.tags, twin.sent,
+    return Counts(twin.evidence, twin.seconds, twin.seen, twin.missed, twin.varying, twin.tags, twin.channel.sent,
                   {key: list(kept) for key, kept in twin.links.kept.items()})
 
 
@@ -73,7 +73,7 @@ def absorb(fuzzer, other):
     fuzzer.missed.update({key: why for key, why in other.missed.items() if key not in fuzzer.missed})
     fuzzer.varying |= other.varying
     fuzzer.tags.update(other.tags)
-    fuzzer.sent += other.sent
+    fuzzer.channel.sent += other.sent
     for key, kept in other.kept.items():
         fuzzer.links.kept[key].extend(kept)
 
@@ -90,7 +90,7 @@ def _in_processes(fuzzer, twins, shares, count, found):
     context, started, stopped = multiprocessing.get_context("fork"), [], None
     sys.stdout.flush()  # (else what is still buffered would be written by each process too)
     for one, share in zip(twins, shares):
-        one.pace = fuzzer.pace.share(len(twins))
+        one.channel.pace = fuzzer.channel.pace.share(len(twins))
         reading, writing = context.Pipe(duplex=False)
         process = context.Process(target=_process, args=(one, share, count, writing), daemon=True)
         process.start()
