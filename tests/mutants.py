@@ -5,7 +5,9 @@
 Each mutant is a copy of reference/ with one small change made by a seeded
 generator at a place drawn from all of reference/ (every module, in
 proportion to the places it has): a comparison turned round, `and` for `or`,
-a constant nudged, a condition negated, a statement dropped. The suites whose
+a constant nudged, a condition negated, a statement dropped; never inside a
+log line, which is for people, not peers (PIT, Java's mutation tester, leaves
+calls to logging alone by default too). The suites whose
 behaviour the module's belongs to run first (OWNED): the server cases against
 the calculator and the testbed (with `--plain` for the teaching core and the
 plain transport, whose code the engine room would step around), a mock of
@@ -18,8 +20,8 @@ Modules whose behaviour no suite can see (OUTSIDE: command lines, ASGI and
 WSGI adapters, the guard's and turns' hardening, and where a schema's
 problems are placed, which the schema suite reports as diagnostics but never
 fails on) are drawn too, and counted apart, with the tests that check them
-instead. `--root` measures another
-checkout (an older one, for a before and after).
+instead. `--root` measures another checkout (an older one, for a before and
+after).
 
 This is a tool, not a test: it takes minutes (from five to twenty seconds a mutant).
 """
@@ -69,14 +71,17 @@ OUTSIDE = {  # module -> what tests it instead
 CORE_ONLY = {"http_server", "stubs"}  # besides protocol/: what the engine room steps around, served with --plain
 ORDER = ["server", "mock", "client", "loader"]  # the suites a mutant of a module of each kind meets, in turn
 LIMITS = ["--limit", "body=1048576", "--limit", "depth=1024", "--limit", "cases=100"]  # what the reference keeps
+LOGS = {"debug", "info", "warning", "error", "exception"}  # the levels of the reference's log lines
 SWAPS = {ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE,
          ast.GtE: ast.Gt, ast.In: ast.NotIn, ast.NotIn: ast.In, ast.Is: ast.IsNot, ast.IsNot: ast.Is}
 
 
 def candidates(tree):
-    """Every place a mutation can be made: (node, what to do), outside docstrings."""
-    found = []
+    """Every place a mutation can be made: (node, what to do), outside docstrings and log lines."""
+    found, logged = [], _logged(tree)
     for node in ast.walk(tree):
+        if id(node) in logged:
+            continue
         if isinstance(node, ast.Compare):
             found += [(node, ("compare", i)) for i, op in enumerate(node.ops) if type(op) in SWAPS]
         elif isinstance(node, ast.BoolOp):
@@ -86,10 +91,22 @@ def candidates(tree):
         elif isinstance(node, (ast.If, ast.While)):
             found.append((node, ("negate",)))
         if isinstance(node, (ast.FunctionDef, ast.For, ast.If, ast.With, ast.Try)):
-            body = [s for s in node.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+            body = [s for s in node.body if not (isinstance(s, ast.Expr) and (isinstance(s.value, ast.Constant)
+                                                                            or id(s.value) in logged))]
             if len(body) > 1:
                 found += [(node, ("drop", node.body.index(s))) for s in body]
     return found
+
+
+def _logged(tree):
+    """id() of every node of a call that writes a log line (`log.debug(...)`, ...): what a log line says is
+    for people, not for peers, so it is not mutated (as PIT leaves calls to logging alone by default)."""
+    logged = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in LOGS \
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == "log":
+            logged.update(id(inner) for inner in ast.walk(node))
+    return logged
 
 
 def mutate(tree, place, rng):
