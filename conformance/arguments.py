@@ -58,7 +58,13 @@ def command_line():
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     commands = parser.add_subparsers(dest="subcommand", required=True, metavar="COMMAND", parser_class=Parser)
     parser.commands = commands.choices
+    for add in (_run, _drivers, _fuzz, _matrix, _suite):
+        add(commands)
+    return parser, commands
 
+
+def _run(commands):
+    """run: the cases against a server."""
     run = commands.add_parser("run", help="run the cases against a server",
                               description="Run every case that applies against the server at --target.")
     run.add_argument("--target", required=True, metavar="URL", help="the API URL, such as http://127.0.0.1:8000/api "
@@ -84,6 +90,9 @@ def command_line():
                      "the target may take, however slowly it answers (default 10)")
     _outcomes(run)
 
+
+def _drivers(commands):
+    """client and schema: a library checked through a driver."""
     client = commands.add_parser("client", help="check a client library through a driver", description=(
         "Check a client: a scripted server of the suite's own plays the other side, and --command, a driver "
         "for the client under test, makes the calls (conformance/README.md, Checking a client)."))
@@ -100,6 +109,9 @@ def command_line():
     _selectors(schema)
     _outcomes(schema)
 
+
+def _fuzz(commands):
+    """fuzz: calls made from a server's schema, and their answers checked."""
     fuzzing = commands.add_parser("fuzz", help="call a server's own functions, made from its schema, and check "
                                   "the answers", description=(
         "Read the target's schema (fn.api_), make calls of its functions by seed, valid ones and ones with one "
@@ -144,6 +156,10 @@ def command_line():
                          "(run --cases FILE runs them again)")
     for kind, what in (("junit", "a JUnit XML report"), ("json", "a JSON report"), ("html", "an HTML report")):
         fuzzing.add_argument(f"--{kind}", metavar="FILE", help=f"write {what} there")
+
+
+def _matrix(commands):
+    """matrix: every implementation of a manifest, or reports made elsewhere, in one table."""
     table = commands.add_parser("matrix", help="run the suites against every implementation a manifest lists",
                                 description=("Build, start and check every implementation the manifest lists, one "
                                              "after the other, and show one table: groups of requirements against "
@@ -159,6 +175,10 @@ def command_line():
                        "that --report reads back")
     table.add_argument("--markdown", metavar="FILE", help="write the matrix there as a Markdown table (for a CI "
                        "job's summary)")
+
+
+def _suite(commands):
+    """list, check, coverage, generate: the suite itself."""
     listing = commands.add_parser("list", help="list the cases", description=(
         "List the cases, one per line: id, level, what it needs, the features it uses, and what it checks. "
         "A level such as SHOULD+MUST is a convention's case with a part the spec demands; --level MUST "
@@ -173,7 +193,6 @@ def command_line():
     commands.add_parser("generate", help="write the testbed schema and cases from conformance/tables",
                         description="Write testbed.json, cases/testbed-*.json and clients/*.json from the "
                                     "tables in conformance/tables.")
-    return parser, commands
 
 
 def _version():
