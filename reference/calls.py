@@ -43,6 +43,47 @@ ENDS_SESSION = re.compile(r"\.(log_?out|sign_?out|end_?session)$", re.IGNORECASE
 @interruptible
 def main(argv=None):
     """Make one call (or list or fetch the schema) as the command line says; return the exit status."""
+    parser = _parser()
+    options = parser.parse_intermixed_args(argv)
+    if options.url is None:
+        parser.error("give the server's URL, then a FUNCTION to call: python -m reference.client "
+                     "http://127.0.0.1:8000/api fn.ping_")
+    if options.driver:
+        if options.function or options.schema or options.list:
+            parser.error("--driver takes its calls from standard input, not from the command line")
+        drivers.drive_client(options.url, sys.stdin, sys.stdout)
+        return 0
+    asked = [name for name in ("schema", "list") if getattr(options, name)]
+    if len(asked) > 1 or (asked and options.function):
+        parser.error(f"--{asked[0]} calls no FUNCTION" if options.function else "--schema or --list, not both")
+    if not asked and not options.function:
+        parser.error("name a FUNCTION to call (--list shows them), or ask for --schema")
+    if options.internal and not asked:
+        parser.error("--internal goes with --schema or --list")
+    if options.cafile and not options.url.startswith("https://"):
+        parser.error("--cafile is for an https:// URL; this one is plain HTTP")
+    try:
+        client = Client(options.url, binary=options.binary, timeout=options.timeout,
+                        max_response=options.max_response, cafile=options.cafile)
+        call = Call(options, client) if not asked else None
+    except ValueError as error:
+        parser.error(str(error))
+    pretty = options.pretty or (not options.compact and sys.stdout.isatty())
+    try:
+        with client:
+            if asked:
+                return _show(client, options, pretty)
+            return call.make(pretty)
+    except TransportError as error:
+        hint = "; to trust a private CA, give its certificate with --cafile" if isinstance(error, Untrusted) else ""
+        return parser.fail(f"{error}{hint}")
+    except ValueError as error:  # what the schema said makes an argument impossible, or the session unwritable
+        return parser.fail(str(error))
+
+
+
+def _parser():
+    """The command line of the client: the call, its headers and session, what is shown, how it is sent."""
     parser = Parser(prog=program("reference.client"), description=(
         "Call one function of a server and print the answer as JSON; exit status 0 for Ok_, 1 for an "
         "error result, 2 for a usage or transport problem. --list shows the functions, --schema the schema."),
@@ -84,41 +125,7 @@ def main(argv=None):
     parser.add_argument("--driver", action="store_true", help="speak the conformance suite's client driver "
                         "protocol on standard input and output instead (python -m conformance client --command "
                         "'python -m reference.client --driver')")
-    options = parser.parse_intermixed_args(argv)
-    if options.url is None:
-        parser.error("give the server's URL, then a FUNCTION to call: python -m reference.client "
-                     "http://127.0.0.1:8000/api fn.ping_")
-    if options.driver:
-        if options.function or options.schema or options.list:
-            parser.error("--driver takes its calls from standard input, not from the command line")
-        drivers.drive_client(options.url, sys.stdin, sys.stdout)
-        return 0
-    asked = [name for name in ("schema", "list") if getattr(options, name)]
-    if len(asked) > 1 or (asked and options.function):
-        parser.error(f"--{asked[0]} calls no FUNCTION" if options.function else "--schema or --list, not both")
-    if not asked and not options.function:
-        parser.error("name a FUNCTION to call (--list shows them), or ask for --schema")
-    if options.internal and not asked:
-        parser.error("--internal goes with --schema or --list")
-    if options.cafile and not options.url.startswith("https://"):
-        parser.error("--cafile is for an https:// URL; this one is plain HTTP")
-    try:
-        client = Client(options.url, binary=options.binary, timeout=options.timeout,
-                        max_response=options.max_response, cafile=options.cafile)
-        call = Call(options, client) if not asked else None
-    except ValueError as error:
-        parser.error(str(error))
-    pretty = options.pretty or (not options.compact and sys.stdout.isatty())
-    try:
-        with client:
-            if asked:
-                return _show(client, options, pretty)
-            return call.make(pretty)
-    except TransportError as error:
-        hint = "; to trust a private CA, give its certificate with --cafile" if isinstance(error, Untrusted) else ""
-        return parser.fail(f"{error}{hint}")
-    except ValueError as error:  # what the schema said makes an argument impossible, or the session unwritable
-        return parser.fail(str(error))
+    return parser
 
 
 EXAMPLES = """examples:

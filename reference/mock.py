@@ -41,6 +41,50 @@ from .protocol.documents import SchemaError
 @interruptible
 def main(argv=None):
     """Serve a mock of a live server's schema until interrupted."""
+    parser = _parser()
+    options = parser.parse_args(argv)
+    low, high = options.collection_length
+    if not 0 <= low <= high:
+        parser.error("--collection-length needs 0 <= MIN <= MAX")
+    check_server_options(parser, options)
+    url = options.schema_url or options.record or options.proxy
+    if options.cafile and not (url or "").startswith("https://"):
+        parser.error("--cafile is for an https:// --schema-url, --record or --proxy")
+    if options.record and not options.stubs:
+        parser.error("--record needs --stubs DIR, where the answers are saved")
+    if options.record and options.no_generation:
+        parser.error("--no-generation is for a mock that answers from stubs; --record answers every call from "
+                     "the server")
+    relayed = None
+    try:
+        if options.stubs:  # (before the schema is fetched: a wrong folder is told at once)
+            _check_folder(Path(options.stubs), create=bool(options.record))
+        source = _schema_source(options, url)
+        if url and not options.schema_url:
+            relayed = relay.Relay(url, Path(options.stubs) if options.record else None, options.wait, options.cafile,
+                                  (options.max_stubs, options.max_state))
+        service = mocking.service(source, kind(options), proxy=bool(options.proxy), seed=options.seed,
+                                  optional=options.optional, length=(low, max(high, low)),
+                                  generation=not options.no_generation, max_stubs=options.max_stubs,
+                                  max_calls=options.max_calls, max_state=options.max_state,
+                                  delay=options.delay, faults=options.fault_rate, relay=relayed)
+        if options.stubs and not options.record:
+            count = load_stubs(service, Path(options.stubs))
+            print(f"Loaded {count} stub{'s' * (count != 1)} from {options.stubs}", flush=True)
+    except SchemaError as error:  # each problem a line, as the schema checker writes them, then what it means
+        print("\n".join(map(str, error.problems)), file=sys.stderr)
+        return parser.fail(f"the schema of {url or options.schema_file or options.schema_dir} does not load: "
+                           f"{len(error.problems)} problem{'s' * (len(error.problems) != 1)}")
+    except (TransportError, OSError, ValueError) as error:
+        return parser.fail(str(error))
+    what = (f"a recorder of {url}, saving to {options.stubs}" if options.record else
+            f"a validating proxy of {url}" if options.proxy else f"a mock of {url or source}")
+    return serve(service, options, what, parser)
+
+
+
+def _parser():
+    """The command line of the mock: where its schema comes from, its stubs, and how it generates."""
     parser = Parser(
         prog=program("reference.mock"),
         description="Serve a mock built from a live server's schema (or a saved copy): it "
@@ -95,44 +139,7 @@ def main(argv=None):
     parser.add_argument("--max-state", type=positive, default=mocking.MAX_STATE, metavar="BYTES",
                         help="bytes of state kept in all: stubs and recorded calls, half each; beyond, the "
                              "oldest give way (default %(default)s)")
-    options = parser.parse_args(argv)
-    low, high = options.collection_length
-    if not 0 <= low <= high:
-        parser.error("--collection-length needs 0 <= MIN <= MAX")
-    check_server_options(parser, options)
-    url = options.schema_url or options.record or options.proxy
-    if options.cafile and not (url or "").startswith("https://"):
-        parser.error("--cafile is for an https:// --schema-url, --record or --proxy")
-    if options.record and not options.stubs:
-        parser.error("--record needs --stubs DIR, where the answers are saved")
-    if options.record and options.no_generation:
-        parser.error("--no-generation is for a mock that answers from stubs; --record answers every call from "
-                     "the server")
-    relayed = None
-    try:
-        if options.stubs:  # (before the schema is fetched: a wrong folder is told at once)
-            _check_folder(Path(options.stubs), create=bool(options.record))
-        source = _schema_source(options, url)
-        if url and not options.schema_url:
-            relayed = relay.Relay(url, Path(options.stubs) if options.record else None, options.wait, options.cafile,
-                                  (options.max_stubs, options.max_state))
-        service = mocking.service(source, kind(options), proxy=bool(options.proxy), seed=options.seed,
-                                  optional=options.optional, length=(low, max(high, low)),
-                                  generation=not options.no_generation, max_stubs=options.max_stubs,
-                                  max_calls=options.max_calls, max_state=options.max_state,
-                                  delay=options.delay, faults=options.fault_rate, relay=relayed)
-        if options.stubs and not options.record:
-            count = load_stubs(service, Path(options.stubs))
-            print(f"Loaded {count} stub{'s' * (count != 1)} from {options.stubs}", flush=True)
-    except SchemaError as error:  # each problem a line, as the schema checker writes them, then what it means
-        print("\n".join(map(str, error.problems)), file=sys.stderr)
-        return parser.fail(f"the schema of {url or options.schema_file or options.schema_dir} does not load: "
-                           f"{len(error.problems)} problem{'s' * (len(error.problems) != 1)}")
-    except (TransportError, OSError, ValueError) as error:
-        return parser.fail(str(error))
-    what = (f"a recorder of {url}, saving to {options.stubs}" if options.record else
-            f"a validating proxy of {url}" if options.proxy else f"a mock of {url or source}")
-    return serve(service, options, what, parser)
+    return parser
 
 
 def _http_url(text):
