@@ -115,9 +115,18 @@ def base64_cases():
          {"bytes!": True, "every!": {"bytesArr!": {"*": True}}, "union!": {"Every": {"bytes!": True}}},
          "Every place bytes are is marked, and only those."),
     ]
-    for name, arguments, marks, description in rows:
+    shapes = [  # (name, fn.blobs' arguments, marks, what it shows): each element's shape, merged under "*"
+        ("array-of-structs", {"rows!": [{"data": "AQI="}, {"data": "", "note!": "x"}]}, {"rows!": {"*": {"data": True}}},
+         "Bytes in the structs of an array are marked once for every element: {\"*\": {\"data\": true}}."),
+        ("map-of-unions", {"parts!": {"a": {"Whole": {"data": "AQI="}}, "b": {"Pieces": {"data": ["/w==", ""]}},
+                                      "c": {"Empty": {}}}},
+         {"parts!": {"*": {"Whole": {"data": True}, "Pieces": {"data": {"*": True}}}}},
+         "Bytes in the union values of a map, of several tags, are marked under \"*\" by each tag that holds them."),
+    ]
+    for name, function, arguments, marks, description in [(n, "fn.echo", *rest) for n, *rest in rows] + \
+            [(n, "fn.blobs", *rest) for n, *rest in shapes]:
         yield case(f"testbed/base64/{name}", description, ["header.base64", "conv.base64", "type.bytes"],
-                   [step([{}, {"fn.echo": arguments}], echo(arguments, marks))])
+                   [step([{}, {function: arguments}], echo(arguments, marks))])
     yield case("testbed/base64/ignored-in-requests", "A request @base64_ header changes nothing: the schema says where bytes are.",
                ["conv.base64"], [step([{"@base64_": {"fn.echo": {"str!": True}}}, {"fn.echo": {"str!": "AQI="}}],
                                       [{}, {"Ok_": {"str!": "AQI="}}])])

@@ -64,9 +64,12 @@ SEEDED = {  # seed -> what fn.echo answers right after it, with the @select_ of 
           "union.Shape": {"Circle": [], "Square": ["side", "title!"]}}, "shape!": {"Circle": {"radius": 0.3218710712724696}},
           "str!": "lambda"},
 }
-MOCK_EXAMPLES = {  # calls and stubs drawn well into the sequence, where a different draw shows
-    "fn.createStub_": {"count!": 3178529, "strictMatch!": False, "stub": {"fn.greet": {}, "->": {"Ok_": {}}}},
-    "fn.verify_": {"call": {"fn.greet": {}}, "count!": {"Exact": {"times": 1598503090}}, "strictMatch!": True}}
+MOCK_EXAMPLES = {  # calls and stubs drawn well into the sequence, where a different draw shows (a few fields of a large one)
+    "fn.createStub_": {"count!": 3178529, "strictMatch!": False, "stub": {
+        "fn.echo": {"$partial": {"any!": "lambda", "int!": 1635388412, "str!": "gamma"}},
+        "->": {"Ok_": {"$partial": {"int!": 358827277, "str!": "xi"}}}}},
+    "fn.verify_": {"call": {"fn.strict": {"note!": "xi", "noteNull!": "kappa", "pointNull": None, "shape": {"Dot": {}}}},
+                   "count!": {"Exact": {"times": 759440517}}, "strictMatch!": False}}
 SELECTED = {"->": {"Ok_": ["bool!", "int!", "num!", "str!", "any!", "point!", "shape!", "call!", "sel!", "bytes!"]}}
 OK = [{}, {"Ok_": {}}]
 
@@ -215,8 +218,9 @@ def mock_cases():
                 "examples too, of the testbed's functions, drawn like every example.", ["internal.api", "conv.mock-generator"],
                 [step([{}, {"fn.api_": {"includeInternal!": True, "includeExamples!": True}}],
                       [{}, {"Ok_": {"api": {"$includes": [
-                          {"$partial": {"_ext.Call_": {}, "example": {"fn.greet": {"name": "kappa"}}}},
-                          {"$partial": {"_ext.Stub_": {}, "example": {"fn.greet": {"name": "kappa"}, "->": {"Ok_": {}}}}},
+                          {"$partial": {"_ext.Call_": {}, "example": {"fn.secret": {"hint!": "kappa"}}}},
+                          {"$partial": {"_ext.Stub_": {}, "example": {"fn.secret": {"hint!": "sigma"},
+                                                                      "->": {"Ok_": {"secret!": "kappa"}}}}},
                           *({"$partial": {name: {"$type": "object"}, "inputExample": {name: example}}}
                             for name, example in MOCK_EXAMPLES.items())]}}}])],
                 spec=False)

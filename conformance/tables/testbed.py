@@ -40,6 +40,9 @@ VARIANTS = {  # a suffix of the field name -> the type expression, given the pla
 }
 
 
+BLOBS = {"rows!": ["struct.Blob"], "parts!": {"string": "union.Part"}}  # fn.blobs' arguments, and its Ok_
+
+
 def every(prefix="", suffix="!"):
     """One field for each type in each variant, such as "intArrNull!": ["integer?"]."""
     return {f"{prefix}{name}{variant}{suffix}": wrap(expression)
@@ -73,6 +76,8 @@ def schema():
          "$authenticated": False, "fn.greet": {"name": "string"}, "->": [{"Ok_": {"greeting": "string"}}]},
         {"///": "A protected function: without @auth_ it is refused before its arguments are read.",
          "fn.secret": {"hint!": "string"}, "->": [{"Ok_": {"secret!": "string"}}]},
+        {"///": "Bytes in arrays and maps of structs and unions, which @base64_ marks by the shape of each element.",
+         "$authenticated": False, "fn.blobs": BLOBS, "->": [{"Ok_": BLOBS}]},
         {"///": "A field of every type, nested in a struct.", "struct.Every": every()},
         {"///": "A field of every type, in a union tag.", "union.Every": [{"Every": every()}, {"Nothing": {}}]},
         # (`title!`, not `label!`: with it the testbed's checksum is negative, the calculator's positive,
@@ -83,6 +88,8 @@ def schema():
         {"///": "Recursive through its tags.",
          "union.Tree": [{"Leaf": {"value": "integer"}}, {"Node": {"left": "union.Tree", "right": "union.Tree"}}]},
         {"///": "Recursive through a nullable field.", "struct.Chain": {"value": "integer", "next": "struct.Chain?"}},
+        {"struct.Blob": {"data": "bytes", "note!": "string"}},
+        {"union.Part": [{"Whole": {"data": "bytes"}}, {"Pieces": {"data": ["bytes"]}}, {"Empty": {}}]},
     ]
 
 
