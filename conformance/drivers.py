@@ -47,7 +47,9 @@ class Driver:
             raise Trouble(f"cannot start the driver {self.command!r}: {getattr(error, 'strerror', None) or error}")
         self.lines, self.errors = queue.Queue(), deque(maxlen=20)
         threading.Thread(target=self._read, args=(self.process.stdout, self.lines.put), daemon=True).start()
-        threading.Thread(target=self._read, args=(self.process.stderr, self.errors.append), daemon=True).start()
+        self.reading_errors = threading.Thread(target=self._read, args=(self.process.stderr, self.errors.append),
+                                               daemon=True)
+        self.reading_errors.start()
 
     @staticmethod
     def _read(stream, keep):
@@ -70,6 +72,7 @@ class Driver:
             line = None
         if line is None:
             status = self.process.wait()
+            self.reading_errors.join(timeout=2)  # (its last words may still be on their way from stderr)
             tail = " | ".join(e for e in self.errors if e)[-500:]
             if not self.answered:  # its last line on stderr says why, as a traceback's does
                 last = next((error for error in reversed(self.errors) if error), "")

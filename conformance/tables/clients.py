@@ -295,6 +295,8 @@ FAILURES = [  # (name, the scripted answer, what it is)
      "a message whose result tag holds no object"),
     ("two-results", {"text": "[{}, {\"Ok_\": {\"result\": 3}, \"ErrorX\": {}}]", "contentType": "application/json"},
      "a message of two result tags"),
+    ("marked-not-base64", {"text": "[{\"@base64_\": {\"Ok_\": {\"result\": true}}}, {\"Ok_\": {\"result\": \"no base64!\"}}]",
+                           "contentType": "application/json"}, "text @base64_ marks as bytes that is not base64"),
     ("truncated-json", {"text": "[{}, {\"Ok_\": {\"res", "contentType": "application/json"}, "JSON cut short"),
     ("truncated-msgpack", {"base64": "koGlQGJpbl+RzjWl", "contentType": "application/octet-stream"},
      "MessagePack cut short"),
