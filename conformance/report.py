@@ -262,6 +262,7 @@ def reproduce(target, exchanges):
                   "two-lengths": f" -H 'Content-Length: {len(data)}' -H 'Content-Length: {len(data) - 1}'",
                   "length-not-a-number": f" -H 'Content-Length: 0x{len(data):x}'",
                   "blank-before-colon": " -H 'X-Probe : 1'",
+                  "length-behind-a-cr": f" -H $'X-Probe: 1\\rContent-Length: {len(data)}' -H 'Content-Length:'",
                   }.get(framing, "")
         command = f"{pipe}curl -s -i -X POST {url} -H 'Content-Type: {media_type}'{framed} {send}"
         if text is None:  # (base64 says nothing to a reader: the message it holds, keys as the ids sent)

@@ -177,7 +177,8 @@ def send(connection, method, path, data, media_type, framing=None):
     """Send one request: a POST's body framed by its Content-Length, or with `framing` "chunked" in
     chunks (two, if it has two bytes), "none" told no way at all, "both" chunked with a
     Content-Length too, "two-lengths" with two Content-Lengths that disagree, "length-not-a-number"
-    with one in hexadecimal, "blank-before-colon" with a header line `X-Probe : 1`. A server may
+    with one in hexadecimal, "blank-before-colon" with a header line `X-Probe : 1`, "length-behind-a-cr"
+    with its Content-Length only behind a bare CR in another header's line. A server may
     answer before it has read the whole body (411, 413, 400) and close: its answer is read all the same."""
     try:
         _send(connection, method, path, data, media_type, framing)
@@ -186,12 +187,13 @@ def send(connection, method, path, data, media_type, framing=None):
             raise
 
 
-FRAMED_BY_HAND = {  # framing -> the body sent and its header lines (Content-Type aside)
+FRAMED_BY_HAND = {  # framing -> the body sent and its header lines (Content-Type aside; a name None: a raw line)
     "none": lambda data: (data, []),
     "both": lambda data: _both(b"%x\r\n%s\r\n0\r\n\r\n" % (len(data), data)),
     "two-lengths": lambda data: (data, [("Content-Length", len(data)), ("Content-Length", len(data) - 1)]),
     "length-not-a-number": lambda data: (data, [("Content-Length", f"0x{len(data):x}")]),
     "blank-before-colon": lambda data: (data, [("X-Probe ", 1), ("Content-Length", len(data))]),
+    "length-behind-a-cr": lambda data: (data, [(None, b"X-Probe: 1\rContent-Length: %d" % len(data))]),
 }
 
 
@@ -210,7 +212,10 @@ def _send(connection, method, path, data, media_type, framing):
         connection.putrequest(method, path)
         connection.putheader("Content-Type", media_type)
         for name, value in lines:
-            connection.putheader(name, str(value))
+            if name is None:  # a line putheader rightly refuses (a bare CR): this request is meant to be malformed
+                connection._output(value)
+            else:
+                connection.putheader(name, str(value))
         connection.endheaders()
         connection.send(body)
     else:

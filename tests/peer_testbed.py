@@ -37,14 +37,36 @@ loop, lock = asyncio.new_event_loop(), threading.Lock()
 MAX_BODY = 1024 * 1024
 
 
+class HeaderLines:
+    """The request's stream while http.server reads the header lines, noting a bare CR in one: the email
+    package would take it for a line's end, and what follows for a header (RFC 9112, 2.2: refuse it)."""
+
+    def __init__(self, stream):
+        self.stream, self.bare_cr = stream, False
+
+    def readline(self, size=-1):
+        line = self.stream.readline(size)
+        self.bare_cr = self.bare_cr or b"\r" in line.removesuffix(b"\n").removesuffix(b"\r")
+        return line
+
+
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     wbufsize = -1  # one write per response, or each waits for the client's delayed ACK
 
+    def parse_request(self):
+        lines = self.rfile = HeaderLines(self.rfile)
+        try:
+            parsed = super().parse_request()
+        finally:
+            self.rfile = lines.stream
+        self.bare_cr = lines.bare_cr
+        return parsed
+
     def do_POST(self):  # HTTP as conformance/PROTOCOL.md section 1 has it: this transport is ours, not the peer's
         lengths = self.headers.get_all("Content-Length") or []
         if len(lengths) > 1 or "Transfer-Encoding" in self.headers and lengths or lengths and not lengths[0].isdigit() \
-                or self.headers.defects:  # (a header line the email package could not read: a blank before ':')
+                or self.headers.defects or self.bare_cr:  # (header lines the email package misreads)
             self.close_connection = True  # framing that could be read two ways, or not at all
             return self.answer(400, b"ambiguous framing", "text/plain")
         length = lengths[0] if lengths else None
