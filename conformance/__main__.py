@@ -17,6 +17,7 @@ from pathlib import Path
 
 from . import (arguments, cache, cases, clients, config, console, files, findings, fuzz, grid, inprocess, lint, matrix,
                report, runner, schemas, tables)
+from .channel import Channel, Pace
 from .target import Target, Trouble
 
 
@@ -189,9 +190,9 @@ def _fuzz(options, parser):
                   Target(options.target, options.timeout, options.cafile))
         target.wait(options.wait)
         profile, service = runner.detect(target)
-        fuzzer = fuzz.Fuzzer(target, random.Random(seed), dict(options.header), options.rate,
-                             time.monotonic() + options.time_limit, options.deterministic, not options.no_binary,
-                             console.call_line if options.verbose else None)
+        channel = Channel(target, Pace(options.rate), console.call_line if options.verbose else None)
+        fuzzer = fuzz.Fuzzer(channel, random.Random(seed), dict(options.header),
+                             time.monotonic() + options.time_limit, options.deterministic, not options.no_binary)
         unknown = [name for name in options.function + options.skip if name not in fuzzer.schema.functions]
         if unknown:
             parser.error(f"the target has no {', '.join(unknown)}; it has {', '.join(sorted(fuzzer.schema.functions))}")

@@ -30,7 +30,6 @@ import time
 from collections import Counter
 
 from . import answers, findings, selections, shrinking, values, workers as workers_
-from .channel import Channel, Pace
 from .findings import HANDLER_BUGS, REFUSALS, Finding, where
 from .language import Schema
 from .links import Links
@@ -43,12 +42,11 @@ class Fuzzer:
     """Calls of the target's functions, made and checked (see above); what each check was given to judge
     is counted in `evidence`, and why a check judged nothing is kept in `missed`."""
 
-    def __init__(self, target, rng, headers=None, rate=None, deadline=None, deterministic=False, binary=True,
-                 shown=None, like=None):
-        """Read the target's schema and negotiate its binary encoding; or, `like` another Fuzzer of the same
-        target (a worker of --workers), take them from it, and keep to its rate with it."""
-        self.rng, self.headers, self.deadline, self.deterministic = rng, headers or {}, deadline, deterministic
-        self.binary, self.channel = binary, like.channel.another() if like else Channel(target, Pace(rate), shown)
+    def __init__(self, channel, rng, headers=None, deadline=None, deterministic=False, binary=True, like=None):
+        """Read the schema of the `channel`'s target and negotiate its binary encoding (unless not `binary`);
+        or, `like` another Fuzzer of the same target (a worker of --workers), take them from it."""
+        self.channel, self.rng, self.headers, self.deadline = channel, rng, headers or {}, deadline
+        self.deterministic = deterministic
         self.tags = {}  # function -> the result tags its calls were answered with
         self.evidence, self.seconds, self.seen = Counter(), Counter(), Counter()  # by (function, check); by kind
         self.missed = {}  # (function, check), function, or check -> why it judged nothing
@@ -62,11 +60,11 @@ class Fuzzer:
         api = self.channel.send([{}, {"fn.api_": {"includeInternal!": True}}])[1]
         entries = api and api[1].get("Ok_", {}).get("api")
         if not isinstance(entries, list):
-            raise Trouble(f"{target.url} did not answer fn.api_ with its schema: {str(api)[:200]}")
+            raise Trouble(f"{channel.target.url} did not answer fn.api_ with its schema: {str(api)[:200]}")
         try:
             self.schema = self.channel.schema = Schema(entries)
         except ValueError as error:
-            raise Trouble(f"{target.url} answered fn.api_ with a schema the suite cannot read: {error}") from None
+            raise Trouble(f"{channel.target.url} answered fn.api_ with a schema the suite cannot read: {error}") from None
         self.links = Links(self.schema)
         if not (binary and self.channel.negotiate()):
             self.missed["binary"] = "the target negotiated no binary encoding" if binary else "--no-binary was given"
@@ -74,8 +72,8 @@ class Fuzzer:
     def twin(self, number):
         """Another fuzzer of the same target, its `number`th worker (workers.py): a connection, a generator
         and counts of its own."""
-        return Fuzzer(None, random.Random(f"{self.rng.random()}/{number}"), self.headers, None, self.deadline,
-                      self.deterministic, self.binary, like=self)
+        return Fuzzer(self.channel.another(), random.Random(f"{self.rng.random()}/{number}"), self.headers,
+                      self.deadline, self.deterministic, like=self)
 
     def functions(self, names=(), skipped=()):
         """The functions to call: those named, else every public one; but those `skipped`."""

@@ -38,6 +38,7 @@ from concurrent.futures import Future
 from concurrent.futures import TimeoutError as Late
 
 from . import console, findings, fuzz
+from .channel import Channel, Pace
 from .target import MAX_ANSWER, Overlong, decodable
 
 
@@ -231,7 +232,7 @@ def fuzz_application(application, seed=None, max_examples=50, time_limit=60.0, f
     """Fuzz a WSGI or ASGI application (or `module:name`) in process, as `fuzz --app` does; return the
     verdicts, or raise AssertionError with every failure when one is found or nothing was checked."""
     seed = random.randrange(2**32) if seed is None else seed
-    fuzzer = fuzz.Fuzzer(Application(application), random.Random(seed), headers, None,
+    fuzzer = fuzz.Fuzzer(Channel(Application(application), Pace(None)), random.Random(seed), headers,
                          time.monotonic() + time_limit)
     chosen, found = fuzzer.functions(functions, skip), []
     fuzzer.run(chosen, max_examples, found)

@@ -29,7 +29,6 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
 import msgpack
-import msgpack.fallback
 
 from . import report
 from .target import Overlong, Trouble, read, send

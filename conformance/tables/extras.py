@@ -123,10 +123,10 @@ def base64_cases():
          {"parts!": {"*": {"Whole": {"data": True}, "Pieces": {"data": {"*": True}}}}},
          "Bytes in the union values of a map, of several tags, are marked under \"*\" by each tag that holds them."),
     ]
-    for name, function, arguments, marks, description in [(n, "fn.echo", *rest) for n, *rest in rows] + \
-            [(n, "fn.blobs", *rest) for n, *rest in shapes]:
-        yield case(f"testbed/base64/{name}", description, ["header.base64", "conv.base64", "type.bytes"],
-                   [step([{}, {function: arguments}], echo(arguments, marks))])
+    for function, table in (("fn.echo", rows), ("fn.blobs", shapes)):
+        for name, arguments, marks, description in table:
+            yield case(f"testbed/base64/{name}", description, ["header.base64", "conv.base64", "type.bytes"],
+                       [step([{}, {function: arguments}], echo(arguments, marks))])
     yield case("testbed/base64/ignored-in-requests", "A request @base64_ header changes nothing: the schema says where bytes are.",
                ["conv.base64"], [step([{"@base64_": {"fn.echo": {"str!": True}}}, {"fn.echo": {"str!": "AQI="}}],
                                       [{}, {"Ok_": {"str!": "AQI="}}])])
