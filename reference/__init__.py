@@ -20,7 +20,7 @@ of it and serves alone: `protocol.Service` and `http_server.Server`.
 
 from typing import TYPE_CHECKING
 
-from .http_client import Client
+from .transports.http_client import Client
 from .sources import load
 from .protocol import Refusal, Reply, Schema, SchemaError
 

@@ -20,21 +20,22 @@ $MOCK_STUBS name.
 """
 
 import argparse
-import difflib
 import json
 import os
 import sys
-import time
-import urllib.parse
 from datetime import datetime
 from pathlib import Path
 
-from . import asgi as asgi_, mocking, relay, wsgi as wsgi_
-from . import fetched, sources
-from .sources import load, parse_json, read_file
-from .cli import (Parser, add_server_options, check_server_options, interruptible, kind, positive, program, rate,
-                  seconds, serve)
-from .http_client import Client, Mismatched, TimedOut, TransportError, Unreachable
+from .transports import asgi as asgi_, wsgi as wsgi_
+from . import mocking
+from .mocking import relay
+from .mocking.stub_files import load_stubs
+from . import sources
+from .sources import load
+from .cli.fetched import default_cache, fetch
+from .cli.options import Parser, interruptible, positive, program, rate, seconds
+from .cli.serving import add_server_options, check_server_options, kind, serve
+from .transports.http_client import Client, TimedOut, TransportError, Unreachable
 from .protocol.documents import SchemaError
 
 
@@ -219,91 +220,6 @@ def _from_environment():
         return service
     except (OSError, SchemaError, ValueError) as error:
         raise SystemExit(f"reference.mock: error: {error}") from None
-
-
-def fetch(url, wait, cafile=None, pause=0.2):
-    """The public schema of the live server at `url`, retried for `wait` seconds while it starts."""
-    deadline, tries = time.monotonic() + wait, 0
-    with Client(url, timeout=max(wait, 1), cafile=cafile) as client:
-        while True:
-            try:
-                return client.schema()
-            except Unreachable as error:
-                if isinstance(error, Mismatched) and tries >= 2:  # (up and speaking otherwise: no use waiting)
-                    raise
-                if time.monotonic() + pause > deadline:
-                    raise Unreachable(f"{error} (waited {wait:g} s)") from None
-                tries += 1
-                if tries == 1:
-                    print(f"Waiting up to {wait:g} s for {url} to answer (see --wait)...", flush=True)
-                time.sleep(pause)
-
-
-def default_cache(url):
-    """Where the schema fetched from `url` is saved unless --cache says otherwise."""
-    parts = urllib.parse.urlsplit(url)
-    name = f"{parts.hostname}-{parts.port or 80}{parts.path}".replace("/", "_")
-    return fetched.folder() / f"{name}.json"
-
-
-OPTIONS = ("strictMatch!", "count!")  # what fn.createStub_ takes beside its stub
-
-
-def load_stubs(service, folder):
-    """Give `service` the stubs of every *.json file in `folder`, in name order, each checked as
-    fn.createStub_ checks it; the number loaded, or ValueError with a line for each thing wrong in every
-    file, saying where. A stub is written with its options beside the call ({"fn.X": ..., "->": ...,
-    "count!": 2}), or as fn.createStub_ takes it ({"stub": ..., "count!": 2})."""
-    count, problems = 0, []
-    for path in sorted(folder.glob("*.json")):
-        try:
-            found = parse_json(text := read_file(path), path)
-        except ValueError as error:
-            problems.append(str(error))
-            continue
-        for index, stub in enumerate(found if type(found) is list else [found]):
-            wrapped = type(stub) is not dict or "stub" in stub
-            arguments = stub if wrapped else {"stub": {k: v for k, v in stub.items() if k not in OPTIONS},
-                                              **{k: v for k, v in stub.items() if k in OPTIONS}}
-            reply = service.handle(json.dumps([{}, {"fn.createStub_": arguments}]).encode())
-            body = json.loads(reply.data)[1]
-            if "Ok_" in body:
-                count += 1
-                continue
-            for case in body.get("ErrorInvalidRequestBody_", {}).get("cases", []):  # located in the file
-                inside = case["path"][1 if wrapped or case["path"][1:2] != ["stub"] else 2:]
-                problems.append(_wrong(path, text, [index] * (type(found) is list), inside, case["reason"],
-                                       service.schema))
-    if problems:
-        raise ValueError("\n".join(problems))
-    return count
-
-
-SAID = {"ObjectKeyDisallowed": "no such field", "FunctionUnknown": "no such function",
-        "RequiredObjectKeyMissing": "missing"}  # what a stub file's common slips are, in words
-
-
-def _wrong(path, text, steps, inside, reason, schema):
-    """One line that says where a stub file is wrong, and how: "FILE:LINE:COLUMN: at PATH: what"."""
-    place = sources.position(text, steps + inside)
-    (reason, data), = reason.items()
-    said = (f"expected {', '.join(data['expected'])}, found {', '.join(data['actual'])}" if reason == "TypeUnexpected"
-            else data["reason"] if reason == "ExtensionValidationFailed"
-            else SAID.get(reason) or reason + (f" {json.dumps(data)}" if data else ""))
-    if reason in ("ObjectKeyDisallowed", "FunctionUnknown"):  # (near names of its kind, a function's or a field's)
-        names = {key for _, entry, _ in schema.entries for key in _keys(entry)
-                 if ("." in key) == (reason == "FunctionUnknown") and key != inside[-1]}
-        near = difflib.get_close_matches(str(inside[-1]), names, n=1)
-        said += f"; did you mean {json.dumps(near[0])}?" if near else ""
-    where = ".".join(str(step) for step in inside) or "the stub"
-    return f"{path}:{place['line']}:{place['column']}: at {where}: {said}"
-
-
-def _keys(value):
-    """Every key of the objects in `value`."""
-    if type(value) is dict:
-        return [key for key, element in value.items() for key in (key, *_keys(element))]
-    return [key for element in value for key in _keys(element)] if type(value) is list else []
 
 
 if __name__ == "__main__":

@@ -105,7 +105,7 @@ def prepare(implementation):
 def calculator_of(implementation):
     """A new calculator of `implementation`: handle(bytes), and a function answering bytes with bytes."""
     if implementation == "ours":
-        from reference import calculator
+        from reference.services import calculator
         handle = calculator.service().handle
         respond = lambda data: handle(data).data
     else:  # the peer's demo calculator, as `telepact demo-server` makes it, without its web server

@@ -23,7 +23,9 @@ import trustme
 import uvicorn
 
 import peer
-from reference import Server, calculator, http_server, testbed
+from reference import Server
+from reference.services import calculator, testbed
+from reference.transports import http_server
 from reference.protocol.service import Reply
 
 

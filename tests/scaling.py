@@ -30,8 +30,9 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
 from conftest import Connection, serving  # noqa: E402
-from reference import calculator, mocking, testbed
-from reference.protocol import codec  # noqa: E402
+from reference.services import calculator, testbed
+from reference import mocking
+from reference.protocol import codec
 
 
 def message(headers, function, arguments):

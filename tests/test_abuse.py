@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from conftest import Connection, serving, started
-from reference import calculator
+from reference.services import calculator
 
 PING = b'[{}, {"fn.ping_": {}}]'
 

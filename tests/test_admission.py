@@ -9,10 +9,11 @@ import time
 import pytest
 
 from conftest import Connection, serving, uvicorn_serving
-from reference import admission, engine, load, protocol
-from reference.admission import Admission, Places
-from reference.asgi import make_application as asgi_application
-from reference.wsgi import make_application as wsgi_application
+from reference.transports import admission
+from reference import engine, load, protocol
+from reference.transports.admission import Admission, Places
+from reference.transports.asgi import make_application as asgi_application
+from reference.transports.wsgi import make_application as wsgi_application
 
 
 def holders(places):

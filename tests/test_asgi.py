@@ -9,9 +9,11 @@ import time
 import pytest
 
 from conformance.__main__ import main
-from reference import admission, calculator, load, protocol, testbed, transports
-from reference.asgi import make_application
-from reference.http_client import Client
+from reference.transports import admission, rules
+from reference.services import calculator, testbed
+from reference import load, protocol
+from reference.transports.asgi import make_application
+from reference.transports.http_client import Client
 
 import peer
 from conftest import uvicorn_serving
@@ -49,10 +51,10 @@ def test_http_problems_get_the_statuses_of_the_builtin_server(request_, status):
 
 
 def test_running_the_module_says_what_to_do_instead():
-    """`python -m reference.asgi` is no command: one line says how to serve, and the status is 2."""
-    run = subprocess.run([sys.executable, "-m", "reference.asgi"], capture_output=True, text=True, timeout=30)
+    """`python -m reference.transports.asgi` is no command: one line says how to serve, and the status is 2."""
+    run = subprocess.run([sys.executable, "-m", "reference.transports.asgi"], capture_output=True, text=True, timeout=30)
     assert run.returncode == 2 and run.stderr.count("\n") == 1
-    assert run.stderr.startswith("python -m reference.asgi: error: ") and "reference.calculator:asgi" in run.stderr
+    assert run.stderr.startswith("python -m reference.transports.asgi: error: ") and "reference.services.calculator:asgi" in run.stderr
 
 
 def post(url, data):
@@ -93,7 +95,7 @@ def test_several_workers_are_warned_of_and_the_suite_notices_their_split_state(t
     """uvicorn --workers 2: each worker says its state is its own, and a variable saved on one
     connection is missing on some of eight others, which the suite reports (calc.rule1)."""
     port = peer.free_port()
-    process = subprocess.Popen([sys.executable, "-m", "uvicorn", "--factory", "reference.calculator:asgi",
+    process = subprocess.Popen([sys.executable, "-m", "uvicorn", "--factory", "reference.services.calculator:asgi",
                                 "--workers", "2", "--port", str(port)], stderr=subprocess.PIPE, text=True)
     printed = []
     try:
@@ -127,4 +129,4 @@ def test_one_worker_is_not_warned_of(caplog):
     (["uvicorn", "--workers"], {}, 1),
 ])
 def test_the_workers_a_command_asks_for(argv, environ, count):
-    assert transports.workers(argv, environ) == count
+    assert rules.workers(argv, environ) == count

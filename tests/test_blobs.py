@@ -2,7 +2,8 @@
 
 import pytest
 
-from reference import http_client, load
+from reference.transports import http_client
+from reference import load
 from reference.protocol import blobs
 from reference.protocol.blobs import restore_fields
 from reference.protocol.types import Type

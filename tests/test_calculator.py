@@ -10,8 +10,9 @@ import msgpack
 import pytest
 
 from conftest import Connection, serving
-from reference import calculator, transports
-from reference.namespaces import Memory
+from reference.services import calculator
+from reference.transports import rules
+from reference.services.memory import Memory
 from reference.protocol import codec
 
 UNAUTHENTICATED = {"ErrorUnauthenticated_": {"message!": "Valid authentication is required."}}
@@ -431,7 +432,7 @@ def test_a_full_namespace_exports_within_the_body_limit_and_imports_again_over_j
         status, _, data = connection.post(json.dumps([owner, {"fn.export": {}}]).encode())
         blob = json.loads(data)[1]["Ok_"]["blob"]
         request = json.dumps([heir, {"fn.import": {"blob": blob}}]).encode()
-        assert len(request) <= transports.MAX_BODY
+        assert len(request) <= rules.MAX_BODY
         assert connection.call(json.loads(request))[1] == {"Ok_": {}}
         for function in ("fn.getVariables", "fn.getPaperTape"):
             assert connection.call([heir, {function: {}}]) == connection.call([owner, {function: {}}])

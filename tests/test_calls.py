@@ -14,7 +14,9 @@ import time
 
 import pytest
 
-from reference import __version__, calculator, mocking
+from reference import __version__
+from reference.services import calculator
+from reference import mocking
 
 from conftest import respond, serving
 

@@ -7,7 +7,8 @@ import time
 import msgpack
 import pytest
 
-from reference import calculator, load
+from reference.services import calculator
+from reference import load
 from reference.protocol import codec, limits
 
 CALCULATOR = codec.encoding(load(calculator.entries()))

@@ -27,7 +27,9 @@ from test_readme import ROOT
 from conformance import cases, lint, match
 from conformance.__main__ import main
 from conformance.target import Target, read, send
-from reference import Service, calculator, load, mocking, testbed
+from reference import Service, load
+from reference.services import calculator, testbed
+from reference import mocking
 
 ALL = cases.load()
 OTHER_SCHEMA = [{"info.Todo": {}}, {"struct.Item": {"title": "string", "done": "boolean", "due!": "integer?"}},
@@ -652,7 +654,8 @@ CLIENT_CASES = cases.load(cases.CLIENTS)
 OUR_DRIVER = f"{shlex.quote(sys.executable)} -m reference.client --driver"
 NEVER_RENEGOTIATES = """
 import sys
-from reference import drivers, http_client
+from reference.cli import drivers
+from reference.transports import http_client
 def call(self, function, arguments=None, headers=None):  # no second try after IncompatibleBinaryEncoding
     message = [{"@time_": round(self.timeout * 1000), **(headers or {})}, {function: arguments or {}}]
     if not self.binary:
@@ -663,7 +666,7 @@ drivers.drive_client(sys.argv[1], sys.stdin, sys.stdout)
 """
 BYTES_AS_TEXT = """
 import base64, sys
-from reference import drivers
+from reference.cli import drivers
 def wire(value):  # base64 text where the protocol says bytes
     if type(value) is bytes:
         return base64.b64encode(value).decode()
@@ -743,14 +746,14 @@ SCHEMA_CASES = cases.load(cases.SCHEMAS)
 OUR_SCHEMA_DRIVER = f"{shlex.quote(sys.executable)} -m reference.schema --driver"
 ENDLESS_ACCEPTED = """
 import sys
-from reference import drivers
+from reference.cli import drivers
 from reference.protocol import loader
 loader.Schema._check_termination = lambda self, indexed: None  # never asks whether a type can end
 drivers.drive_schema(sys.stdin, sys.stdout)
 """
 DUPLICATES_ACROSS_DOCUMENTS = """
 import sys
-from reference import drivers
+from reference.cli import drivers
 from reference.protocol import documents, loader
 checked = loader.Schema.__init__
 def one_document_at_a_time(self, documents_, problems=(), internal=(), extensions=None):

@@ -7,8 +7,8 @@ import uuid
 import pytest
 
 from conftest import serving
-from reference import calculator
-from reference.drivers import drive_client
+from reference.services import calculator
+from reference.cli.drivers import drive_client
 
 
 @pytest.fixture(scope="module")

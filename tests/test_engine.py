@@ -11,7 +11,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reference import SchemaError, calculator, engine, load, mocking, protocol, stubs, testbed
+from reference import SchemaError, engine, load, protocol
+from reference.services import calculator, testbed
+from reference import mocking
+from reference.mocking import stubs
+from reference.mocking.matching import Matching
 from reference.engine.checks import Compiler
 from reference.engine.trims import Trims
 from reference.engine.scans import deeper, may_hold_surrogates
@@ -227,8 +231,8 @@ VALUES = st.recursive(st.integers(0, 3) | st.booleans() | st.sampled_from([1.0, 
 @settings(max_examples=300, deadline=None)
 @given(VALUES, VALUES)
 def test_matching_with_its_indexes_gives_the_answers_of_the_definition(wanted, actual):
-    assert engine.Matching(100).matches(wanted, actual, False, 100) == stubs.partial(wanted, actual)
-    assert engine.Matching(100).matches(wanted, wanted, False, 100)
+    assert Matching(100).matches(wanted, actual, False, 100) == stubs.partial(wanted, actual)
+    assert Matching(100).matches(wanted, wanted, False, 100)
 
 
 @pytest.mark.parametrize("shape", [
@@ -241,7 +245,7 @@ def test_long_arrays_of_objects_and_arrays_match_in_any_order(shape):
     """Reordered, partial, nested: each is found through an index, not by trying every element
     (which would take the budget of steps many times over, and answer no match)."""
     wanted, actual = shape(5000)
-    assert engine.Matching(len(json.dumps(actual))).matches({"x": wanted}, {"x": actual}, False, 0)
+    assert Matching(len(json.dumps(actual))).matches({"x": wanted}, {"x": actual}, False, 0)
 
 
 # Every walk a type directs is a table over the same kinds.
@@ -249,7 +253,7 @@ def test_long_arrays_of_objects_and_arrays_match_in_any_order(shape):
 @pytest.mark.parametrize("table", [
     "reference.protocol.validate:CHECKS", "reference.protocol.generate:GENERATORS",
     "reference.protocol.blobs:RESTORERS", "reference.protocol.blobs:MARKERS", "reference.protocol.select:TRIMS",
-    "reference.stubs:FILLS", "reference.engine.checks:COMPILERS",
+    "reference.mocking.stubs:FILLS", "reference.engine.checks:COMPILERS",
 ])
 def test_every_table_covers_every_kind(table):
     module, name = table.split(":")
@@ -286,7 +290,7 @@ def test_compiled_trims_trim_as_the_core_does(seed):
 def test_the_core_loads_nothing_of_the_engine_room():
     """Importing the core, and serving with it alone, loads no module of reference/engine/; asking
     the package for its Service does."""
-    code = ("import sys, json\nfrom reference import protocol, calculator\n"
+    code = ("import sys, json\nfrom reference import protocol\nfrom reference.services import calculator\n"
             "service = calculator.service(protocol.Service)\n"
             "assert service.handle(json.dumps([{}, {'fn.add': {'x': 1, 'y': 2}}]).encode()).result == 'Ok_'\n"
             "print(sorted(m for m in sys.modules if m.startswith('reference.engine')))\n"

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from conftest import serving
-from reference import calculator
+from reference.services import calculator
 from reference import load
 
 SCHEMA = load(calculator.entries())

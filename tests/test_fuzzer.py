@@ -21,7 +21,10 @@ from conftest import Mutated, serving
 from conformance import findings, language, values
 from conformance.__main__ import main
 from conformance.inprocess import fuzz_application
-from reference import Service, calculator, load, mocking, testbed, wsgi
+from reference import Service, load
+from reference.services import calculator, testbed
+from reference import mocking
+from reference.transports import wsgi
 from reference import protocol
 from reference.protocol import validate
 
@@ -78,7 +81,8 @@ def test_a_faulty_service_fails_on_each_of_its_bugs_and_only_those(capsys):
 
 
 APPLICATIONS = """
-from reference import Service, asgi, load, wsgi
+from reference import Service, load
+from reference.transports import asgi, wsgi
 from test_fuzzer import FAULTY, HANDLERS
 
 def wsgi_app():
@@ -117,7 +121,8 @@ def test_an_application_that_cannot_be_called_is_one_line_and_exit_2(spec, said,
 
 HANGING = """
 import time
-from reference import Service, load, wsgi
+from reference import Service, load
+from reference.transports import wsgi
 
 def app():
     entries = [{"info.Hang": {}}, {"fn.hang": {"x": "integer"}, "->": [{"Ok_": {}}]}]
@@ -603,7 +608,7 @@ def test_a_value_one_function_writes_is_carried_into_another_that_reads_it(seed)
 def test_a_sequence_is_shrunk_to_the_calls_it_needs_on_a_fresh_application(capsys, tmp_path, monkeypatch):
     """In process, a factory makes a fresh application: the calls a failure came after are replayed on one,
     each left out in turn, and only those it needs are kept (over HTTP, the latest five are shown)."""
-    (tmp_path / "counter_apps.py").write_text("from reference import Service, load, wsgi\n"
+    (tmp_path / "counter_apps.py").write_text("from reference import Service, load\nfrom reference.transports import wsgi\n"
                                               "from test_fuzzer import COUNTER, counter_handlers\n\n"
                                               "def counter_app():\n"
                                               "    return wsgi.make_application(Service(load(COUNTER), counter_handlers()))\n")

@@ -2,7 +2,8 @@
 
 import pytest
 
-from reference import calculator, load
+from reference.services import calculator
+from reference import load
 from reference.protocol.generate import Context, OverBudget, Random, examples, generate, generate_fields, make
 from reference.protocol.limits import MAX_VALUES
 from reference.protocol.types import Type

@@ -9,7 +9,8 @@ import threading
 import time
 
 from conftest import Connection, raw, serving
-from reference import calculator, engine, load
+from reference.services import calculator
+from reference import engine, load
 
 PING = b'[{}, {"fn.ping_": {}}]'
 

@@ -11,8 +11,9 @@ import msgpack
 import pytest
 
 from conftest import DRIPS, Connection, dripping, endless, refusing, serving
-from reference import Service, calculator, load
-from reference.http_client import Client, NotAMessage, TimedOut, TooLarge, Unreachable, Untrusted
+from reference import Service, load
+from reference.services import calculator
+from reference.transports.http_client import Client, NotAMessage, TimedOut, TooLarge, Unreachable, Untrusted
 
 ECHO = load([{"fn.echo": {"blobs!": ["bytes"], "map!": {"string": "bytes"}, "nested!": ["struct.Box"],
                           "n!": "integer"},

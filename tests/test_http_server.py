@@ -16,7 +16,9 @@ from pathlib import Path
 import trustme
 
 from conftest import Connection, raw, serving, started
-from reference import admission, calculator, engine, load, protocol
+from reference.transports import admission
+from reference.services import calculator
+from reference import engine, load, protocol
 from reference.engine import guard
 
 PING = b'[{}, {"fn.ping_": {}}]'
@@ -470,7 +472,7 @@ def test_a_second_signal_during_the_stop_stops_at_once_and_quietly(second):
 def test_a_signal_lets_the_request_in_flight_be_answered_then_exits_0(signal_, module):
     """SIGTERM, Ctrl-C and SIGHUP (the terminal closed) stop the server and the mock gracefully, even when
     SIGINT was ignored (a background job); SIGHUP once ended both at once."""
-    args = ["--schema-file", str(Path(calculator.__file__).parent / "schemas" / "calculator.json")] * (module == "mock")
+    args = ["--schema-file", str(Path(calculator.__file__).parent.parent / "schemas" / "calculator.json")] * (module == "mock")
     process, _, url = started(module, *args, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
     try:
         with socket.create_connection(("127.0.0.1", urllib.parse.urlsplit(url).port), timeout=10) as sock:
@@ -489,7 +491,7 @@ def test_a_signal_lets_the_request_in_flight_be_answered_then_exits_0(signal_, m
 
 def test_a_server_used_as_a_library_says_where_it_serves():
     """Without logging set up, serve_forever() still tells its user the URL, on standard error."""
-    code = ("import threading, time\nfrom reference import Server, calculator\n"
+    code = ("import threading, time\nfrom reference import Server\nfrom reference.services import calculator\n"
             "server = Server(calculator.service(), port=0)\n"
             "threading.Timer(0.5, server.shutdown).start()\nserver.serve_forever()\n")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
@@ -498,7 +500,7 @@ def test_a_server_used_as_a_library_says_where_it_serves():
 
 def test_the_server_serves_https_with_a_certificate_and_refuses_a_bad_one(tls, tmp_path):
     """--certfile: a client that trusts the CA calls it; a handshake that fails costs no other client."""
-    from reference.http_client import Client
+    from reference.transports.http_client import Client
     _, cafile, certfile = tls
     process, _, url = started("server", "--certfile", certfile)
     try:

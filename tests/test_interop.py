@@ -21,10 +21,10 @@ from conformance import decoding
 from conformance.__main__ import main
 from conftest import Connection, decode, serving
 from reference import mocking
-from reference.http_client import Client
+from reference.transports.http_client import Client
 from conformance.tables import testbed as tables
 from reference import SchemaError, load
-from reference.compatibility import RULES
+from reference.changes.compatibility import RULES
 
 AUTH = {"@auth_": {"Ephemeral": {"username": "$user"}}}
 ADD = {"fn.add": {"x": 1, "y": 2}}

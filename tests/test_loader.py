@@ -8,7 +8,9 @@ import time
 
 import pytest
 
-from reference import SchemaError, calculator, load, mocking
+from reference import SchemaError, load
+from reference.services import calculator
+from reference import mocking
 
 ADD = {"fn.add": {"x": "number"}, "->": [{"Ok_": {"result": "number"}}]}
 

@@ -12,7 +12,7 @@ from conftest import Mutated, serving
 from test_conformance import hostile
 from conformance import cases, grid
 from conformance.__main__ import main
-from reference import calculator, testbed
+from reference.services import calculator, testbed
 
 SERVER = "{python} -m reference.server --service testbed --port {port}"
 

@@ -19,8 +19,13 @@ import pytest
 
 from conftest import (Connection, Mutated, dripping, handled_with_peak, refusing, respond, serving, started,
                       uvicorn_serving)
-from reference import admission, calculator, http_client, load, mock, mocking, protocol, relay
-from reference.http_client import Client
+from reference.transports import admission, http_client
+from reference.services import calculator
+from reference import load, mock, protocol
+from reference import mocking
+from reference.mocking import handlers
+from reference.mocking import relay
+from reference.transports.http_client import Client
 
 ADD = {"fn.add": {"x": 1, "y": 2}}
 OK = {"Ok_": {}}
@@ -491,7 +496,7 @@ def test_a_large_verification_neither_takes_long_nor_blocks_other_calls():
 def test_answers_listing_recorded_calls_keep_the_newest_megabyte_and_count_the_rest(monkeypatch):
     """However many calls were recorded, fn.verify_ and fn.verifyNoMoreInteractions_ answer
     with at most MAX_LISTED bytes of them, the newest, and say how many older ones are left out."""
-    monkeypatch.setattr(mocking, "MAX_LISTED", 10_000)
+    monkeypatch.setattr(handlers, "MAX_LISTED", 10_000)
     with serving(mocking.service(calculator.entries())) as server:
         connection = Connection(server.url)
         body = lambda request: connection.call([{}, request])[1]
@@ -510,7 +515,7 @@ def test_answers_listing_recorded_calls_keep_the_newest_megabyte_and_count_the_r
 def test_an_answer_listing_calls_stays_within_the_bound_as_json(monkeypatch):
     """Calls that are small as MessagePack and four times larger as JSON (empty strings): the bound is
     that of the JSON answer (a 93-byte fn.verify_ once answered 1.6 MB, where 1 MiB is the bound)."""
-    monkeypatch.setattr(mocking, "MAX_LISTED", 10_000)
+    monkeypatch.setattr(handlers, "MAX_LISTED", 10_000)
     with serving(mocking.service(calculator.entries())) as server:
         connection = Connection(server.url)
         for _ in range(20):
@@ -847,8 +852,8 @@ def test_an_upstream_that_never_answers_holds_no_place_a_newcomer_needs(caplog):
 def test_an_unmatched_call_is_written_out_once_however_many_stubs_it_is_compared_with(monkeypatch):
     """A 1 MB call no stub of 1,000 matches: its value is written as JSON for the nearest stub's differences
     once, not once for each stub (2 to 5 s a call before), and once more for the log."""
-    written, as_json = [], mocking.as_json
-    monkeypatch.setattr(mocking, "as_json", lambda value: written.append(len(text := as_json(value))) or text)
+    written, as_json = [], handlers.as_json
+    monkeypatch.setattr(handlers, "as_json", lambda value: written.append(len(text := as_json(value))) or text)
     service = mocking.service(calculator.entries(), generation=False)
     for i in range(1000):
         service.handle(json.dumps([{}, stub({"fn.deleteVariables": {"names": [f"v{i}"]}}, OK)]).encode())

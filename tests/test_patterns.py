@@ -5,7 +5,7 @@ import random
 
 import pytest
 
-from reference import patterns
+from reference.mocking import patterns
 
 
 def matches(glob, text, spend=lambda steps: None):

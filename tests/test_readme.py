@@ -89,7 +89,7 @@ def test_the_example_driver_in_the_suites_readme_passes(tmp_path, capsys):
     path = tmp_path / "my_driver.py"
     driver = _python_after("conformance/README.md", "### A complete driver")
     path.write_text(driver.replace("from myclient import Client, ClientError",  # the client it is written for
-                                   "from reference.http_client import Client, TransportError as ClientError"))
+                                   "from reference.transports.http_client import Client, TransportError as ClientError"))
     status = main(["client", "--command", f"{shlex.quote(sys.executable)} {path}", "--id", "client/binary/**",
                    "--id", "client/bytes/**", "--id", "client/renegotiate/**"])
     assert status == 0, capsys.readouterr().out

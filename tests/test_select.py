@@ -2,7 +2,8 @@
 
 import pytest
 
-from reference import calculator, load
+from reference.services import calculator
+from reference import load
 from reference.protocol import select
 
 SCHEMA = load(calculator.entries())

@@ -11,7 +11,10 @@ import msgpack
 import pytest
 
 from conftest import handled_with_peak
-from reference import Service, load, mocking, protocol, stubs, testbed
+from reference import Service, load, protocol
+from reference import mocking
+from reference.mocking import stubs
+from reference.services import testbed
 from reference.protocol import codec, select, validate
 from reference.protocol.service import Refusal
 
@@ -512,7 +515,8 @@ def test_hostile_requests_and_unwritable_results_are_answered_within_the_schema(
 DEEP_EVERYWHERE = r'''
 import asyncio, io, json, sys
 assert sys.getrecursionlimit() == 1000  # Python's default: whatever more is needed, the library arranges
-from reference import Service, load, mocking, protocol, wsgi, asgi
+from reference import Service, load, mocking, protocol
+from reference.transports import asgi, wsgi
 
 def greet(arguments, headers):
     return {"Ok_": {"greeting": f"Hello, {arguments['name']}!"}}

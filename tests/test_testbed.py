@@ -6,7 +6,7 @@ import pytest
 
 from conftest import Connection
 from conformance import tables
-from reference import calculator, testbed
+from reference.services import calculator, testbed
 from reference.protocol import codec
 
 AUTH = {"@auth_": {"Token": {"token": "any"}}}

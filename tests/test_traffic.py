@@ -6,8 +6,11 @@ import re
 import pytest
 
 from conftest import serving
-from reference import Client, Service, load, mocking, relay, traffic
-from reference.compatibility import compare
+from reference import Client, Service, load
+from reference import mocking
+from reference.mocking import relay
+from reference.changes import traffic
+from reference.changes.compatibility import compare
 
 OLD = [{"struct.Item": {"sku": "string", "price": "number", "note!": "string"}},
        {"fn.buy": {"item": "struct.Item", "count!": "integer"}, "->": [{"Ok_": {"order": "string"}}]},

@@ -23,7 +23,11 @@ import pytest
 
 from conformance.__main__ import main
 from conftest import Mutated, serving
-from reference import calculator, http_server, mocking, stubs, testbed
+from reference.services import calculator, testbed
+from reference.transports import http_server
+from reference import mocking
+from reference.mocking import handlers
+from reference.mocking import stubs
 from reference.protocol import blobs, codec, generate, select, service, validate
 from reference.engine.guard import RequestHandler
 from reference.protocol.service import Reply
@@ -398,7 +402,7 @@ BOOKKEEPING = "testbed/mock/bookkeeping/"
     (mocking.Mock, "create_stub", count_one_more, ["count/uses-up", "count/negative", "stub/newest-first"]),
     (mocking.Mock, "answer", oldest_stub_first, ["stub/newest-first"]),
     (mocking.Mock, "verify", at_most_exclusive, ["verify/at-most-is-inclusive"]),
-    (mocking, "listed", lambda original: lambda records: original(records[-1:]), ["verify/all-calls"]),
+    (handlers, "listed", lambda original: lambda records: original(records[-1:]), ["verify/all-calls"]),
     (mocking.Mock, "verify", failures_unverified, ["verify/failed-still-verifies"]),
     (mocking.Mock, "create_stub", zero_unlimited, ["count/zero"]),
     (mocking.Mock, "clear_calls", clearing_both, ["clearing"]),

@@ -11,9 +11,11 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 import pytest
 
-from reference import admission, calculator, engine, load
-from reference.http_client import Client
-from reference.wsgi import make_application
+from reference.transports import admission
+from reference.services import calculator
+from reference import engine, load
+from reference.transports.http_client import Client
+from reference.transports.wsgi import make_application
 
 
 class QuietHandler(WSGIRequestHandler):
@@ -85,12 +87,12 @@ def test_a_request_without_content_length_gets_411(address):
 
 
 def test_running_the_module_says_what_to_do_instead():
-    """`python -m reference.wsgi` is no command: one line says how to serve, and the status is 2."""
+    """`python -m reference.transports.wsgi` is no command: one line says how to serve, and the status is 2."""
     import subprocess
     import sys
-    run = subprocess.run([sys.executable, "-m", "reference.wsgi"], capture_output=True, text=True, timeout=30)
+    run = subprocess.run([sys.executable, "-m", "reference.transports.wsgi"], capture_output=True, text=True, timeout=30)
     assert run.returncode == 2 and run.stderr.count("\n") == 1
-    assert run.stderr.startswith("python -m reference.wsgi: error: ") and "reference.calculator:wsgi()" in run.stderr
+    assert run.stderr.startswith("python -m reference.transports.wsgi: error: ") and "reference.services.calculator:wsgi()" in run.stderr
 
 
 class Threading(ThreadingMixIn, WSGIServer):

@@ -34,10 +34,10 @@ import threading
 import time
 from contextlib import nullcontext
 
-from .. import http_server
+from ..transports import http_server
 from . import heads
-from ..admission import MAX_CONNECTIONS
-from ..transports import MAX_BODY
+from ..transports.admission import MAX_CONNECTIONS
+from ..transports.rules import MAX_BODY
 
 log = logging.getLogger("reference")
 

@@ -12,7 +12,7 @@ requests take the one turn the Service's Admission gives (admission.py).
 import threading
 import time
 
-from ..admission import LARGE
+from ..transports.admission import LARGE
 
 COSTLY = 0.02  # seconds of work from which a request is costly
 MAX_COSTLY = 10_000  # costly calls remembered; beyond, the oldest are forgotten

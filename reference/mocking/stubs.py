@@ -18,10 +18,10 @@ called or recorded.
 """
 
 from . import patterns
-from .protocol.generate import generate_fields, generate_tags, make
-from .protocol.blobs import restore, restore_fields
-from .protocol.types import Extension, Type
-from .protocol.validate import case, check_fields, check_tags, type_unexpected
+from ..protocol.generate import generate_fields, generate_tags, make
+from ..protocol.blobs import restore, restore_fields
+from ..protocol.types import Extension, Type
+from ..protocol.validate import case, check_fields, check_tags, type_unexpected
 
 MAX_HOLES = 1000  # required result fields a stub may leave for the mock to make up
 

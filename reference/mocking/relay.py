@@ -30,10 +30,10 @@ import hashlib
 import logging
 import threading
 
-from . import sources
-from .admission import QUEUE, Places
-from .http_client import Client, TransportError
-from .protocol import Service, codec, validate
+from .. import sources
+from ..transports.admission import QUEUE, Places
+from ..transports.http_client import Client, TransportError
+from ..protocol import Service, codec, validate
 
 log = logging.getLogger("reference")
 

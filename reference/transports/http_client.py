@@ -31,8 +31,8 @@ import urllib.parse
 from contextlib import AbstractContextManager
 
 from .admission import LARGE
-from .protocol import blobs, codec
-from .protocol.limits import allow_depth
+from ..protocol import blobs, codec
+from ..protocol.limits import allow_depth
 
 MAX_RESPONSE = 64 * 1024 * 1024  # bytes of an answer the client reads, by default
 CLOSED = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError)  # the server hung up

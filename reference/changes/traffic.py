@@ -22,10 +22,10 @@ import json
 from pathlib import Path
 from typing import NamedTuple
 
-from . import sources
-from .protocol import Refusal, Service, validate
-from .protocol.service import Exchange as Step
-from .protocol.types import Union
+from .. import sources
+from ..protocol import Refusal, Service, validate
+from ..protocol.service import Exchange as Step
+from ..protocol.types import Union
 
 MAX_EXCHANGES = 1_000_000  # recorded exchanges read at most
 

@@ -1,5 +1,7 @@
-"""What every transport shares (the bundled server, WSGI, ASGI): the HTTP rules a request must meet
-to carry a message, the largest body, and a warning when several worker processes serve one service.
+"""The HTTP rules a request must meet to carry a message: its method, path and length, and the largest
+body, which every transport holds it to (the bundled server, WSGI, ASGI); its header lines' grammar,
+which the bundled server checks as it reads them (a WSGI or ASGI server reads them itself); and a
+warning when several worker processes serve one service.
 """
 
 import logging
@@ -49,3 +51,25 @@ def workers(argv=None, environ=None):
             return int(value) if value.isdigit() else 1
     text = environ.get("WEB_CONCURRENCY", "")
     return int(text) if text.isdigit() else 1
+
+
+class HeaderLines:
+    """A request's stream while its header lines are read, holding each line to RFC 9112's grammar:
+    a CR only where the line ends (2.2), no NUL (RFC 9110, 5.5), no line folded onto the one before
+    (5.2), no blank between a name and its colon (5.1). What a line breaks is kept in `problem` (the
+    first), and the request is answered 400: the email package would read a bare CR as the end of a
+    line, and a header hidden behind it as a header of its own."""
+
+    def __init__(self, stream):
+        self.stream, self.problem = stream, None
+
+    def readline(self, size=-1):
+        line = self.stream.readline(size)
+        text = line[:-2] if line.endswith(b"\r\n") else line.removesuffix(b"\n")
+        if text and self.problem is None:
+            self.problem = (b"\r" in text and "A header line holds a CR that does not end it"
+                            or b"\0" in text and "A header line holds a NUL byte"
+                            or text[:1] in (b" ", b"\t") and "A header line is folded onto the one before"
+                            or any(blank in text.partition(b":")[0] for blank in b" \t")
+                            and "A header name is followed by a blank before its colon" or None)
+        return line

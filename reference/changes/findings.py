@@ -15,8 +15,8 @@ line and column of its file.
 
 from typing import NamedTuple
 
-from .protocol.types import Union
-from .sources import entries, position
+from ..protocol.types import Union
+from ..sources import entries, position
 
 CLIENTS = {"call": "call {}", "read": "read {}'s result", "send": "send {}", "receive": "read the {} header"}
 

@@ -37,7 +37,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Protocol
 
 from .admission import LARGE, MAX_CONNECTIONS, RETRY, Admission
-from .transports import MAX_BODY, refusal
+from .rules import MAX_BODY, HeaderLines, refusal
 
 log = logging.getLogger("reference")
 
@@ -224,28 +224,6 @@ class RequestHandler(BaseHTTPRequestHandler):
 
     def log_message(self, format, *args):
         log.warning("%s %s", self.client_address[0], format % args)
-
-
-class HeaderLines:
-    """A request's stream while its header lines are read, holding each line to RFC 9112's grammar:
-    a CR only where the line ends (2.2), no NUL (RFC 9110, 5.5), no line folded onto the one before
-    (5.2), no blank between a name and its colon (5.1). What a line breaks is kept in `problem` (the
-    first), and the request is answered 400: the email package would read a bare CR as the end of a
-    line, and a header hidden behind it as a header of its own."""
-
-    def __init__(self, stream):
-        self.stream, self.problem = stream, None
-
-    def readline(self, size=-1):
-        line = self.stream.readline(size)
-        text = line[:-2] if line.endswith(b"\r\n") else line.removesuffix(b"\n")
-        if text and self.problem is None:
-            self.problem = (b"\r" in text and "A header line holds a CR that does not end it"
-                            or b"\0" in text and "A header line holds a NUL byte"
-                            or text[:1] in (b" ", b"\t") and "A header line is folded onto the one before"
-                            or any(blank in text.partition(b":")[0] for blank in b" \t")
-                            and "A header name is followed by a blank before its colon" or None)
-        return line
 
 
 STOPPING = [signal.SIGINT, signal.SIGTERM] + [signal.SIGHUP] * hasattr(signal, "SIGHUP")  # a graceful stop

@@ -1,4 +1,5 @@
-"""Matching in linear time: stubs against a call, or a verification against recorded calls.
+"""Matching stubs against a call, or a verification against recorded calls: by the definitions
+(`ByDefinition`, the plain way, which the core's mock uses), or in linear time (`Matching`).
 
 A partial match (stubs.partial) asks, for each object or array in a stub's
 array, whether some element of the call's array holds it: a search growing
@@ -12,12 +13,30 @@ holds its answers to the definition's.
 
 import logging
 
-from .. import patterns
-from ..stubs import equal
+from . import patterns
+from .stubs import equal, partial
 
 log = logging.getLogger("reference")
 
 STEPS = 16  # steps matching may take per byte of the stubs and calls it compares
+
+
+class ByDefinition:
+    """Matching by the definitions (stubs.py), one call or verification at a time."""
+
+    def __init__(self, size):
+        pass
+
+    def matches(self, wanted, actual, strict, size):
+        """Whether `actual` arguments match `wanted` ones: equal if `strict`, else partially."""
+        return equal(wanted, actual) if strict else partial(wanted, actual)
+
+    def patterned(self, match, arguments, headers, stub):
+        """The call as patterns.patterned gives it for a stub's `match!`."""
+        return patterns.patterned(match, arguments, headers, stub.arguments, stub.headers)
+
+    def forget(self):
+        pass
 
 
 class Matching:

@@ -1,7 +1,11 @@
-"""The schemas the command-line client fetched, kept between its runs.
+"""Schemas fetched from live servers: the mock's (retried while the server starts), and the client's,
+kept between its runs.
 
 How this works
 --------------
+`fetch` asks a live server for its public schema (`fn.api_`), waiting a
+while for one that is starting; the mock saves what it got in the user's
+cache folder (`default_cache`), to start from when the server is down.
 A call written `NAME=TEXT` needs the server's schema to tell text from JSON,
 and each run of the client is a new process, so the schema a server answered
 `fn.api_` with is kept in a file named after its URL, in the user's cache
@@ -9,7 +13,7 @@ folder (`$XDG_CACHE_HOME/sdms-reference`, else `~/.cache/sdms-reference`,
 where the mock keeps the schema it fetched too): the
 next call needs no extra request. A kept schema may be stale; the client
 trusts it until the server refuses a call made with it, then fetches the
-schema again (calls.py): a refused call changed nothing, so it may go again.
+schema again (client.py): a refused call changed nothing, so it may go again.
 What the folder holds is read as any file a tool is given (bounded, and a
 file that is not what was written is ignored), and kept only for its URL.
 """
@@ -17,9 +21,12 @@ file that is not what was written is ignored), and kept only for its URL.
 import hashlib
 import json
 import os
+import time
+import urllib.parse
 from pathlib import Path
 
-from . import sources
+from .. import sources
+from ..transports.http_client import Client, Mismatched, Unreachable
 
 
 def folder():
@@ -48,3 +55,28 @@ def keep(url, entries):
         sources.write_file(_file(url), json.dumps({"url": url, "api": entries}))
     except ValueError:
         pass
+
+
+def fetch(url, wait, cafile=None, pause=0.2):
+    """The public schema of the live server at `url`, retried for `wait` seconds while it starts."""
+    deadline, tries = time.monotonic() + wait, 0
+    with Client(url, timeout=max(wait, 1), cafile=cafile) as client:
+        while True:
+            try:
+                return client.schema()
+            except Unreachable as error:
+                if isinstance(error, Mismatched) and tries >= 2:  # (up and speaking otherwise: no use waiting)
+                    raise
+                if time.monotonic() + pause > deadline:
+                    raise Unreachable(f"{error} (waited {wait:g} s)") from None
+                tries += 1
+                if tries == 1:
+                    print(f"Waiting up to {wait:g} s for {url} to answer (see --wait)...", flush=True)
+                time.sleep(pause)
+
+
+def default_cache(url):
+    """Where the schema fetched from `url` is saved unless --cache says otherwise."""
+    parts = urllib.parse.urlsplit(url)
+    name = f"{parts.hostname}-{parts.port or 80}{parts.path}".replace("/", "_")
+    return folder() / f"{name}.json"

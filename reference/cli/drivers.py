@@ -14,10 +14,10 @@ schema, with the problems if not.
 
 import json
 
-from . import sources
-from .http_client import Client, TransportError
-from .protocol import blobs
-from .protocol.documents import parse
+from .. import sources
+from ..transports.http_client import Client, TransportError
+from ..protocol import blobs
+from ..protocol.documents import parse
 
 MODES = {  # a mode of the driver protocol -> the Client options it means
     "json": {}, "binary": {"binary": True}, "binary-requests": {"binary": True, "binary_requests": True},

@@ -21,8 +21,9 @@ every element of the stub's array matches some element of the call's.
 `strictMatch!` asks for equal arguments (`equal`: JSON equality, where `true`
 is not `1`). `fn.verify_` counts the recorded calls that match in the same
 way and marks them verified, which is what `fn.verifyNoMoreInteractions_`
-looks at. `ByDefinition` matches by those definitions; the engine room's `Matching`
-finds the same in time linear in the bytes compared (engine/matching.py).
+looks at. `ByDefinition` matches by those definitions; `Matching`, which a
+mock served by the engine room uses, finds the same in time linear in the
+bytes compared (matching.py).
 
 Values come from the seeded generator of `generate.py`: a mock answers the
 same calls with the same values every time it starts, or after
@@ -44,17 +45,18 @@ from pathlib import Path
 import msgpack
 
 from . import patterns, relay, stubs
-from .sources import load
-from .protocol import Service, codec
-from .protocol.generate import Context, OverBudget, Random, make
-from .protocol.types import Type
+from .matching import ByDefinition, Matching
+from ..sources import load
+from ..protocol import Service, codec
+from ..protocol.generate import Context, OverBudget, Random, make
+from ..protocol.types import Type
 
 log = logging.getLogger("reference")
 
 MAX_LISTED = 1024 * 1024  # bytes of recorded calls (as JSON) that one answer lists
 MAX_STUBS, MAX_CALLS, MAX_STATE = 1000, 10_000, 64 * 1024 * 1024  # kept by default: stubs, calls, and their bytes
 LENGTH = (0, 3)  # generated arrays and maps have at least the first and fewer than the second elements
-ENTRIES = Path(__file__).parent / "schemas" / "mock.json"  # the mock's own functions and types
+ENTRIES = Path(__file__).parent.parent / "schemas" / "mock.json"  # the mock's own functions and types
 
 
 @dataclass
@@ -317,23 +319,6 @@ def service(source, kind=None, proxy=False, **options):
     mocked = schema(source, relaying=options.get("relay") is not None)
     if proxy or kind is Service:
         return (relay.Proxy if proxy else Service)(mocked, Mock(mocked, matching=ByDefinition, **options).handlers())
-    from . import engine
-    return (kind or engine.Service)(mocked, Mock(mocked, matching=engine.Matching, **options).handlers())
-
-
-class ByDefinition:
-    """Matching by the definitions (stubs.py), one call or verification at a time."""
-
-    def __init__(self, size):
-        pass
-
-    def matches(self, wanted, actual, strict, size):
-        """Whether `actual` arguments match `wanted` ones: equal if `strict`, else partially."""
-        return stubs.equal(wanted, actual) if strict else stubs.partial(wanted, actual)
-
-    def patterned(self, match, arguments, headers, stub):
-        """The call as patterns.patterned gives it for a stub's `match!`."""
-        return patterns.patterned(match, arguments, headers, stub.arguments, stub.headers)
-
-    def forget(self):
-        pass
+    if kind is None:
+        from ..engine import Service as kind  # (imported only then)
+    return kind(mocked, Mock(mocked, matching=Matching, **options).handlers())

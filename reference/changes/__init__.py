@@ -1,0 +1,7 @@
+"""Schema changes: which changes of a schema break the clients of the old one.
+
+compatibility.py walks two schemas side by side by the protocol's rules;
+findings.py says where each change is written and which clients it reaches;
+traffic.py replays recorded calls against the new schema, as evidence.
+`python -m reference.schema compare OLD NEW` (schema.py) is their command.
+"""
