@@ -121,7 +121,7 @@ def _fuzz(commands):
     where.add_argument("--target", metavar="URL", help="the API URL (http:// or https://)")
     where.add_argument("--app", metavar="MODULE:NAME", help="call a WSGI or ASGI application in process, no "
                        "server and no port: NAME is the application, or a factory that makes it (such as "
-                       "reference.calculator:wsgi); its curl lines address it served at http://127.0.0.1:8000/api")
+                       "reference.services.calculator:wsgi); its curl lines address it served at http://127.0.0.1:8000/api")
     fuzzing.add_argument("--cafile", metavar="FILE", help="trust this certificate authority for an https:// target")
     fuzzing.add_argument("--function", action="append", default=[], metavar="NAME",
                          help="call only this function (repeatable; default: every public one)")
