@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from conformance import language, values
-from conformance.target import Target
+from conformance.fixtures import language
+from conformance.fuzz import values
+from conformance.targets.remote import Target
 from conftest import serving
 from reference.changes import compatibility
 from reference import load

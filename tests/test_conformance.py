@@ -24,9 +24,10 @@ import pytest
 
 from conftest import DRIPS, Mutated, dripping, endless, refusing, respond, serving, started
 from test_readme import ROOT
-from conformance import cases, lint, match
+from conformance.fixtures import suite as cases, matchers as match
+from conformance.commands import lint
 from conformance.__main__ import main
-from conformance.target import Target, read, send
+from conformance.targets.remote import Target, read, send
 from reference import Service, load
 from reference.services import calculator, testbed
 from reference import mocking
@@ -473,7 +474,7 @@ def test_a_target_that_is_not_a_protocol_server_exits_2_with_one_line(answer, pa
 def test_a_target_whose_answers_hold_more_than_the_suite_decodes_exits_2_at_once(answer, told, monkeypatch,
                                                                                  capsys):
     """Decoding costs about 60 bytes a value: an answer of millions of empty arrays is refused unread."""
-    monkeypatch.setattr("conformance.target.MAX_BINARY", 1024 * 1024)
+    monkeypatch.setattr("conformance.targets.remote.MAX_BINARY", 1024 * 1024)
     handler = type("Answering", (Plain,), {"answer": (200, answer)})
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -636,9 +637,10 @@ def test_service_wide_unavailability_is_retried_then_reported(capsys):
 
 def test_the_runner_reads_answers_thousands_of_levels_deep():
     """A server may echo a deep @id_ back, on JSON or on MessagePack; the runner reads it."""
-    from conformance import decoding, runner
+    from conformance.fixtures import decoding
+    from conformance.__main__ import FRAMES
     limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(runner.FRAMES)  # as main() does
+    sys.setrecursionlimit(FRAMES)  # as main() does
     try:
         text = decoding.decode(b'[{"@id_": ' + b"[" * 5000 + b"]" * 5000 + b'}, {"Ok_": {}}]')
         packed = decoding.decode(b"\x92\x81\xa4@id_" + b"\x91" * 2000 + b"\x90\x81\xa3Ok_\x80")  # (past msgpack's 1,024)
@@ -793,7 +795,7 @@ def test_a_broken_loader_fails_with_a_readable_diff(program, failing, diff, caps
 
 def test_an_answer_over_the_limit_fails_its_case_without_being_read_to_its_end(monkeypatch):
     """A server that never ends its answer costs the suite MAX_ANSWER bytes at most."""
-    monkeypatch.setattr("conformance.target.MAX_ANSWER", 100_000)
+    monkeypatch.setattr("conformance.targets.remote.MAX_ANSWER", 100_000)
     with pytest.raises(http.client.HTTPException, match="the answer is over 100000 bytes"):
         Target(endless(b"Connection: close\r\n")).post([{}, {"fn.ping_": {}}])
 

@@ -18,9 +18,10 @@ from pathlib import Path
 import pytest
 
 from conftest import Mutated, serving
-from conformance import findings, language, values
+from conformance.fuzz import verdicts as findings, values
+from conformance.fixtures import language
 from conformance.__main__ import main
-from conformance.inprocess import fuzz_application
+from conformance.fuzz.application import fuzz_application
 from reference import Service, load
 from reference.services import calculator, testbed
 from reference import mocking

@@ -9,7 +9,8 @@ import random
 
 import pytest
 
-from conformance import language, values
+from conformance.fixtures import language
+from conformance.fuzz import values
 from reference import load
 from reference.protocol import validate
 

@@ -10,7 +10,8 @@ import pytest
 
 from conftest import Mutated, serving
 from test_conformance import hostile
-from conformance import cases, grid
+from conformance.fixtures import suite as cases
+from conformance.reports import grid
 from conformance.__main__ import main
 from reference.services import calculator, testbed
 

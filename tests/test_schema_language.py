@@ -8,7 +8,8 @@ from importlib import resources
 import jsonschema
 import pytest
 
-from conformance import cases, schemas
+from conformance.fixtures import suite as cases
+from conformance.runs import schema_suite as schemas
 
 LANGUAGE = json.loads(resources.files("reference").joinpath("schemas/language.schema.json").read_text())
 VALIDATOR = jsonschema.Draft202012Validator(LANGUAGE)

@@ -5,7 +5,7 @@ How this works
 `testbed.py` makes the testbed schema from two small tables and gives every
 type valid and invalid values; `checks.py`, `extras.py` and `seeded.py` turn
 those into families of cases, each a generator of cases in the fixture format;
-`clients.py` makes the cases that check a client, and `schemas.py` those
+`client_cases.py` makes the cases that check a client, and `schema_cases.py` those
 that check a schema loader. FILES says which family fills which file.
 
 `python -m conformance generate` writes the files; `python -m conformance
@@ -17,7 +17,7 @@ stay its source.
 import json
 import re
 
-from . import checks, clients, extras, schemas, seeded, wire
+from . import checks, client_cases, extras, schema_cases, seeded, wire
 from .testbed import features, schema
 
 __all__ = ["FILES", "features", "files", "schema"]
@@ -44,20 +44,20 @@ FILES = {  # file -> (what its cases check, the family that makes them)
     "cases/testbed-mock.json": ("A mock of the testbed: seeded values, stubs of every type, verification.", seeded.mock_cases),
     "cases/testbed-numbers.json": ("Numbers written every way JSON allows, in every position.", wire.number_cases),
     "cases/testbed-wire.json": ("The encoding, which keys become integers, checksums, the nesting limit.", wire.wire_cases),
-    "schemas/documents.json": ("Schema loader: what a schema document is, and several of them.", schemas.document_cases),
-    "schemas/entries.json": ("Schema loader: every kind of entry, well formed and not.", schemas.entry_cases),
-    "schemas/functions.json": ("Schema loader: a function's results, Ok_ first and alone.", schemas.function_cases),
-    "schemas/names.json": ("Schema loader: every naming rule, in every place a name stands.", schemas.name_cases),
-    "schemas/types.json": ("Schema loader: every type expression in every place a type stands.", schemas.type_cases),
-    "schemas/comments.json": ("Schema loader: comments, where they may stand and what they are.", schemas.comment_cases),
+    "schemas/documents.json": ("Schema loader: what a schema document is, and several of them.", schema_cases.document_cases),
+    "schemas/entries.json": ("Schema loader: every kind of entry, well formed and not.", schema_cases.entry_cases),
+    "schemas/functions.json": ("Schema loader: a function's results, Ok_ first and alone.", schema_cases.function_cases),
+    "schemas/names.json": ("Schema loader: every naming rule, in every place a name stands.", schema_cases.name_cases),
+    "schemas/types.json": ("Schema loader: every type expression in every place a type stands.", schema_cases.type_cases),
+    "schemas/comments.json": ("Schema loader: comments, where they may stand and what they are.", schema_cases.comment_cases),
     "schemas/conventions.json": ("Schema loader: types that never end, names defined twice, what else an entry holds.",
-                                 schemas.convention_cases),
-    "clients/plain.json": ("Client: JSON calls, headers both ways, @time_, @id_.", clients.plain_cases),
-    "clients/results.json": ("Client: every kind of error result handed back unchanged.", clients.result_cases),
-    "clients/binary.json": ("Client: binary negotiation, the steady state, a changed encoding.", clients.binary_cases),
-    "clients/bytes.json": ("Client: bytes in every position, both wires, both ways.", clients.bytes_cases),
-    "clients/packed.json": ("Client: packed answers.", clients.packed_cases),
-    "clients/failures.json": ("Client: garbage, HTTP errors and silence, reported in time.", clients.failure_cases),
+                                 schema_cases.convention_cases),
+    "clients/plain.json": ("Client: JSON calls, headers both ways, @time_, @id_.", client_cases.plain_cases),
+    "clients/results.json": ("Client: every kind of error result handed back unchanged.", client_cases.result_cases),
+    "clients/binary.json": ("Client: binary negotiation, the steady state, a changed encoding.", client_cases.binary_cases),
+    "clients/bytes.json": ("Client: bytes in every position, both wires, both ways.", client_cases.bytes_cases),
+    "clients/packed.json": ("Client: packed answers.", client_cases.packed_cases),
+    "clients/failures.json": ("Client: garbage, HTTP errors and silence, reported in time.", client_cases.failure_cases),
 }
 
 

@@ -22,7 +22,7 @@ import base64
 import re
 from typing import Any, NamedTuple
 
-from .. import cases
+from ..fixtures import suite
 from .spec import demanded
 
 TYPES = {  # a field name -> the type expression a field of that name holds
@@ -205,10 +205,10 @@ def case(id_, description, requirements, steps, level=None, requires=("testbed",
     given so); with `spec`, a SHOULD case that cites the spec too gets MUST parts; `limits` names the
     limits a target may declare that its steps depend on."""
     requirements = list(dict.fromkeys(requirements))
-    derived = cases.level_of(requirements)
+    derived = suite.level_of(requirements)
     assert level in (None, derived, "MAY"), f"{id_}: {level} but its requirements make it {derived}"
     level = level or derived
-    if level != "MUST" and spec and any(cases.rule_levels().get(r) == "MUST" for r in requirements):
+    if level != "MUST" and spec and any(suite.rule_levels().get(r) == "MUST" for r in requirements):
         steps = [with_spec(step) for step in steps]
     found = {"id": id_, "description": description, "requirements": requirements,
              "level": level, "requires": list(requires), "features": features(steps),

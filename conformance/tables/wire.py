@@ -9,7 +9,7 @@ import json
 
 import msgpack
 
-from ..language import Schema
+from ..fixtures.language import Schema
 from .extras import NEGOTIATED, NEGOTIATION
 from .testbed import case, echo, error, schema, step, unexpected
 

@@ -9,8 +9,8 @@ tables give its encoding (ENCODING, and CHANGED after a schema change), so
 binary answers can be written with names and turned into integer keys here.
 """
 
-from .. import cases
-from ..language import checksum
+from ..fixtures import suite
+from ..fixtures.language import checksum
 
 
 def encoding(names):
@@ -71,7 +71,7 @@ def case(id_, description, requirements, mode, steps, level=None, timeout=5):
     """A client case: a fresh client in `mode`, with `timeout` seconds, makes the steps' calls in order.
     Its level follows from its requirements (MUST only if the spec states every one), or is MAY."""
     requirements = list(dict.fromkeys(requirements))
-    derived = cases.level_of(requirements)
+    derived = suite.level_of(requirements)
     assert level in (None, derived, "MAY"), f"client/{id_}: {level} but its requirements make it {derived}"
     return {"id": f"client/{id_}", "description": description, "requirements": requirements,
             "level": level or derived, "client": {"mode": mode, "timeout": timeout}, "steps": steps}

@@ -14,20 +14,21 @@ import json
 import re
 from pathlib import Path
 
-from . import cases, tables
-from .match import compare, is_matcher
-from .tables.spec import HEADERS, RESULTS, TYPE_NAMES
+from ..fixtures import suite
+from .. import tables
+from ..fixtures.matchers import compare, is_matcher
+from ..tables.spec import HEADERS, RESULTS, TYPE_NAMES
 
 FAILURES = ("ErrorParseFailure_", "ErrorInvalidRequestHeaders_", "ErrorInvalidRequestBody_",
             "ErrorUnauthenticated_", "ErrorUnknown_")
 
 
-def check(directory=cases.CASES):
+def check(directory=suite.CASES):
     """Every problem with the suite, as readable lines (none when it is sound)."""
-    fixture_schema = cases.load_json("fixture.schema.json")
+    fixture_schema = suite.load_json("fixture.schema.json")
     problems = [f"{name}: not what conformance/tables makes; run python -m conformance generate"
                 for name, text in tables.files().items()
-                if not (cases.HERE / name).exists() or (cases.HERE / name).read_text(encoding="utf-8") != text]
+                if not (suite.HERE / name).exists() or (suite.HERE / name).read_text(encoding="utf-8") != text]
     root, shapes = Path(directory).parent, fixture_schema["$defs"]
     folders = {"": (Path(directory), fixture_schema), "clients/": (root / "clients", shapes["clientFile"]),
                "schemas/": (root / "schemas", shapes["schemaFile"])}  # file name prefix -> (folder, its shape)
@@ -41,12 +42,12 @@ def check(directory=cases.CASES):
             problems += [f"{prefix}{path.name}: {p}" for p in conforms(document, shape, fixture_schema)]
     if problems:
         return problems
-    retired, seen = set(cases.load_json("retired.json")), {}
-    known_requirements = {r["id"] for r in cases.load_json("requirements.json")}
-    servers = cases.load(directory)
+    retired, seen = set(suite.load_json("retired.json")), {}
+    known_requirements = {r["id"] for r in suite.load_json("requirements.json")}
+    servers = suite.load(directory)
     schemas = {"calculator": calculator_schema(servers), "testbed": testbed_schema(servers)}
     for prefix, (folder, _) in folders.items():
-        for case in cases.load(folder) if prefix else servers:
+        for case in suite.load(folder) if prefix else servers:
             where = f"{prefix}{case['file']}: {case['id']}"
             if case["id"] in seen:
                 problems.append(f"{where}: the id is also used in {seen[case['id']]}")
@@ -89,9 +90,9 @@ def _limits(value):
 
 def _level(case):
     """Yield how a case's level breaks the rule: MUST is what the spec's words demand."""
-    derived = cases.level_of(case["requirements"])
+    derived = suite.level_of(case["requirements"])
     if case["level"] not in (derived, "MAY"):
-        conventions = [r for r in case["requirements"] if cases.rule_levels().get(r) != "MUST"]
+        conventions = [r for r in case["requirements"] if suite.rule_levels().get(r) != "MUST"]
         yield (f"it is {case['level']}, but it cites {', '.join(conventions)}, a convention, so it is SHOULD"
                if conventions else f"it is {case['level']}, but every requirement it cites is the spec's: MUST")
 

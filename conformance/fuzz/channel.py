@@ -20,8 +20,8 @@ import time
 import msgpack
 
 from . import values
-from .decoding import decode
-from .target import Trouble
+from ..fixtures.decoding import decode
+from ..targets.remote import Trouble
 
 
 class Channel:

@@ -20,10 +20,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import msgpack
 
-from .decoding import decode
-from .drivers import Driver, each
-from .match import compare, excerpt, explain, to_msgpack
-from .runner import outcome
+from ..fixtures.decoding import decode
+from ..targets.drivers import Driver, each
+from ..fixtures.matchers import compare, excerpt, explain, to_msgpack
+from ..reports.results import outcome
 
 PATH = "/conformance/api"
 GRACE = 2.0  # seconds a client may take beyond its timeout to report a failure

@@ -9,11 +9,13 @@ target answered, so each file is well-formed.
 import html
 import json
 import time
+from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
-from . import cases
-from .report import (LABELS, STATUSES, Scope, by_cause, counts, failed_at, first_difference, mix, named, plural,
-                     rule)
+from .results import LABELS, STATUSES, Scope, counts, named, plural
+from .causes import by_cause, failed_at, first_difference, mix, rule
+
+CSS = Path(__file__).parent / "report.css"  # the style of every page a run or the matrix writes
 
 
 def junit(results, subject="", scope=Scope()):
@@ -78,7 +80,7 @@ def as_html(results, subject, service, scope, requirements):
     e = html.escape
     title = named(scope.implementation) or subject
     parts = [f"<!doctype html><html lang=en><meta charset=utf-8><title>Conformance of {e(title)}</title>",
-             f"<style>{(cases.HERE / 'report.css').read_text(encoding='utf-8')}</style>",
+             f"<style>{CSS.read_text(encoding='utf-8')}</style>",
              f"<h1>Conformance of {e(title)}</h1>",
              f"<p>{e(subject) + ', ' if title != subject else ''}{e(service)}, {time.strftime('%Y-%m-%d %H:%M')}"
              + (f"; declared without {e(', '.join(sorted(scope.without)))}" if scope.without else "")

@@ -13,7 +13,7 @@ counts the answers it judged (`evidence`) and keeps why it judged none
 (`missed`). A failing call becomes a `Finding`: the check, the function, the
 call, what is wrong, the answer. The first of each kind is shrunk while it
 fails the same way and sent again, to tell a steady failure from a flaky one
-(shrinking.py); findings.py makes the verdicts. Calls follow the schema's
+(shrinking.py); verdicts.py makes the verdicts. Calls follow the schema's
 links (links.py): credentials an answer gives go with later calls, a call an
 answer holds is sent too, values one function wrote go into another's, and
 `sequences` interleaves the functions' calls once each was fuzzed alone.
@@ -29,11 +29,12 @@ import random
 import time
 from collections import Counter
 
-from . import answers, findings, selections, shrinking, values, workers as workers_
-from .findings import HANDLER_BUGS, REFUSALS, Finding, where
-from .language import Schema
+from . import answers, selections, shrinking, values
+from .verdicts import HANDLER_BUGS, REFUSALS, Finding, function_line, verdicts, where
+from ..fixtures.language import Schema
 from .links import Links
-from .target import Trouble
+from ..targets.remote import Trouble
+from .workers import shared_out
 
 UNREACHED = "the time limit ended the run before its calls"  # why a function never called was not
 
@@ -113,7 +114,7 @@ class Fuzzer:
             tell(self.said(function, found))
         shared = [f for f in functions if f not in alone]
         if shared:
-            workers_.shared_out(self, shared, count, found, workers)
+            shared_out(self, shared, count, found, workers)
             for function in shared:
                 tell(self.said(function, found))
         if len(functions) > 1:
@@ -126,7 +127,7 @@ class Fuzzer:
         """The line that says how the checks of `function` went."""
         note = (" (every call was answered ErrorUnauthenticated_: give -H '@auth_:=...')"
                 if self.tags.get(function.name) == {"ErrorUnauthenticated_"} else "")
-        return findings.function_line(function.name, findings.verdicts(self, [function], found, UNREACHED)) + note
+        return function_line(function.name, verdicts(self, [function], found, UNREACHED)) + note
 
     def examples(self, function, count):
         """Make and check `count` calls of `function`; yield a Finding for each kind of failure, the first

@@ -9,81 +9,18 @@ header's) rather than the rules the cases cite. formats.py writes them as
 JUnit, JSON and HTML files.
 """
 
-import base64
-import json
 import re
-import shlex
 from collections import Counter
-from typing import NamedTuple
-
-import msgpack
-
-from . import cases
-from .cases import LEVELS
-from .match import from_msgpack
-
-STATUSES = ("pass", "fail", "flaky", "errored", "known-failure", "stale", "other-service", "not-checked", "set-aside",
-            "not-run")
-# Read with the python3 of the PATH (with msgpack, as in the environment the suite runs in), never this interpreter's
-# own path, so that a reproduction runs on another machine; bytes are shown in base64, not as Python writes them.
-READ_BINARY = ("python3 -c \"import base64, json, msgpack, sys; print(json.dumps(msgpack.unpackb(open(sys.argv[1], "
-               "'rb').read(), strict_map_key=False), default=lambda b: base64.b64encode(b).decode()))\" {file}")
 
 
-UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")  # control characters, and halves of surrogate pairs
-
-
-def printable(text):
-    """`text` as every report can carry it, whatever a target answered: each control character (which a
-    terminal would obey: a title, a cleared screen) and each half of a surrogate pair (which no UTF-8 file
-    holds, nor XML) written as \\uXXXX."""
-    return UNPRINTABLE.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
-
-
-VALUES = re.compile(r'"(?:[^"\\]|\\.)*"|\'[^\']*\'|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?')  # texts and numbers
-
-
-def gist(problem):
-    """A problem without the values in it (texts, numbers): what stays the same each time a failure is
-    met, whatever varies by design (a caseId, a timestamp, a username)."""
-    return re.sub(r"…(?:, …)+", "…", VALUES.sub("…", problem))  # (a path of any length is one value)
-
-
-def plural(count, word):
-    """"1 case", "2 cases"."""
-    return f"{count} {word}{'s' * (count != 1)}"
-
-
-def counts(results):
-    """How many results have each status."""
-    return {status: sum(r.status == status for r in results) for status in STATUSES}
-
-
-class Scope(NamedTuple):
-    """What a run was asked to check: features declared absent, level, id globs, cases the globs left out."""
-
-    without: set = set()
-    level: str = "MAY"
-    ids: list = []
-    unselected: int = 0
-    last_failed: bool = False
-    stopped: str = ""  # why the target stopped answering during the run, if it did
-    implementation: dict = {}  # what the target is, as declared: name, version, language
-    limits: dict = {}  # the limits the target declared
-    exclude: list = []  # id globs of the cases left out
-    seed: int | None = None  # of a fuzzing run: the same seed makes the same calls again
-
-
-def named(implementation):
-    """An implementation as declared, in words: "name version (language)", or ""."""
-    words = " ".join(implementation.get(key, "") for key in ("name", "version")).strip()
-    language = implementation.get("language")
-    return f"{words} ({language})" if words and language else words or language or ""
+from ..fixtures import suite
+from ..fixtures.suite import LEVELS
+from .results import Scope, counts, plural
 
 
 def failed_at(result):
     """How a failure reads: MUST, or a convention's level when the spec's part passed."""
-    if result.level == "MUST" or "MUST" not in cases.levels(result.case):
+    if result.level == "MUST" or "MUST" not in suite.levels(result.case):
         return result.level
     return f"{result.level}: the spec's own part passed"
 
@@ -183,7 +120,7 @@ def rule(result):
     checked = next((r for pattern, r in BODY_RULES + CHECK_RULES if pattern.search(found)), None)
     if checked and result.status != "stale":
         return checked
-    levels = cases.rule_levels()
+    levels = suite.rule_levels()
     wanted = "MUST" if result.level == "MUST" else "SHOULD"
     return next((r for r in result.case["requirements"] if levels.get(r) == wanted), result.case["requirements"][0])
 
@@ -240,49 +177,3 @@ def first_difference(result):
     return result.problems[0][:300] if result.problems else ""
 
 
-def reproduce(target, exchanges):
-    """Shell commands that send a server case's requests again, one per step (runner.Exchange)."""
-    commands, scheme = [], "https" if target.tls else "http"
-    for number, (data, method, path, media_type, answer, framing) in enumerate(exchanges, 1):
-        absolute = path.startswith(("http://", "https://"))  # (the request target in absolute form)
-        url = shlex.quote(f"{scheme}://{target.host}:{target.port}{'' if absolute else path}")
-        url += f" --request-target {shlex.quote(path)}" if absolute else ""
-        if method != "POST":
-            commands.append(f"curl -s -i -X {method} {url}")
-            continue
-        try:
-            text = data.decode() if data[:1] != b"\x92" else None
-        except UnicodeDecodeError:
-            text = None
-        send = (f"--data-binary {shlex.quote(text)}" if text is not None
-                else "--data-binary @-")
-        pipe = "" if text is not None else f"echo {base64.b64encode(data).decode()} | base64 -d | "
-        framed = {"chunked": " -H 'Transfer-Encoding: chunked'", "none": " -H 'Content-Length:'",
-                  "both": f" -H 'Transfer-Encoding: chunked' -H 'Content-Length: {len(data)}'",
-                  "two-lengths": f" -H 'Content-Length: {len(data)}' -H 'Content-Length: {len(data) - 1}'",
-                  "length-not-a-number": f" -H 'Content-Length: 0x{len(data):x}'",
-                  "blank-before-colon": " -H 'X-Probe : 1'",
-                  "length-behind-a-cr": f" -H $'X-Probe: 1\\rContent-Length: {len(data)}' -H 'Content-Length:'",
-                  }.get(framing, "")
-        command = f"{pipe}curl -s -i -X POST {url} -H 'Content-Type: {media_type}'{framed} {send}"
-        if text is None:  # (base64 says nothing to a reader: the message it holds, keys as the ids sent)
-            commands.append(f"# step {number} sends MessagePack: {_readable(data)}")
-        if answer[:1] == b"\x92":  # MessagePack: headers on the terminal, the answer to a file
-            file = f"step-{number}.bin"
-            command = command.replace("curl -s -i", "curl -s -D -") + f" -o {file}; {READ_BINARY.format(file=file)}"
-        commands.append(command)
-    return commands
-
-
-def _readable(data, most=300):
-    """MessagePack bytes as the suite's notation (match.py), or what they are if they hold no message."""
-    try:
-        text = json.dumps(from_msgpack(msgpack.unpackb(data, strict_map_key=False)), ensure_ascii=False)
-    except (ValueError, msgpack.UnpackException, RecursionError):
-        return f"{len(data)} bytes that are not MessagePack"
-    return printable(text if len(text) <= most else text[:most] + " ...")
-
-
-LABELS = {"pass": "passed", "fail": "failed", "flaky": "flaky", "errored": "errored", "known-failure": "known failures",
-          "stale": "stale", "other-service": "for other services", "not-checked": "not checked",
-          "set-aside": "set aside by --level", "not-run": "not run"}

@@ -12,7 +12,7 @@ throughout. The rows are grouped by rule; `PLACES` puts a type expression
 in every place a type can stand.
 """
 
-from .. import cases
+from ..fixtures import suite
 
 OK = [{"Ok_": {}}]
 NAMED = [{"struct.P": {"a": "integer"}}, {"union.Q": [{"Z": {}}]}, {"fn.g": {}, "->": OK}]  # what types name
@@ -25,7 +25,7 @@ def case(id_, description, requirements, documents, accepted, problems=(), spec=
     if type(documents) is not list or documents and type(documents[0]) is not tuple:
         documents = [("schema.json", documents)]
     requirements = [*requirements, *([PROBLEMS] if not accepted else [])]
-    level = cases.level_of(requirements)
+    level = suite.level_of(requirements)
     made = {"id": f"schema/{id_}", "description": description, "requirements": list(dict.fromkeys(requirements)),
             "level": level, "documents": [{"name": name, **({"text": body} if type(body) is str else {"entries": body})}
                                           for name, body in documents],
@@ -34,7 +34,7 @@ def case(id_, description, requirements, documents, accepted, problems=(), spec=
         made["expect"]["problems"] = [{"$partial": {key: value for key, value in zip(
             ("document", "entry", "path"), problem if len(problem) == 3 else ("schema.json", *problem))
             if key != "path" or value is not None}} for problem in problems]  # (a path of None: anywhere in the entry)
-    if level != "MUST" and spec and any(cases.rule_levels().get(r) == "MUST" for r in requirements):
+    if level != "MUST" and spec and any(suite.rule_levels().get(r) == "MUST" for r in requirements):
         made["spec"] = {"accepted": accepted}
     return made
 

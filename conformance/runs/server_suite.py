@@ -22,52 +22,20 @@ import base64
 import contextlib
 import http.client
 import json
-import re
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
-from typing import NamedTuple
 
 import msgpack
 
-from . import report
-from .target import Overlong, Trouble, read, send
-from .cases import LEVELS, LIMITS, applies
-from .decoding import decode, one_at_a_time, readings, shown
-from .match import compare, excerpt, explain, substitute, to_msgpack
+from ..targets.remote import Overlong, Trouble, read, send
+from ..fixtures.suite import LEVELS, LIMITS, applies
+from ..fixtures.decoding import decode, one_at_a_time, readings
+from ..fixtures.matchers import compare, excerpt, explain, substitute, to_msgpack
+from ..reports.reproduce import Exchange, reproduce, shown
+from ..reports.results import Result, outcome
 
 RETRIES = 5
-FRAMES = 10_000  # recursion to read back what a server may rightly echo thousands of levels deep (@id_)
-
-
-class Result(NamedTuple):
-    """The outcome of one case; `status` is one of report.STATUSES."""
-
-    case: dict
-    status: str
-    problems: list  # readable lines
-    seconds: float
-    level: str = ""  # for a case that found problems: MUST, or the case's level if only its conventions broke
-    replay: tuple = ()  # for a case that found problems, lines that show them again: commands that
-    replay_title: str = "To reproduce"  # resend a server case's requests, or a client case's story
-    diagnostics: tuple = ()  # of a schema case: how the loader places problems otherwise (never a verdict)
-    answer: str = ""  # of a failed server case: the last answer received, as text
-    evidence: str = ""  # what a fuzzing verdict rests on (a case's is its steps): the answers it judged
-
-    @property
-    def failed(self):
-        return self.status in ("fail", "stale", "flaky", "errored")
-
-
-class Exchange(NamedTuple):
-    """One step of a server case as it happened: what was sent, and the answer's bytes."""
-
-    request: bytes
-    method: str
-    path: str
-    media_type: str
-    answer: bytes
-    framing: str | None = None  # how the body's end was told, if not by its Content-Length
 
 
 def detect(target):
@@ -194,7 +162,7 @@ class Steps:
             problems, failed_level = [], ""
         received = shown(self.transcript[-1].answer, self.encodings) if problems and self.transcript else ""
         return outcome(case, problems, self.run.known, self.started, failed_level,
-                       problems and report.reproduce(self.target, self.transcript))._replace(answer=received)
+                       problems and reproduce(self.target, self.transcript))._replace(answer=received)
 
     def step(self, request, expected):
         """Send one step's request (again while unexpectedly unavailable); return how the answer differs
@@ -288,36 +256,6 @@ class Steps:
                 if (len(answer) < other) != smaller or len(answer) == other:
                     relation = "fewer" if smaller else "more"
                     yield f"expected {relation} than {other} bytes (step {expected[word]}), got {len(answer)}"
-
-
-def merged(runs):
-    """One Result for each case of several runs of the same cases: the first run's, unless the case's
-    outcomes differ from run to run, which makes it `flaky`; what varies by design (usernames, a caseId,
-    any value: report.gist) does not make them differ, where a difference is does."""
-    by_id = {}
-    for results in runs:
-        for result in results:
-            by_id.setdefault(result.case["id"], []).append(result)
-    merged_ = []
-    for tries in by_id.values():
-        seen = [(r.status, report.gist(USER.sub("$user", "\n".join(r.problems)))) for r in tries]
-        first = tries[0]
-        if len(set(seen)) > 1 and first.status not in ("known-failure", "stale"):
-            problems = [f"run {number}: {r.problems[0] if r.problems else r.status}" for number, r in enumerate(tries, 1)]
-            failing = next((r for r in tries if r.problems), first)
-            first = failing._replace(status="flaky", problems=problems)
-        merged_.append(first)
-    return merged_
-
-
-USER = re.compile(r"cf-[0-9a-f]{12}")  # the username of a case, another in each run
-
-
-def outcome(case, problems, known, started, level, replay, replay_title="To reproduce"):
-    """The Result of a case begun at `started` that found `problems` at `level` (none: it passed)."""
-    status = ("known-failure" if problems else "stale") if case["id"] in known else "fail" if problems else "pass"
-    return Result(case, status, list(map(report.printable, problems)), time.monotonic() - started,
-                  level if problems else "", tuple(map(report.printable, replay)) if problems else (), replay_title)
 
 
 TOLERATED = ("@warn_",)  # stock response headers a server may add to any answer

@@ -19,11 +19,14 @@ case fails while the bug is there and passes once it is fixed.
 import json
 from typing import NamedTuple
 
-from . import cases, report
-from .cases import level_of
-from .language import Type
-from .report import gist
-from .runner import Exchange, Result
+from ..fixtures import suite
+from ..fixtures.suite import level_of
+from ..fixtures.language import Type
+from ..reports.results import gist
+from ..reports.reproduce import Exchange
+from ..reports.results import Result
+from ..reports.results import plural, printable
+from ..reports.reproduce import reproduce
 
 CHECKS = {  # name -> (what it checks, the requirements it rests on)
     "message": ("every answer is a message, [headers, body], whose body holds one result tag",
@@ -109,11 +112,11 @@ def verdicts(fuzzer, functions, findings, unreached, requires=(), known=()):
             if key in failing:
                 made = [failure(fuzzer, finding, number, judged, seconds, requires)
                         for number, finding in enumerate(failing[key], 1)]
-                results += [r._replace(status="known-failure") if any(cases.pattern(g).match(r.case["id"])
+                results += [r._replace(status="known-failure") if any(suite.pattern(g).match(r.case["id"])
                                                                      for g in known) else r for r in made]
             elif judged:
                 results.append(Result(case(function.name, check, requires), "pass", [], seconds,
-                                      evidence=f"{report.plural(judged, 'answer')} judged"))
+                                      evidence=f"{plural(judged, 'answer')} judged"))
             else:
                 called = fuzzer.evidence[(function.name, "message")]
                 why = (fuzzer.missed.get(key) or fuzzer.missed.get(function.name) or fuzzer.missed.get(check)
@@ -135,11 +138,11 @@ def failure(fuzzer, finding, number, judged, seconds, requires):
     failed, sent = finding.again
     again = f"sent again, it failed {failed} of {sent} times" if sent else "not sent again (the time limit had passed)"
     seen = fuzzer.seen[finding.kind]
-    evidence = f"failed in {seen} of {report.plural(judged, 'answer')} judged; {again}"
+    evidence = f"failed in {seen} of {plural(judged, 'answer')} judged; {again}"
     if failed < sent:
         evidence += f": flaky, failing {(failed + 1) / (sent + 1):.0%} of the times it was sent"
     if finding.after and finding.fresh:
-        evidence += (f"; for {finding.fresh} it fails after just {report.plural(len(finding.after), 'call')} of "
+        evidence += (f"; for {finding.fresh} it fails after just {plural(len(finding.after), 'call')} of "
                      f"{', '.join(sorted({n for n, _ in finding.after}))}, each needed (the reproduction sends them first)")
     elif finding.after:
         evidence += (f"; it passed before, and failed after calls of {', '.join(sorted({n for n, _ in finding.after}))}"
@@ -150,10 +153,10 @@ def failure(fuzzer, finding, number, judged, seconds, requires):
     made["steps"] = [*({"request": {"message": call}, "response": {"message": [{"$type": "object"}, {"$type": "object"}]}}
                        for _, call in finding.after), regression(fuzzer.schema, finding)]
     calls = [*(fuzzer.channel.encoded(call) for _, call in finding.after), fuzzer.channel.encoded(finding.call, finding.binary)]
-    replay = report.reproduce(fuzzer.channel.target, [Exchange(data, "POST", fuzzer.channel.target.path, media_type, b"")
+    replay = reproduce(fuzzer.channel.target, [Exchange(data, "POST", fuzzer.channel.target.path, media_type, b"")
                                               for data, media_type in calls])
-    return Result(made, "fail" if failed == sent else "flaky", [report.printable(f"{finding.check}: {finding.problem}")],
-                  seconds, made["level"], tuple(map(report.printable, replay)), answer=report.printable(finding.answer),
+    return Result(made, "fail" if failed == sent else "flaky", [printable(f"{finding.check}: {finding.problem}")],
+                  seconds, made["level"], tuple(map(printable, replay)), answer=printable(finding.answer),
                   evidence=evidence)
 
 

@@ -18,10 +18,10 @@ the report counts where its diagnostics differ from ours.
 import json
 import time
 
-from .drivers import Driver, each
-from .match import compare, explain
-from .runner import outcome
-from .target import Trouble
+from ..targets.drivers import Driver, each
+from ..fixtures.matchers import compare, explain
+from ..reports.results import outcome
+from ..targets.remote import Trouble
 
 GRACE = 10.0  # seconds a driver may take to judge one set of documents
 

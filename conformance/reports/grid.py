@@ -24,8 +24,10 @@ import re
 import time
 from typing import NamedTuple
 
-from . import cases, formats, report
-from .runner import Result
+from ..fixtures import suite
+from . import formats
+from .results import LABELS, STATUSES, Result, Scope, counts, named
+from .causes import cause
 
 
 class Column(NamedTuple):
@@ -37,7 +39,7 @@ class Column(NamedTuple):
 
     @property
     def title(self):
-        return report.named(self.entry) + (f", {self.entry['way']}" if self.entry.get("way") else "")
+        return named(self.entry) + (f", {self.entry['way']}" if self.entry.get("way") else "")
 
 
 def from_report(document, where):
@@ -46,8 +48,8 @@ def from_report(document, where):
         raise ValueError(f"{where}: not a report of run --json (an object with a list of \"cases\")")
     every, results = _suite(), []
     for number, item in enumerate(document["cases"]):
-        if type(item) is not dict or type(item.get("id")) is not str or item.get("status") not in report.STATUSES:
-            raise ValueError(f"{where}: cases[{number}] has no id, or no status of {', '.join(report.STATUSES)}")
+        if type(item) is not dict or type(item.get("id")) is not str or item.get("status") not in STATUSES:
+            raise ValueError(f"{where}: cases[{number}] has no id, or no status of {', '.join(STATUSES)}")
         case = every.get(item["id"]) or {"id": item["id"], "description": "", "file": "",  # (a case of another suite)
                                          "requirements": list(item.get("requirements") or []), "level": item.get("level", "MAY")}
         results.append(Result(case, item["status"], list(item.get("problems") or []), float(item.get("seconds") or 0),
@@ -63,20 +65,20 @@ def from_report(document, where):
 
 def told(results):
     """What a column's results come to, in words."""
-    tally = report.counts(results)
-    return ", ".join(f"{tally[status]} {report.LABELS[status]}" for status in ("pass", "fail", "flaky", "known-failure",
+    tally = counts(results)
+    return ", ".join(f"{tally[status]} {LABELS[status]}" for status in ("pass", "fail", "flaky", "known-failure",
                                                                              "stale") if tally[status] or status == "pass")
 
 
 @functools.cache
 def _suite():
     """The suite's cases by id, read once for all the reports of a matrix."""
-    return {case["id"]: case for case in cases.everything()}
+    return {case["id"]: case for case in suite.everything()}
 
 
 def as_json(columns):
     """The Columns as `run --json` reports, in one document that `from_report` reads back, column by column."""
-    return json.dumps({"reports": [{**json.loads(formats.as_json(column.results, column.title, "", report.Scope(
+    return json.dumps({"reports": [{**json.loads(formats.as_json(column.results, column.title, "", Scope(
         implementation={k: v for k, v in column.entry.items() if k in ("name", "version", "language", "way")},
         limits=column.entry.get("limits") or {}))), **({"stopped": column.trouble} if column.trouble else {})}
         for column in columns]}, indent=1, ensure_ascii=False) + "\n"
@@ -93,7 +95,7 @@ def sections():
     """Each requirement's group: the section it cites, of the spec (MUST) or of the guide (SHOULD)."""
     return {r["id"]: (re.split(r"[:,]", r["cites"].partition(": ")[2])[0].strip(),
                       "MUST" if r["cites"].startswith("spec:") else "SHOULD")
-            for r in cases.load_json("requirements.json")}
+            for r in suite.load_json("requirements.json")}
 
 
 def rows(columns):
@@ -120,7 +122,7 @@ def alike(columns):
     for column in columns:
         for result in column.results:
             if result.status in ("fail", "flaky"):
-                found.setdefault((result.case["id"], report.cause(result)), {})[column.entry["name"]] = column.title
+                found.setdefault((result.case["id"], cause(result)), {})[column.entry["name"]] = column.title
     return {key: list(names.values()) for key, names in found.items() if len(names) > 1}
 
 
@@ -164,15 +166,15 @@ def as_html(columns):
     """The matrix as one self-contained page: the table, each failing cell leading to its failures."""
     e, table = html.escape, rows(columns)
     parts = ["<!doctype html><html lang=en><meta charset=utf-8><title>Conformance matrix</title>",
-             f"<style>{(cases.HERE / 'report.css').read_text(encoding='utf-8')}</style>",
+             f"<style>{formats.CSS.read_text(encoding='utf-8')}</style>",
              f"<h1>Conformance matrix</h1><p>{time.strftime('%Y-%m-%d %H:%M')}: the suites against "
              f"{len(columns)} implementations. A cell counts the cases passed of those that cite the group's "
              f"requirements; a red one leads to its failures.</p><ol>"]
     for column in columns:
-        tally = report.counts(column.results)
+        tally = counts(column.results)
         declared = column.entry.get("limits")
         parts.append(f"<li><b>{e(column.title)}</b>: " + (f"errored: {e(column.trouble)}" if column.trouble else
-                     ", ".join(f"{tally[s]} {report.LABELS[s]}" for s in report.STATUSES if tally[s]))
+                     ", ".join(f"{tally[s]} {LABELS[s]}" for s in STATUSES if tally[s]))
                      + (f"; declared limits {e(json.dumps(declared))}" if declared else "")
                      + (f"; its reproductions need it started again, as it was: <code>{e(column.entry['started'])}"
                         "</code>" if column.entry.get("started") and column.results else "") + "</li>")

@@ -8,7 +8,10 @@ from pathlib import Path
 
 from typing import NamedTuple
 
-from . import cache, cases, formats, report, runner
+from ..fixtures import suite
+from . import formats
+from .results import Result, Scope, merged, plural
+from .causes import causes, diagnostics, failed_at, summary
 
 
 class Ending(NamedTuple):
@@ -38,15 +41,15 @@ def running(options, selected, run, target=None):
         results, why = run(progress), f"--maxfail {options.maxfail} stopped the run"
     except KeyboardInterrupt:  # a summary and reports of what ran, as pytest gives
         order = {c["id"]: number for number, c in enumerate(selected)}
-        results = sorted(runner.merged([done]), key=lambda r: order[r.case["id"]])
+        results = sorted(merged([done]), key=lambda r: order[r.case["id"]])
         why = interrupted = "the run was interrupted"
     ran, stopped = {r.case["id"] for r in results}, target.stopped if target else ""
     why = f"the target {stopped}" if stopped else why
-    results += [runner.Result(c, "not-run", [f"{why} first"], 0) for c in selected if c["id"] not in ran]
+    results += [Result(c, "not-run", [f"{why} first"], 0) for c in selected if c["id"] not in ran]
     if terminal and not options.verbose:
         print("\r" + " " * 80 + "\r", end="")
     if stopped or interrupted:
-        print(f"\n{why[0].upper()}{why[1:]}: {report.plural(len(selected) - len(ran), 'case')} left "
+        print(f"\n{why[0].upper()}{why[1:]}: {plural(len(selected) - len(ran), 'case')} left "
               f"{'was' if len(selected) - len(ran) == 1 else 'were'} not run.", flush=True)
     for result in results:
         if result.failed and result.status != "errored":  # (those the target left unanswered: told once, above)
@@ -57,29 +60,26 @@ def running(options, selected, run, target=None):
 NOTHING_RAN = 5  # the exit status when no case ran, as pytest's when no test ran
 
 
-def finish(options, ending, subject, service, unselected, kind, limits=None):
-    """Write the reports of how a run ended (with `ending.results`, the cases set aside), keep the failures
-    for --last-failed, print the summary, and return the exit status: 130 when interrupted, 2 when the
+def finish(options, ending, subject, service, unselected, limits=None):
+    """Write the reports of how a run ended (with `ending.results`, the cases set aside), print the summary,
+    and return the exit status: 130 when interrupted, 2 when the
     target stopped answering, else 1 when a case failed, 5 when none ran."""
     results, stopped = ending.results, ending.stopped
     implementation = {key: value for key, value in (("name", options.implementation),
                       ("version", options.implementation_version), ("language", options.language)) if value}
-    scope = report.Scope(getattr(options, "without", set()), options.level, options.id, unselected,
+    scope = Scope(getattr(options, "without", set()), options.level, options.id, unselected,
                          options.last_failed, stopped, implementation, limits or {}, options.exclude)
     requirements = write_reports(options, results, subject, service, scope)
-    causes = report.causes(results, {r["id"]: r["text"] for r in requirements})
-    if causes:
-        print("\n" + "\n".join(causes))
-    if report.diagnostics(results):
-        print("\n" + "\n".join(report.diagnostics(results)))
+    grouped = causes(results, {r["id"]: r["text"] for r in requirements})
+    if grouped:
+        print("\n" + "\n".join(grouped))
+    if diagnostics(results):
+        print("\n" + "\n".join(diagnostics(results)))
     if options.durations is not None:
         ran = sorted((r for r in results if r.seconds), key=lambda r: -r.seconds)[:options.durations or None]
-        print(f"\nThe {report.plural(len(ran), 'slowest case')}:" if options.durations else "\nEvery case, slowest first:")
+        print(f"\nThe {plural(len(ran), 'slowest case')}:" if options.durations else "\nEvery case, slowest first:")
         print("\n".join(f"{r.seconds:8.3f} s  {r.case['id']}" for r in ran))
-    print(painted(report.summary(results, scope), "red" if any(r.failed for r in results) or stopped else "green"))
-    trouble = cache.remember(kind, results)
-    if trouble:
-        print(f"python -m conformance: warning: {trouble}", file=sys.stderr)
+    print(painted(summary(results, scope), "red" if any(r.failed for r in results) or stopped else "green"))
     ran = any(r.status in ("pass", "fail", "flaky", "known-failure", "stale") for r in results)
     if not ran and not ending.interrupted:
         print("No case ran: none of those selected applies to this target (exit status 5, as pytest's).")
@@ -89,7 +89,7 @@ def finish(options, ending, subject, service, unselected, kind, limits=None):
 
 def write_reports(options, results, subject, service, scope):
     """Write the reports --junit, --json and --html ask for; return the requirements they cite."""
-    requirements = cases.load_json("requirements.json")
+    requirements = suite.load_json("requirements.json")
     reports = {"junit": lambda: formats.junit(results, subject, scope),
                "json": lambda: formats.as_json(results, subject, service, scope),
                "html": lambda: formats.as_html(results, subject, service, scope, requirements)}
@@ -102,7 +102,7 @@ def write_reports(options, results, subject, service, scope):
 def print_failure(result):
     case = result.case
     label = {"flaky": "FLAKY", "errored": "ERRORED", "stale": "STALE"}.get(result.status, "FAIL")
-    level = "listed as a known failure" if result.status == "stale" else report.failed_at(result)
+    level = "listed as a known failure" if result.status == "stale" else failed_at(result)
     print(f"\n{painted(label, 'red')} {case['id']} ({level}; {case['file']}; checks {', '.join(case['requirements'])})")
     print(f"  {case['description']}")
     if result.status == "stale":

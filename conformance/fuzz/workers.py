@@ -22,7 +22,7 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
-from .target import Target, Trouble
+from ..targets.remote import Target, Trouble
 
 
 def shared_out(fuzzer, functions, count, found, workers):

@@ -18,7 +18,7 @@ import subprocess
 import threading
 from collections import deque
 
-from .target import Trouble
+from .remote import Trouble
 
 
 def each(cases, run_case, progress=None):

@@ -19,7 +19,7 @@ text, `as_text` undoes it, and `with_ids` writes names as the encoding's ids.
 import base64
 import string
 
-from .language import INT64
+from ..fixtures.language import INT64
 
 EDGES = {  # values every run tries first, by kind
     "integer": [0, 1, -1, INT64[0], INT64[1], 2**53 + 1],

@@ -25,9 +25,11 @@ import sys
 import tempfile
 import time
 
-from . import cases, clients, report, runner, schemas
-from .grid import Column, told
-from .target import Target, Trouble
+from ..fixtures import suite
+from . import client_suite, server_suite, schema_suite
+from ..reports.grid import Column, told
+from ..targets.remote import Target, Trouble
+from ..reports.results import printable
 
 CATEGORIES = ("implementation bug", "convention", "suite problem")
 FIELDS = {  # a manifest entry's keys: whether required, and the type of their value
@@ -55,11 +57,11 @@ def problems(manifest, where="the manifest"):
                   if (required and key not in entry) or (key in entry and type(entry[key]) is not kind)]
         if not {"target", "client", "schema"} & entry.keys():
             found.append(f"{at}: no suite to run: give a target, a client driver or a schema driver")
-        found += [f"{at}.limits.{name}: not one of {', '.join(cases.LIMITS)}, or not a whole number above 0"
+        found += [f"{at}.limits.{name}: not one of {', '.join(suite.LIMITS)}, or not a whole number above 0"
                   for name, value in (entry.get("limits") or {}).items()
-                  if name not in cases.LIMITS or type(value) is not int or value < 1]
-        found += [f"{at}.without: {name!r} is not one of {', '.join(cases.FEATURES)}"
-                  for name in entry.get("without") or () if name not in cases.FEATURES]
+                  if name not in suite.LIMITS or type(value) is not int or value < 1]
+        found += [f"{at}.without: {name!r} is not one of {', '.join(suite.FEATURES)}"
+                  for name in entry.get("without") or () if name not in suite.FEATURES]
         for number, known in enumerate(entry.get("known") or ()):
             place = f"{at}.known[{number}]"
             if type(known) is not dict or not all(type(known.get(k)) is str for k in ("id", "category", "why")):
@@ -72,7 +74,7 @@ def problems(manifest, where="the manifest"):
 def run_all(manifest, columns, home=".", say=print):
     """Check every implementation of the manifest, one after the other, adding each Column to `columns` as it
     is made (so that an interrupted run keeps the ones made); relative program paths are from `home`."""
-    every = cases.everything()
+    every = suite.everything()
     for entry in manifest["implementations"]:
         columns.append(check(entry, every, home, say))
 
@@ -96,9 +98,9 @@ def check(entry, every, home=".", say=print):
                 raise Trouble(f"cannot start {entry['start']!r}: {error.strerror}") from None
         if entry.get("target"):
             results += serve_suite(entry, port, every, known, process, output)
-        for kind, run in (("client", clients.run), ("schema", schemas.run)):
+        for kind, run in (("client", client_suite.run), ("schema", schema_suite.run)):
             if entry.get(kind):
-                chosen = [c for c in every if cases.kind(c) == kind]
+                chosen = [c for c in every if suite.kind(c) == kind]
                 results += run(chosen, " ".join(command(entry[kind], port, home)), _known(known, chosen))
     except (Trouble, OSError, ValueError, subprocess.SubprocessError) as error:
         trouble = _told(error)
@@ -124,10 +126,10 @@ def serve_suite(entry, port, every, known, process=None, output=None):
         raise Trouble(f"it ended (status {process.returncode}) before answering: {last}"
                       + (f" (pip install {missing[1].split('.')[0]} where it runs)" if missing else ""))
     target.wait(max(0, deadline - time.monotonic()))
-    profile, _ = runner.detect(target)
-    chosen = [c for c in every if cases.kind(c) == "server"]
-    selected, aside = runner.sort_out(chosen, profile, set(entry.get("without", ())))
-    results = runner.Run(target, known=_known(known, selected), limits=entry.get("limits")).results(selected)
+    profile, _ = server_suite.detect(target)
+    chosen = [c for c in every if suite.kind(c) == "server"]
+    selected, aside = server_suite.sort_out(chosen, profile, set(entry.get("without", ())))
+    results = server_suite.Run(target, known=_known(known, selected), limits=entry.get("limits")).results(selected)
     if target.stopped:
         raise Trouble(f"the target {target.stopped}")
     return results + aside
@@ -145,11 +147,11 @@ def build(arguments):
 def _last(output, shown=300):
     """The last `shown` characters a command wrote to the file `output`, printable."""
     output.seek(max(0, output.seek(0, os.SEEK_END) - shown))
-    return report.printable(output.read().decode(errors="replace").strip()) or "it wrote nothing"
+    return printable(output.read().decode(errors="replace").strip()) or "it wrote nothing"
 
 
 def _known(globs, chosen):
-    return {c["id"] for c in chosen if any(cases.pattern(glob).match(c["id"]) for glob in globs)}
+    return {c["id"] for c in chosen if any(suite.pattern(glob).match(c["id"]) for glob in globs)}
 
 
 def _told(error):

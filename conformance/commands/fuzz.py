@@ -1,0 +1,137 @@
+"""`python -m conformance fuzz`: any server, or an application in process, checked against its own schema
+with calls made from it (fuzz/); each failure printed with its reproduction, then the verdicts."""
+
+import http.client
+import json
+import random
+import time
+from pathlib import Path
+
+from ..fuzz.channel import Channel, Pace
+from ..fuzz.fuzzer import UNREACHED, Fuzzer
+from ..fuzz.verdicts import CHECKS, by_check, verdicts
+from ..reports import terminal
+from ..reports.results import Scope, counts, plural
+from ..runs import server_suite
+from ..targets.inprocess import Application
+from ..targets.remote import Target, Trouble
+from .options import header, known_failures, positive, rate, seconds, timeout, unable, writable
+
+
+def add(commands):
+    """fuzz: calls made from a server's schema, and their answers checked."""
+    fuzzing = commands.add_parser("fuzz", help="call a server's own functions, made from its schema, and check "
+                                  "the answers", description=(
+        "Read the target's schema (fn.api_), make calls of its functions by seed, valid ones and ones with one "
+        "thing wrong, and check every answer against the schema: " + "; ".join(
+            f"{name}: {what}" for name, (what, _) in CHECKS.items()) + ". A failing call is shrunk."))
+    where = fuzzing.add_mutually_exclusive_group(required=True)
+    where.add_argument("--target", metavar="URL", help="the API URL (http:// or https://)")
+    where.add_argument("--app", metavar="MODULE:NAME", help="call a WSGI or ASGI application in process, no "
+                       "server and no port: NAME is the application, or a factory that makes it (such as "
+                       "reference.services.calculator:wsgi); its curl lines address it served at http://127.0.0.1:8000/api")
+    fuzzing.add_argument("--cafile", metavar="FILE", help="trust this certificate authority for an https:// target")
+    fuzzing.add_argument("--function", action="append", default=[], metavar="NAME",
+                         help="call only this function (repeatable; default: every public one)")
+    fuzzing.add_argument("--skip", action="append", default=[], metavar="NAME",
+                         help="leave this function uncalled, such as one that deletes what others need (repeatable)")
+    fuzzing.add_argument("--max-examples", type=positive, default=50, metavar="N",
+                         help="calls made of each function (default 50)")
+    fuzzing.add_argument("--seed", type=int, metavar="N", help="the seed of the calls (default: a new one, printed)")
+    fuzzing.add_argument("-H", "--header", action="append", default=[], type=header, metavar="NAME=TEXT|NAME:=JSON",
+                         help="a request header for every call, as the client takes it: such as '@auth_:={\"Session\": "
+                              "{\"token\": \"t\"}}' for protected functions, or @id_=run1 (repeatable)")
+    fuzzing.add_argument("--workers", type=positive, default=1, metavar="N",
+                         help="fuzz that many functions at once, each worker in a process (where the system forks) "
+                              "and on a connection of its own (default 1); the sequences that follow run in one")
+    fuzzing.add_argument("--rate", type=rate, metavar="N", help="at most N requests a second (default: no limit)")
+    fuzzing.add_argument("--time-limit", type=seconds, default=600, metavar="SECONDS",
+                         help="stop making calls after this long (default 600)")
+    fuzzing.add_argument("--deterministic", action="store_true", help="the service answers the same call the "
+                         "same way: a MessagePack answer unlike the JSON one fails at once (else the JSON answers "
+                         "before and after it must agree for the binary check to judge it)")
+    fuzzing.add_argument("--no-binary", action="store_true", help="make calls on JSON only")
+    fuzzing.add_argument("--wait", type=seconds, default=10, metavar="SECONDS",
+                         help="how long to wait for the target to answer (default 10)")
+    fuzzing.add_argument("--timeout", type=timeout, default=10, metavar="SECONDS",
+                         help="how long one exchange may take (default 10)")
+    fuzzing.add_argument("-v", "--verbose", action="store_true", help="print every call made, and its answer's "
+                         "result tag")
+    fuzzing.add_argument("--known-failures", metavar="FILE", help="verdicts expected to fail, as fuzz/FUNCTION/CHECK "
+                         "globs, one per line, '#' comments allowed: reported, not failing the run (the calculator's "
+                         "are in conformance/known-failures/reference-calculator-fuzz.txt)")
+    fuzzing.add_argument("--fixtures", metavar="FILE", help="write each failure there as a case, in a fixture file "
+                         "(run --cases FILE runs them again)")
+    for kind, what in (("junit", "a JUnit XML report"), ("json", "a JSON report"), ("html", "an HTML report")):
+        fuzzing.add_argument(f"--{kind}", metavar="FILE", help=f"write {what} there")
+    fuzzing.set_defaults(run=main)
+
+
+def main(options, parser):
+    """Fuzz the target's functions; print each failure and a summary; return the exit status."""
+    if any(value is None or not name.startswith("@") for name, value in options.header):
+        parser.error("a header is -H NAME=TEXT or -H NAME:=JSON, its name starting with @")
+    writable(parser, options, ("junit", "json", "html", "fixtures"))
+    known = known_failures(options.known_failures, None, parser) if options.known_failures else set()
+    seed = options.seed if options.seed is not None else random.randrange(2**32)
+    try:
+        if options.app and options.cafile:
+            parser.error("--cafile is for an https:// --target, not an --app called in process")
+        if options.app and options.workers > 1:
+            parser.error("--workers is for a --target: an --app is called in one thread, one call at a time")
+        target = (Application(options.app, options.timeout) if options.app else
+                  Target(options.target, options.timeout, options.cafile))
+        target.wait(options.wait)
+        profile, service = server_suite.detect(target)
+        channel = Channel(target, Pace(options.rate), terminal.call_line if options.verbose else None)
+        fuzzer = Fuzzer(channel, random.Random(seed), dict(options.header),
+                             time.monotonic() + options.time_limit, options.deterministic, not options.no_binary)
+        unknown = [name for name in options.function + options.skip if name not in fuzzer.schema.functions]
+        if unknown:
+            parser.error(f"the target has no {', '.join(unknown)}; it has {', '.join(sorted(fuzzer.schema.functions))}")
+        functions = fuzzer.functions(options.function, options.skip)
+    except (ValueError, Trouble, OSError, http.client.HTTPException) as error:
+        return unable(parser, getattr(error, "strerror", None) or error)
+    print(f"Fuzzing {target.url}: {service}, {plural(len(functions), 'function')}, "
+          f"{plural(options.max_examples, 'call')} each, "
+          f"seed {seed} (--seed {seed} makes the same calls again).", flush=True)
+    if fuzzer.links.said():
+        print(f"Links followed: {fuzzer.links.said()}.", flush=True)
+    started, found, unreached, interrupted = time.monotonic(), [], UNREACHED, False
+    try:
+        fuzzer.run(functions, options.max_examples, found, lambda line: print(line, flush=True), options.workers)
+    except Trouble as trouble:
+        return unable(parser, trouble)
+    except KeyboardInterrupt:  # what was found so far is reported all the same
+        interrupted, unreached = True, "the run was interrupted before its calls"
+        print("\nThe fuzzing was interrupted: what was checked so far is reported.", flush=True)
+    results = verdicts(fuzzer, functions, found, unreached, sorted(profile & {"calculator", "testbed"}), known)
+    for result in results:
+        if result.failed:
+            terminal.print_failure(result)
+    if options.fixtures and found:
+        where = f"--app {options.app}" if options.app else f"--target {target.url}"
+        write_fixtures(options.fixtures, f"python -m conformance fuzz {where} --seed {seed}", results)
+    terminal.write_reports(options, results, target.url, service, Scope(seed=seed))
+    tally = counts(results)
+    print("\n" + by_check(results))
+    told = (f"{plural(tally['fail'] + tally['flaky'], 'failure')}" + (f" ({tally['flaky']} flaky)" * bool(tally["flaky"]))
+            if tally["fail"] + tally["flaky"] else "no failures") + (
+        f", {plural(tally['known-failure'], 'known failure')}" if tally["known-failure"] else "")
+    called = sum(bool(fuzzer.evidence[(function.name, "message")]) for function in functions)
+    seconds = time.monotonic() - started
+    print(f"Fuzzed {called if called == len(functions) else f'{called} of {len(functions)}'} "
+          f"function{'s' * (len(functions) != 1)} with {fuzzer.channel.sent} requests in {seconds:.1f} s "
+          f"({fuzzer.channel.sent / max(seconds, 1e-3):,.0f} a second; seed {seed}): {told}; {tally['pass']} checks passed"
+          + (f", {tally['not-run']} not run" if tally["not-run"] else "") + ".")
+    if not tally["pass"] + tally["fail"] + tally["flaky"] + tally["known-failure"]:
+        print("Nothing was checked: no verdict rests on any answer.")
+    return (130 if interrupted else 1 if tally["fail"] + tally["flaky"] else
+            0 if tally["pass"] + tally["known-failure"] else terminal.NOTHING_RAN)
+
+
+def write_fixtures(path, command, results):
+    """Write the failed `results` of `command` as cases, in a fixture file at `path`."""
+    fixture = {"description": f"Calls that failed {command}.",
+               "cases": [{k: v for k, v in r.case.items() if k != "file"} for r in results if r.failed]}
+    Path(path).write_text(json.dumps(fixture, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")

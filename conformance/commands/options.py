@@ -1,0 +1,196 @@
+"""What every command of the suite shares: its parser (a usage error is one line and exit status 2), the
+options of case selection and of outcomes, how each option's value is read, and what a command does
+before anything runs (reports it can write, a known-failures file it can read).
+
+Each command is a module of this folder that adds its parser (`add`) and names the function that runs it
+(`set_defaults(run=...)`); __main__.py puts them together.
+"""
+
+import argparse
+import json
+import sys
+from importlib import metadata
+from pathlib import Path
+
+from ..fixtures import suite
+from . import files
+
+
+class Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line, and exit status 2; an option it does not know is told
+    as such by the command it was given to, before any missing argument."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+    commands = {}  # a parser of commands: each name's parser
+
+    def parse_known_args(self, args=None, namespace=None):
+        args = sys.argv[1:] if args is None else list(args)
+        unknown = next((word for word in option_words(args, bool(self.commands)) if not self.knows(word)), None)
+        if unknown:
+            self.error(f"unrecognized option {unknown}")
+        return super().parse_known_args(args, namespace)
+
+    def parse_args(self, args=None, namespace=None):
+        options, extras = self.parse_known_args(args, namespace)
+        if extras:  # (said by the command they were given to, as its own usage error)
+            self.commands.get(getattr(options, "subcommand", None), self).error(
+                f"unrecognized arguments: {' '.join(extras)}")
+        return options
+
+    def knows(self, word):
+        """Whether `word` (--name, --name=value, -x) is an option of this parser, or the start of one's name."""
+        name = word.split("=")[0] if word.startswith("--") else word[:2]
+        return any(known == name or (name.startswith("--") and known.startswith(name))
+                   for action in self._actions for known in action.option_strings)
+
+
+def option_words(args, commanding):
+    """The words of `args` that are options (not values such as -1); for a parser of commands, only those
+    before the command's name, which belong to it."""
+    for word in args:
+        if word == "--" or (commanding and not word.startswith("-")):
+            return
+        if word.startswith("-") and len(word) > 1 and not word[1].isdigit() and word[1] != ".":
+            yield word
+
+
+def version():
+    try:
+        return metadata.version("sdms-reference")
+    except metadata.PackageNotFoundError:
+        return "(not installed: run it from a clone with pip install -e .)"
+
+
+def selectors(parser):
+    parser.add_argument("--id", action="append", default=[], metavar="GLOB",
+                        help="only cases whose id matches (* within a segment, ** across); repeatable")
+    parser.add_argument("--exclude", action="append", default=[], metavar="GLOB",
+                        help="leave out cases whose id matches, as --id would select them; repeatable")
+    parser.add_argument("--level", type=str.upper, choices=["MUST", "SHOULD", "MAY"], default="MAY",
+                        help="MUST cases only, MUST and SHOULD, or all of them (MAY, the default)")
+
+
+def outcomes(parser):
+    parser.add_argument("--last-failed", "--lf", action="store_true", help="run only the cases that failed last "
+                        "time (kept in .conformance_cache/ in the current directory); every case when none did")
+    parser.add_argument("--failed-first", "--ff", action="store_true", help="run the cases that failed last "
+                        "time first, then the rest")
+    parser.add_argument("--durations", type=int, metavar="N", help="show the N slowest cases (0: all of them)")
+    parser.add_argument("--maxfail", type=positive, metavar="N", help="stop starting cases after N failures")
+    parser.add_argument("-x", "--exitfirst", dest="maxfail", action="store_const", const=1,
+                        help="stop at the first failure (--maxfail 1)")
+    parser.add_argument("--known-failures", metavar="FILE", help="ids (or globs) expected to fail, one per line, "
+                        "'#' comments allowed; they still run, and one that passes is reported as stale")
+    for kind, what in (("junit", "a JUnit XML report"), ("json", "a JSON report"),
+                       ("html", "an HTML report: one self-contained page, to open in a browser")):
+        parser.add_argument(f"--{kind}", metavar="FILE", help=f"write {what} there")
+    parser.add_argument("-v", "--verbose", action="store_true", help="print every case, not only failures")
+    named = parser.add_argument_group("what is checked, named in every report")
+    named.add_argument("--implementation", default="", metavar="NAME", help="the implementation's name")
+    named.add_argument("--implementation-version", default="", metavar="VERSION", help="its version")
+    named.add_argument("--language", default="", metavar="LANGUAGE", help="its programming language")
+
+
+def unable(parser, message):
+    """Say why the subject cannot be checked, in one line that starts as usage errors do."""
+    print(f"{parser.prog}: error: {message}", file=sys.stderr)
+    return 2
+
+
+def writable(parser, options, names=("junit", "json", "html")):
+    """Stop before anything runs if a report asked for cannot be written (leaving no empty file)."""
+    for name in names:
+        path = getattr(options, name) and Path(getattr(options, name))
+        if path and str(path) == "-":
+            parser.error(f"--{name} needs a file name: standard output carries the run's lines")
+        try:
+            if path:
+                existed = path.exists()
+                path.open("a", encoding="utf-8").close()
+                if not existed:
+                    path.unlink()
+        except OSError as error:
+            parser.error(f"cannot write the --{name} report to {path}: {error.strerror or error}")
+
+
+def known_failures(path, everything, parser):
+    """The globs of a known-failures file; each must match some case (of fuzz: fuzz/FUNCTION/CHECK, where
+    `everything` is None), or it is a typo."""
+    try:
+        lines = files.read_text(path).splitlines()
+    except ValueError as error:
+        parser.error(f"--known-failures {error}")
+    globs = {line.split("#")[0].strip() for line in lines if line.split("#")[0].strip()}
+    matches = (lambda g: any(suite.pattern(g).match(c["id"]) for c in everything)) if everything is not None else (
+        lambda g: g.startswith("fuzz/") and g.count("/") == 2)
+    unmatched = sorted(g for g in globs if not matches(g))
+    if unmatched:
+        parser.error(f"the known-failures file {path} lists what matches no case: {', '.join(unmatched)}")
+    return globs
+
+
+def features(text):
+    features = {f for f in text.split(",") if f}
+    unknown = sorted(features - suite.FEATURES.keys())
+    if unknown:
+        raise argparse.ArgumentTypeError(f"unknown features {', '.join(unknown)}; known: {', '.join(suite.FEATURES)}")
+    return features
+
+
+def positive(text):
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive integer")
+    return int(text)
+
+
+def limit(text):
+    name, equals, value = text.partition("=")
+    if name not in suite.LIMITS or not equals:
+        raise argparse.ArgumentTypeError(f"{text!r} is not NAME=VALUE with NAME one of {', '.join(suite.LIMITS)}")
+    most = suite.LIMITS[name][1]
+    if not value.isdigit() or not 1 <= int(value) <= most:
+        raise argparse.ArgumentTypeError(f"the {name} limit must be a whole number from 1 to {most:,}, not {value!r}")
+    return name, int(value)
+
+
+MAX_SECONDS = 86_400  # the longest time an option gives (a day): longer ones no clock of the system holds
+
+
+def seconds(text):
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1
+    if not 0 <= seconds <= MAX_SECONDS:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds from 0 to {MAX_SECONDS:,} (a day)")
+    return seconds
+
+
+def timeout(text):
+    if seconds(text) == 0:
+        raise argparse.ArgumentTypeError("0 is no time to answer in; give a number of seconds above 0")
+    return seconds(text)
+
+
+def header(text):
+    """A header as the client takes it: NAME:=JSON, or NAME=TEXT (a string); (name, None) if neither."""
+    name, colon, value = text.partition(":=")
+    if not colon:
+        name, equals, value = text.partition("=")
+        return name, value if equals else None
+    try:
+        return name, json.loads(value)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"{text!r}: the value is not JSON ({error})") from None
+
+
+def rate(text):
+    try:
+        rate = float(text)
+    except ValueError:
+        rate = 0
+    if not 0 < rate < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of requests a second above 0")
+    return rate
