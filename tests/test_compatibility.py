@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.fixtures import language
+from conformance.language import schema as language
 from conformance.fuzz import values
 from conformance.targets.remote import Target
 from conftest import serving

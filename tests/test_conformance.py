@@ -24,7 +24,7 @@ import pytest
 
 from conftest import DRIPS, Mutated, dripping, endless, refusing, respond, serving, started
 from test_readme import ROOT
-from conformance.fixtures import suite as cases, matchers as match
+from conformance.language import suite as cases, matchers as match
 from conformance.commands import lint
 from conformance.__main__ import main
 from conformance.targets.remote import Target, read, send
@@ -637,7 +637,7 @@ def test_service_wide_unavailability_is_retried_then_reported(capsys):
 
 def test_the_runner_reads_answers_thousands_of_levels_deep():
     """A server may echo a deep @id_ back, on JSON or on MessagePack; the runner reads it."""
-    from conformance.fixtures import decoding
+    from conformance.language import decoding
     from conformance.__main__ import FRAMES
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(FRAMES)  # as main() does

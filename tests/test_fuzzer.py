@@ -19,7 +19,7 @@ import pytest
 
 from conftest import Mutated, serving
 from conformance.fuzz import verdicts as findings, values
-from conformance.fixtures import language
+from conformance.language import schema as language
 from conformance.__main__ import main
 from conformance.fuzz.application import fuzz_application
 from reference import Service, load

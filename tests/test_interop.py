@@ -17,7 +17,7 @@ from pathlib import Path
 import msgpack
 import pytest
 
-from conformance.fixtures import decoding
+from conformance.language import decoding
 from conformance.__main__ import main
 from conftest import Connection, decode, serving
 from reference import mocking

@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from conformance.fixtures import language
+from conformance.language import schema as language
 from conformance.fuzz import values
 from reference import load
 from reference.protocol import validate

@@ -10,7 +10,7 @@ import pytest
 
 from conftest import Mutated, serving
 from test_conformance import hostile
-from conformance.fixtures import suite as cases
+from conformance.language import suite as cases
 from conformance.reports import grid
 from conformance.__main__ import main
 from reference.services import calculator, testbed

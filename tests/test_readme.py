@@ -125,7 +125,7 @@ def test_the_hook_examples_in_the_reference_guide_work_as_written(capsys):
 
 def _facts():
     """The numbers the docs quote, worked out from the suite as it is."""
-    from conformance.fixtures import suite as cases
+    from conformance.language import suite as cases
     everything, server = cases.everything(), cases.load()
     testbed = [c for c in server if cases.applies(c, {"testbed", "live"})]
     known = {}

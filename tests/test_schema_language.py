@@ -8,7 +8,7 @@ from importlib import resources
 import jsonschema
 import pytest
 
-from conformance.fixtures import suite as cases
+from conformance.language import suite as cases
 from conformance.runs import schema_suite as schemas
 
 LANGUAGE = json.loads(resources.files("reference").joinpath("schemas/language.schema.json").read_text())

@@ -14,9 +14,9 @@ import json
 import re
 from pathlib import Path
 
-from ..fixtures import suite
+from ..language import suite
 from .. import tables
-from ..fixtures.matchers import compare, is_matcher
+from ..language.matchers import compare, is_matcher
 from ..tables.spec import HEADERS, RESULTS, TYPE_NAMES
 
 FAILURES = ("ErrorParseFailure_", "ErrorInvalidRequestHeaders_", "ErrorInvalidRequestBody_",

@@ -3,7 +3,7 @@ made elsewhere, in one table (reports/grid.py), on the terminal and in the files
 
 from pathlib import Path
 
-from ..fixtures import suite
+from ..language import suite
 from ..reports import grid
 from ..runs import manifest
 from . import files

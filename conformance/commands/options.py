@@ -12,7 +12,7 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
-from ..fixtures import suite
+from ..language import suite
 from . import files
 
 

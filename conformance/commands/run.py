@@ -11,7 +11,7 @@ import http.client
 import sys
 from pathlib import Path
 
-from ..fixtures import suite
+from ..language import suite
 from ..reports import terminal
 from ..reports.results import Result, merged, named, plural
 from ..runs import server_suite

@@ -2,7 +2,7 @@
 checked (lint.py), held to the requirements they cite, and made again from conformance/tables."""
 
 from .. import tables
-from ..fixtures import suite
+from ..language import suite
 from ..reports.results import plural
 from . import lint
 from .options import selectors, unable

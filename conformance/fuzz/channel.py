@@ -20,7 +20,7 @@ import time
 import msgpack
 
 from . import values
-from ..fixtures.decoding import decode
+from ..language.decoding import decode
 from ..targets.remote import Trouble
 
 

@@ -2,7 +2,7 @@
 
 How this works
 --------------
-The target's schema is read from `fn.api_` (language.py). For each function,
+The target's schema is read from `fn.api_` (language/schema.py). For each function,
 `Fuzzer.examples` makes calls by seed (values.py): a valid call, checked as
 the named CHECKS say (answers.py); the same call on MessagePack now and
 then, once the target has negotiated it, compared value for value with the JSON answers to
@@ -31,7 +31,7 @@ from collections import Counter
 
 from . import answers, selections, shrinking, values
 from .verdicts import HANDLER_BUGS, REFUSALS, Finding, function_line, verdicts, where
-from ..fixtures.language import Schema
+from ..language.schema import Schema
 from .links import Links
 from ..targets.remote import Trouble
 from .workers import shared_out

@@ -2,7 +2,7 @@
 
 How this works
 --------------
-`Maker(schema, rng).make(type_)` mirrors `Schema.problems` (language.py): for
+`Maker(schema, rng).make(type_)` mirrors `Schema.problems` (language/schema.py): for
 each kind it makes a value that check accepts, reaching for the edges (0,
 the 64-bit bounds, fractions, empty and long strings and arrays, optional
 fields left out and null where null is allowed), and within a budget of
@@ -19,7 +19,7 @@ text, `as_text` undoes it, and `with_ids` writes names as the encoding's ids.
 import base64
 import string
 
-from ..fixtures.language import INT64
+from ..language.schema import INT64
 
 EDGES = {  # values every run tries first, by kind
     "integer": [0, 1, -1, INT64[0], INT64[1], 2**53 + 1],

@@ -19,9 +19,9 @@ case fails while the bug is there and passes once it is fixed.
 import json
 from typing import NamedTuple
 
-from ..fixtures import suite
-from ..fixtures.suite import level_of
-from ..fixtures.language import Type
+from ..language import suite
+from ..language.suite import level_of
+from ..language.schema import Type
 from ..reports.results import gist
 from ..reports.reproduce import Exchange
 from ..reports.results import Result

@@ -13,8 +13,8 @@ import re
 from collections import Counter
 
 
-from ..fixtures import suite
-from ..fixtures.suite import LEVELS
+from ..language import suite
+from ..language.suite import LEVELS
 from .results import Scope, counts, plural
 
 

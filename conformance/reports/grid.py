@@ -24,7 +24,7 @@ import re
 import time
 from typing import NamedTuple
 
-from ..fixtures import suite
+from ..language import suite
 from . import formats
 from .results import LABELS, STATUSES, Result, Scope, counts, named
 from .causes import cause

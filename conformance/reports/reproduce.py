@@ -8,8 +8,8 @@ from typing import NamedTuple
 
 import msgpack
 
-from ..fixtures.decoding import decode, one_at_a_time
-from ..fixtures.matchers import from_msgpack
+from ..language.decoding import decode, one_at_a_time
+from ..language.matchers import from_msgpack
 from .results import printable
 
 

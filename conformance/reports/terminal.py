@@ -8,7 +8,7 @@ from pathlib import Path
 
 from typing import NamedTuple
 
-from ..fixtures import suite
+from ..language import suite
 from . import formats
 from .results import Result, Scope, merged, plural
 from .causes import causes, diagnostics, failed_at, summary

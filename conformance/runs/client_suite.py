@@ -20,9 +20,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import msgpack
 
-from ..fixtures.decoding import decode
+from ..language.decoding import decode
 from ..targets.drivers import Driver, each
-from ..fixtures.matchers import compare, excerpt, explain, to_msgpack
+from ..language.matchers import compare, excerpt, explain, to_msgpack
 from ..reports.results import outcome
 
 PATH = "/conformance/api"

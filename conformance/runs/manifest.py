@@ -25,7 +25,7 @@ import sys
 import tempfile
 import time
 
-from ..fixtures import suite
+from ..language import suite
 from . import client_suite, server_suite, schema_suite
 from ..reports.grid import Column, told
 from ..targets.remote import Target, Trouble

@@ -19,7 +19,7 @@ import json
 import time
 
 from ..targets.drivers import Driver, each
-from ..fixtures.matchers import compare, explain
+from ..language.matchers import compare, explain
 from ..reports.results import outcome
 from ..targets.remote import Trouble
 

@@ -29,9 +29,9 @@ from concurrent.futures import ThreadPoolExecutor
 import msgpack
 
 from ..targets.remote import Overlong, Trouble, read, send
-from ..fixtures.suite import LEVELS, LIMITS, applies
-from ..fixtures.decoding import decode, one_at_a_time, readings
-from ..fixtures.matchers import compare, excerpt, explain, substitute, to_msgpack
+from ..language.suite import LEVELS, LIMITS, applies
+from ..language.decoding import decode, one_at_a_time, readings
+from ..language.matchers import compare, excerpt, explain, substitute, to_msgpack
 from ..reports.reproduce import Exchange, reproduce, shown
 from ..reports.results import Result, outcome
 

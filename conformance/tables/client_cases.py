@@ -9,8 +9,8 @@ tables give its encoding (ENCODING, and CHANGED after a schema change), so
 binary answers can be written with names and turned into integer keys here.
 """
 
-from ..fixtures import suite
-from ..fixtures.language import checksum
+from ..language import suite
+from ..language.schema import checksum
 
 
 def encoding(names):

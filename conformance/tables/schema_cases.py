@@ -12,7 +12,7 @@ throughout. The rows are grouped by rule; `PLACES` puts a type expression
 in every place a type can stand.
 """
 
-from ..fixtures import suite
+from ..language import suite
 
 OK = [{"Ok_": {}}]
 NAMED = [{"struct.P": {"a": "integer"}}, {"union.Q": [{"Z": {}}]}, {"fn.g": {}, "->": OK}]  # what types name

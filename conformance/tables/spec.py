@@ -26,7 +26,7 @@ pins more):
   nor what a handler that raises gets: those are all ours.
 """
 
-from ..fixtures.matchers import is_matcher
+from ..language.matchers import is_matcher
 
 RESULTS = {"Ok_", "ErrorInvalidRequestBody_", "ErrorUnauthenticated_", "ErrorUnauthorized_", "ErrorUnavailable",
            "ErrorUnknownVariables", "ErrorCannotDivideByZero", "ErrorVerificationFailure"}

@@ -22,7 +22,7 @@ import base64
 import re
 from typing import Any, NamedTuple
 
-from ..fixtures import suite
+from ..language import suite
 from .spec import demanded
 
 TYPES = {  # a field name -> the type expression a field of that name holds

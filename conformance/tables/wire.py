@@ -9,7 +9,7 @@ import json
 
 import msgpack
 
-from ..fixtures.language import Schema
+from ..language.schema import Schema
 from .extras import NEGOTIATED, NEGOTIATION
 from .testbed import case, echo, error, schema, step, unexpected
 
@@ -21,7 +21,7 @@ STOCK = [{"fn.ping_": {}, "->": [{"Ok_": {}}]},
 
 
 def encoding(entries):
-    """The binary encoding of a schema (PROTOCOL.md, section 8), as the suite reads it (language.py): each
+    """The binary encoding of a schema (PROTOCOL.md, section 8), as the suite reads it (language/schema.py): each
     name reachable from a function's arguments and Ok_ numbered from 0, and the checksum."""
     names, crc = Schema(entries).encoding()
     return {name: index for index, name in enumerate(names)}, crc
