@@ -64,7 +64,7 @@ def main(argv=None):
     if options.cafile and not options.url.startswith("https://"):
         parser.error("--cafile is for an https:// URL; this one is plain HTTP")
     try:
-        client = Client(options.url, binary=options.binary, timeout=options.timeout,
+        client = Client(options.url, "binary" if options.binary else "json", timeout=options.timeout,
                         max_response=options.max_response, cafile=options.cafile)
         call = Call(options, client) if not asked else None
     except ValueError as error:

@@ -64,11 +64,10 @@ def main(argv=None):
         if url and not options.schema_url:
             relayed = relay.Relay(url, Path(options.stubs) if options.record else None, options.wait, options.cafile,
                                   (options.max_stubs, options.max_state))
-        service = mocking.service(source, kind(options), proxy=bool(options.proxy), seed=options.seed,
-                                  optional=options.optional, length=(low, max(high, low)),
-                                  generation=not options.no_generation, max_stubs=options.max_stubs,
-                                  max_calls=options.max_calls, max_state=options.max_state,
-                                  delay=options.delay, faults=options.fault_rate, relay=relayed)
+        answering = mocking.Options(options.seed, options.optional, (low, max(high, low)), not options.no_generation,
+                                    options.delay, options.fault_rate, options.max_stubs, options.max_calls,
+                                    options.max_state)
+        service = mocking.service(source, kind(options), bool(options.proxy), answering, relayed)
         if options.stubs and not options.record:
             count = load_stubs(service, Path(options.stubs))
             print(f"Loaded {count} stub{'s' * (count != 1)} from {options.stubs}", flush=True)

@@ -26,6 +26,7 @@ import peer
 from reference import Server
 from reference.services import calculator, testbed
 from reference.transports import http_server
+from reference.transports.rules import Bounds
 from reference.protocol.service import Reply
 
 
@@ -80,7 +81,8 @@ def respond(handler, data, status=200):
 def serving(service, tls=None, plain=False, **options):
     """Run `service` on a free port in a background thread; yield the Server (the guarded one,
     or with `plain` the plain transport). With `tls`, an ssl.SSLContext, the server speaks HTTPS."""
-    server = (http_server.Server if plain else Server)(service, port=0, tls=tls, **options)
+    bounds = Bounds(**{name: options.pop(name) for name in ("max_body", "timeout", "max_connections") if name in options})
+    server = (http_server.Server if plain else Server)(service, port=0, tls=tls, bounds=bounds, **options)
     thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     try:

@@ -31,7 +31,7 @@ def test_the_suite_passes_under_uvicorn(make, service, capsys):
 
 def test_the_client_works_through_asgi_in_every_mode():
     with uvicorn_serving(calculator.asgi()) as url:
-        for options in ({}, {"binary": True}, {"binary": True, "binary_requests": True, "packed": True}):
+        for options in ({}, {"mode": "binary"}, {"mode": "packed-requests"}):
             with Client(url, **options) as client:
                 assert client.call("fn.add", {"x": 1, "y": 2})[1] == {"Ok_": {"result": 3}}
                 assert client.call("fn.add", {"x": 2, "y": 2})[1] == {"Ok_": {"result": 4}}

@@ -257,7 +257,7 @@ def replayed(old, new, rng, calls=12):
     """Old clients' calls of every function (valid by the old schema, made by the suite's generator) sent to
     a mock of the new schema: the first that is refused, or answered with what an old client cannot read."""
     suite = language.Schema(old)
-    with serving(mocking.service(new, seed=rng.randrange(1000))) as server:
+    with serving(mocking.service(new, options=mocking.Options(seed=rng.randrange(1000)))) as server:
         target = Target(server.url)
         for name in ("fn.f", "fn.g"):
             function = suite.functions[name]

@@ -58,9 +58,9 @@ def user():
     return {"@auth_": {"Ephemeral": {"username": f"client-{uuid.uuid4().hex[:8]}"}}}
 
 
-@pytest.mark.parametrize("options", [{}, {"binary": True}, {"binary": True, "binary_requests": True},
-                                     {"binary": True, "packed": True},
-                                     {"binary": True, "binary_requests": True, "packed": True}])
+@pytest.mark.parametrize("options", [{}, {"mode": "binary"}, {"mode": "binary-requests"},
+                                     {"mode": "packed"},
+                                     {"mode": "packed-requests"}])
 def test_bytes_in_nested_arrays_and_maps_travel_both_ways(echo_server, options):
     """Every mode gives back bytes as bytes, wherever they sit."""
     arguments = {"blobs!": [b"\x00\x01", b""], "map!": {"k": b"\xff"}, "n!": 7,
@@ -82,7 +82,7 @@ def test_negotiation_learns_the_encoding_once_then_sends_the_checksum(calculator
     """First JSON with @bin_ [] and a reply with @enc_; then @bin_ [checksum] and compact replies."""
     wire = calculator_server.recording.wire
     wire.clear()
-    with Client(calculator_server.url, binary=True) as client:
+    with Client(calculator_server.url, mode="binary") as client:
         assert client.call("fn.add", {"x": 1, "y": 2}) == ({"@enc_": client.encodings[900069279].ids,
                                                            "@bin_": [900069279]}, {"Ok_": {"result": 3}})
         assert client.call("fn.add", {"x": 1, "y": 2}) == ({"@bin_": [900069279]}, {"Ok_": {"result": 3}})
@@ -98,7 +98,7 @@ def test_negotiation_learns_the_encoding_once_then_sends_the_checksum(calculator
 def test_binary_requests_use_integer_keys_after_negotiating(calculator_server):
     wire = calculator_server.recording.wire
     wire.clear()
-    with Client(calculator_server.url, binary=True, binary_requests=True) as client:
+    with Client(calculator_server.url, mode="binary-requests") as client:
         for _ in range(2):
             assert client.call("fn.add", {"x": 1.5, "y": 2})[1] == {"Ok_": {"result": 3.5}}
     (first, _), (second, _) = wire
@@ -109,8 +109,7 @@ def test_binary_requests_use_integer_keys_after_negotiating(calculator_server):
 def test_packed_tapes_with_unions_and_missing_cells_round_trip(calculator_server):
     """Packed rows with union columns and skipped cells unpack to the same tape as JSON."""
     headers = user()
-    with Client(calculator_server.url) as plain, Client(calculator_server.url, binary=True, packed=True,
-                                                         binary_requests=True) as packed:
+    with Client(calculator_server.url) as plain, Client(calculator_server.url, mode="packed-requests") as packed:
         plain.call("fn.saveVariables", {"variables": {"x": 1, "zeta": 2}}, headers)
         for expression in ({"Variable": {"name": "missing"}},
                            {"Mul": {"left": {"Variable": {"name": "zeta"}}, "right": {"Constant": {"value": 3}}}},
@@ -162,7 +161,7 @@ def test_a_changed_schema_is_renegotiated(calculator_server):
     """Restarted with another schema, the server refuses the old checksum; the client recovers."""
     other = Recording(Service(ECHO, {"fn.echo": echo}))
     with serving(calculator.service()) as server:
-        with Client(server.url, binary=True, binary_requests=True) as client:
+        with Client(server.url, mode="binary-requests") as client:
             client.call("fn.ping_")
             client.call("fn.ping_")
             old = client.checksum
@@ -304,7 +303,7 @@ def test_https_with_a_private_certificate_authority(tls):
     context, cafile, _ = tls
     with serving(calculator.service(), tls=context) as server:
         url = server.url.replace("http://", "https://")
-        with Client(url, cafile=cafile, binary=True) as client:
+        with Client(url, cafile=cafile, mode="binary") as client:
             assert client.call("fn.add", {"x": 1, "y": 2})[1] == {"Ok_": {"result": 3}}
             assert client.call("fn.add", {"x": 1, "y": 2})[1] == {"Ok_": {"result": 3}}
         with pytest.raises(Untrusted, match=r"its certificate is not trusted \(unable to get local issuer "

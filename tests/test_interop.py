@@ -214,8 +214,8 @@ def normalized_bodies(results):
     return [normalize(json.dumps(body, default=lambda b: b.hex()).encode()) for _, body in results]
 
 
-@pytest.mark.parametrize("options", [{}, {"binary": True}, {"binary": True, "binary_requests": True},
-                                     {"binary": True, "binary_requests": True, "packed": True}])
+@pytest.mark.parametrize("options", [{}, {"mode": "binary"}, {"mode": "binary-requests"},
+                                     {"mode": "packed-requests"}])
 def test_our_client_gets_the_same_answers_from_both_servers(calculator_url, peer_demo, options):
     user = f"client-{uuid.uuid4().hex[:8]}"
     calls = json.loads(json.dumps(CALLS).replace("$user", user))

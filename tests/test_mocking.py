@@ -248,7 +248,7 @@ def test_protected_functions_still_need_auth(mocked):
 
 
 def test_without_generation_unstubbed_calls_get_no_matching_stub():
-    with serving(mocking.service(calculator.entries(), generation=False)) as server:
+    with serving(mocking.service(calculator.entries(), options=mocking.Options(generation=False))) as server:
         connection = Connection(server.url)
         assert connection.call([{}, ADD])[1] == {"ErrorNoMatchingStub_": {}}
         assert list(connection.call([{"@gen_": True}, ADD])[1]) == ["Ok_"]
@@ -258,7 +258,7 @@ def test_without_generation_unstubbed_calls_get_no_matching_stub():
 
 def test_a_call_no_stub_matches_is_answered_with_the_nearest_stub_and_where_it_differs(caplog):
     """Of the stubs of the function, the one that differs at the fewest arguments, the newest of those."""
-    with serving(mocking.service(calculator.entries(), generation=False)) as server:
+    with serving(mocking.service(calculator.entries(), options=mocking.Options(generation=False))) as server:
         connection = Connection(server.url)
         for call in ({"x": 1, "y": 5}, {"x": 2, "y": 5}, {"x": 1, "y": 3}):
             connection.call([{}, stub({"fn.add": call}, {"Ok_": {"result": 0}}, **{"strictMatch!": True})])
@@ -272,13 +272,13 @@ def test_a_call_no_stub_matches_is_answered_with_the_nearest_stub_and_where_it_d
 
 
 def test_faults_and_delays_are_answered_as_asked():
-    with serving(mocking.service(calculator.entries(), faults=1.0, delay=0.3)) as server:
+    with serving(mocking.service(calculator.entries(), options=mocking.Options(faults=1.0, delay=0.3))) as server:
         connection = Connection(server.url)
         started_at = time.monotonic()
         assert list(connection.call([{}, ADD])[1]) == ["ErrorUnknown_"]
         assert time.monotonic() - started_at >= 0.3
         assert list(connection.call([{}, {"fn.listCalls_": {}}])[1]) == ["Ok_"]  # (the mock's own are not)
-    with serving(mocking.service(calculator.entries(), faults=0.5, seed=1)) as server:
+    with serving(mocking.service(calculator.entries(), options=mocking.Options(faults=0.5, seed=1))) as server:
         connection = Connection(server.url)
         answers = [list(connection.call([{}, ADD])[1])[0] for _ in range(200)]
         assert 50 < answers.count("ErrorUnknown_") < 150 and answers.count("Ok_") == 200 - answers.count(
@@ -299,10 +299,10 @@ EVERY_TYPE = [
 ]
 
 
-@pytest.mark.parametrize("options, seeds", [({}, 25), ({"binary": True}, 15), ({"binary": True, "packed": True}, 15)])
+@pytest.mark.parametrize("options, seeds", [({}, 25), ({"mode": "binary"}, 15), ({"mode": "packed"}, 15)])
 def test_generated_answers_are_valid_for_every_type(options, seeds):
     """The mock validates its own answers, so none is ever ErrorInvalidResponseBody_; every wire reads them."""
-    with serving(mocking.service(EVERY_TYPE, length=(0, 4))) as server, Client(server.url, **options) as client:
+    with serving(mocking.service(EVERY_TYPE, options=mocking.Options(length=(0, 4)))) as server, Client(server.url, **options) as client:
         for seed in range(seeds):
             client.call("fn.setRandomSeed_", {"seed": seed})
             headers, body = client.call("fn.all")
@@ -440,7 +440,7 @@ class start_mock:
 
 def test_stubs_and_recorded_calls_are_bounded():
     """The oldest stubs and calls are dropped beyond the limits."""
-    with serving(mocking.service(calculator.entries(), max_stubs=2, max_calls=3)) as server:
+    with serving(mocking.service(calculator.entries(), options=mocking.Options(max_stubs=2, max_calls=3))) as server:
         connection = Connection(server.url)
         body = lambda request: connection.call([{}, request])[1]
         for result in (1, 2, 3):
@@ -456,7 +456,7 @@ def test_stubs_and_recorded_calls_are_bounded():
 
 def test_stubs_and_recorded_calls_are_bounded_in_bytes_too():
     """Beyond half of max_state each, the oldest stubs and recorded calls give way."""
-    with serving(mocking.service(calculator.entries(), max_state=40_000)) as server:
+    with serving(mocking.service(calculator.entries(), options=mocking.Options(max_state=40_000))) as server:
         connection = Connection(server.url)
         body = lambda request: connection.call([{}, request])[1]
         for n in range(3):  # each stub and each call takes about 7 kB
@@ -854,7 +854,7 @@ def test_an_unmatched_call_is_written_out_once_however_many_stubs_it_is_compared
     once, not once for each stub (2 to 5 s a call before), and once more for the log."""
     written, as_json = [], handlers.as_json
     monkeypatch.setattr(handlers, "as_json", lambda value: written.append(len(text := as_json(value))) or text)
-    service = mocking.service(calculator.entries(), generation=False)
+    service = mocking.service(calculator.entries(), options=mocking.Options(generation=False))
     for i in range(1000):
         service.handle(json.dumps([{}, stub({"fn.deleteVariables": {"names": [f"v{i}"]}}, OK)]).encode())
     call = {"fn.deleteVariables": {"names": [f"name{i}" for i in range(100_000)]}}

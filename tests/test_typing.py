@@ -13,7 +13,7 @@ schema = load([{"fn.add": {"x": "number", "y": "number"}, "->": [{"Ok_": {"resul
 service = Service(schema, {"fn.add": lambda arguments, headers: {"Ok_": {"result": 1}}})
 server = Server(service, port=0)
 url: str = server.url
-headers, body = Client(url, binary=True).call("fn.add", {"x": 1, "y": 2})
+headers, body = Client(url, mode="binary").call("fn.add", {"x": 1, "y": 2})
 '''
 MISUSE = '''
 from reference import Client, Server, load

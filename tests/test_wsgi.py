@@ -48,7 +48,7 @@ def test_messages_get_answers(address):
 def test_the_client_works_through_wsgi_in_every_mode(address):
     url = f"http://{address[0]}:{address[1]}/api"
     headers = {"@auth_": {"Ephemeral": {"username": "wsgi"}}}
-    for options in ({}, {"binary": True}, {"binary": True, "binary_requests": True, "packed": True}):
+    for options in ({}, {"mode": "binary"}, {"mode": "packed-requests"}):
         with Client(url, **options) as client:
             client.call("fn.saveVariable", {"name": "w", "value": 2}, headers)
             assert client.call("fn.getVariables", {}, headers)[1] == {"Ok_": {"variables": [{"name": "w", "value": 2}]}}

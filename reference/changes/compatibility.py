@@ -89,12 +89,12 @@ class Comparison:
             now = new.functions.get(name)
             if now is None or now.internal:
                 gone = self.visit(function.arguments, None, "request", Root("call", name))
-                self.found("function-removed", name, self.before.where(name, [name]), f"{name} is gone", gone)
+                self.found("function-removed", name, self.before.where(name, [name]), f"{name} is gone").add(gone)
                 continue
             call = self.visit(function.arguments, now.arguments, "request", Root("call", name))
             if now.authenticated and not function.authenticated:
                 self.found("function-protected", name, self.after.where(name, [name]),
-                           f"{name} now needs @auth_", call)
+                           f"{name} now needs @auth_").add(call)
             self.visit(function.result, now.result, "response", Root("read", name))
         for side, root in (("request", "send"), ("response", "receive")):
             before, after = getattr(old, f"{side}_headers"), getattr(new, f"{side}_headers")
@@ -187,22 +187,19 @@ class Comparison:
             rule = "errors-tag-added" if group else "result-tag-added" if pair.new.name.endswith(" ->") else \
                 "response-tag-added"
             place = self.after.node(struct)
-            self.found(rule, element_of(*place), self.after.where(*place), f"{tag} is new", pair, tag)
+            self.found(rule, element_of(*place), self.after.where(*place), f"{tag} is new").add(pair, tag)
 
     def changed(self, rule, pair, name, detail, where=None, site=""):
         """A finding at the field or tag `name` of `pair` (its site: that name, or with site=None the whole);
         where it is: its type's place for a change of type, else its name's."""
         place = self.after.field(pair.new, name)
         typed = rule.endswith(("-narrowed", "-widened", "-changed"))
-        self.found(rule, element_of(*place), where or self.after.where(*place, value=typed), detail, pair, name,
-                   name if site == "" else site)
+        self.found(rule, element_of(*place), where or self.after.where(*place, value=typed), detail).add(
+            pair, name, name if site == "" else site)
 
-    def found(self, rule, element, where, detail, pair, last=None, site=None):
-        finding = self.findings.setdefault((rule, element), Finding(rule, RULES[rule][1], element, where, detail))
-        finding.pairs.append(pair)
-        finding.last.append(last)
-        finding.sites.add(("call", pair.roots[0].name) if rule.startswith("function-") else
-                          (pair.side, id(pair.old), site))
+    def found(self, rule, element, where, detail):
+        """The Finding of `rule` at `element`, made when first found (where it is, and how it changed)."""
+        return self.findings.setdefault((rule, element), Finding(rule, RULES[rule][1], element, where, detail))
 
     def breaking(self):
         """The breaking findings not accepted on purpose."""

@@ -51,6 +51,14 @@ class Finding:
         self.accepted = False  # named by --except
         self.found = None  # (Roots, steps) once searched (reached)
 
+    def add(self, pair, last=None, site=None):
+        """Count `pair` among those the change is in: `last`, its own step in the pair (a field or tag, or
+        None); `site`, where a recorded call holds a value if the change touches it."""
+        self.pairs.append(pair)
+        self.last.append(last)
+        self.sites.add(("call", pair.roots[0].name) if self.rule.startswith("function-") else
+                       (pair.side, id(pair.old), site))
+
     def routes(self, most=None):
         """The path to the element from each Root it is reached from (the first `most`), the shortest each."""
         roots, before = self.reached()

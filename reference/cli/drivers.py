@@ -19,10 +19,7 @@ from ..transports.http_client import Client, TransportError
 from ..protocol import blobs
 from ..protocol.documents import parse
 
-MODES = {  # a mode of the driver protocol -> the Client options it means
-    "json": {}, "binary": {"binary": True}, "binary-requests": {"binary": True, "binary_requests": True},
-    "packed": {"binary": True, "packed": True},
-}
+MODES = ("json", "binary", "binary-requests", "packed")  # the driver protocol's modes: Client modes all
 
 
 def drive_client(url, lines, out):
@@ -33,7 +30,7 @@ def drive_client(url, lines, out):
         if name not in clients:  # a new case: a fresh client, and the old ones' connections closed
             for old in clients.values():
                 old.close()
-            clients = {name: Client(url, timeout=instruction["timeout"], **MODES[instruction["mode"]])}
+            clients = {name: Client(url, instruction["mode"], instruction["timeout"])}
         try:
             headers, body = clients[name].call(instruction["function"], from_wire(instruction["arguments"]),
                                                from_wire(instruction["headers"]))

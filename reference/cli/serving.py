@@ -8,8 +8,7 @@ from pathlib import Path
 from .. import protocol
 from ..transports import http_server
 from ..transports.admission import MAX_CONNECTIONS
-from ..transports.http_server import TIMEOUT
-from ..transports.rules import MAX_BODY
+from ..transports.rules import MAX_BODY, TIMEOUT, Bounds
 from .options import timeout
 
 
@@ -84,8 +83,8 @@ def serve(service, options, what, parser):
         else:
             from ..engine import guard
             transport = guard.Server
-        server = transport(service, options.host, options.port, options.path, options.max_body, options.timeout,
-                           tls, options.max_connections)
+        server = transport(service, options.host, options.port, options.path, tls,
+                           Bounds(options.max_body, options.timeout, options.max_connections))
     except OSError as error:
         return parser.fail(f"cannot listen on {options.host}:{options.port}: {error.strerror}")
     print(f"Serving {what} at {server.url} (Ctrl-C to stop)", flush=True)

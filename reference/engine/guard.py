@@ -36,8 +36,7 @@ from contextlib import nullcontext
 
 from ..transports import http_server
 from . import heads
-from ..transports.admission import MAX_CONNECTIONS
-from ..transports.rules import MAX_BODY
+from ..transports.rules import Bounds
 
 log = logging.getLogger("reference")
 
@@ -231,9 +230,8 @@ class Server(http_server.Server):
     grace = GRACE
 
     def __init__(self, service: http_server.Answering, host: str = "127.0.0.1", port: int = 8000, path: str = "/api",
-                 max_body: int = MAX_BODY, timeout: float = http_server.TIMEOUT,
-                 tls: ssl.SSLContext | None = None, max_connections: int = MAX_CONNECTIONS):
-        super().__init__(service, host, port, path, max_body, timeout, tls, max_connections)
+                 tls: ssl.SSLContext | None = None, bounds: Bounds = Bounds()):
+        super().__init__(service, host, port, path, tls, bounds)
         self.admission.connections.rank, self.admission.large.rank = connection_rank, large_rank
         self.visits: dict = {}  # connection -> Visit
         self.date = (0, "")  # the Date header's second and text (RequestHandler.date_time_string)

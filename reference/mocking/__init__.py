@@ -10,6 +10,6 @@ calls on to a real server, to record or check its answers) and stub_files.py
 one.
 """
 
-from .handlers import LENGTH, MAX_CALLS, MAX_STATE, MAX_STUBS, Mock, as_json, schema, service
+from .handlers import LENGTH, MAX_CALLS, MAX_STATE, MAX_STUBS, Mock, Options, as_json, schema, service
 
-__all__ = ["LENGTH", "MAX_CALLS", "MAX_STATE", "MAX_STUBS", "Mock", "as_json", "schema", "service"]
+__all__ = ["LENGTH", "MAX_CALLS", "MAX_STATE", "MAX_STUBS", "Mock", "Options", "as_json", "schema", "service"]

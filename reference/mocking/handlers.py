@@ -44,7 +44,8 @@ from pathlib import Path
 
 import msgpack
 
-from . import patterns, relay, stubs
+from . import patterns, stubs
+from .relay import Proxy
 from .matching import ByDefinition, Matching
 from ..sources import load
 from ..protocol import Service, codec
@@ -57,6 +58,21 @@ MAX_LISTED = 1024 * 1024  # bytes of recorded calls (as JSON) that one answer li
 MAX_STUBS, MAX_CALLS, MAX_STATE = 1000, 10_000, 64 * 1024 * 1024  # kept by default: stubs, calls, and their bytes
 LENGTH = (0, 3)  # generated arrays and maps have at least the first and fewer than the second elements
 ENTRIES = Path(__file__).parent.parent / "schemas" / "mock.json"  # the mock's own functions and types
+
+
+@dataclass(frozen=True)
+class Options:
+    """How a mock answers and what it keeps: `python -m reference.mock`'s options, with their defaults."""
+
+    seed: int = 0  # of the generated values
+    optional: str = "random"  # optional fields generated: "random" (a coin decides each), "all" or "none"
+    length: tuple = LENGTH  # generated arrays and maps hold at least the first and fewer than the second elements
+    generation: bool = True  # a call no stub matches gets a generated result (else ErrorNoMatchingStub_)
+    delay: float = 0.0  # seconds each call of the mocked service waits before it is answered
+    faults: float = 0.0  # the fraction of calls answered ErrorUnknown_, as a failing handler would be
+    max_stubs: int = MAX_STUBS  # stubs kept; the oldest give way
+    max_calls: int = MAX_CALLS  # calls recorded; the oldest are forgotten
+    max_state: int = MAX_STATE  # bytes of stubs and recorded calls kept, half each
 
 
 @dataclass
@@ -91,13 +107,11 @@ class Call:
 class Mock:
     """The stubs, recorded calls and random values of one mock server."""
 
-    def __init__(self, schema, seed=0, optional="random", length=LENGTH, generation=True, max_stubs=MAX_STUBS,
-                 max_calls=MAX_CALLS, max_state=MAX_STATE, matching=None, delay=0.0, faults=0.0, relay=None):
-        self.schema, self.generation = schema, generation
-        self.delay, self.faults, self.relay = delay, faults, relay  # relay: another way to answer (relay.py)
+    def __init__(self, schema, options=None, matching=None, relay=None):
+        self.schema, self.options = schema, options or Options()
         self.matching = matching or ByDefinition
-        self.random, self.optional, self.length = Random(seed), optional, length
-        self.max_stubs, self.max_calls, self.max_state = max_stubs, max_calls, max_state
+        self.relay = relay  # another way to answer (relay.py)
+        self.random = Random(self.options.seed)
         self.lock = threading.Lock()
         self.stubs = []  # Stubs, oldest first
         self.calls = []  # Calls, oldest first
@@ -115,21 +129,21 @@ class Mock:
 
     def answer(self, name, arguments, headers):
         """Answer a call of the mocked service, after `delay` seconds, and record it."""
-        time.sleep(self.delay)
+        time.sleep(self.options.delay)
         stub, result = self.stubbed(name, arguments, headers)
         call = Call(msgpack.packb({"call": {name: arguments}, "headers": headers, "at": round(time.time() * 1000),
                                    **({"stub!": stub} if stub else {})}))
         with self.lock:
             self.calls.append(call)
             self.call_bytes += len(call.data)
-            while len(self.calls) > self.max_calls or self.call_bytes > self.max_state // 2:
+            while len(self.calls) > self.options.max_calls or self.call_bytes > self.options.max_state // 2:
                 self.call_bytes -= len(self.calls.pop(0).data)
         return result
 
     def stubbed(self, name, arguments, headers):
         """(the call part of the stub that answers the call, or None; the result): a fault, the newest
         matching stub's, else the relay's answer (its headers too), or a generated one."""
-        if self.faults and random.random() < self.faults:
+        if self.options.faults and random.random() < self.options.faults:
             return None, {"ErrorUnknown_": {"caseId": f"a fault, as the mock was asked ({uuid.uuid4()})"}}
         function = self.schema.functions[name]
         with self.lock:
@@ -148,12 +162,12 @@ class Mock:
                     if stub.uses > 0:
                         stub.uses -= 1
                     # A stub's missing required fields are made without optional fields.
-                    context = Context(self.random, "none", self.length, function)
+                    context = Context(self.random, "none", self.options.length, function)
                     return {name: stub.arguments}, stubs.fill(msgpack.unpackb(stub.result),
                                                               Type("union", False, function.result), context)
-                if not self.generation and headers.get("@gen_") is not True:
+                if not self.options.generation and headers.get("@gen_") is not True:
                     return None, no_matching_stub(missed)
-                context = Context(self.random, self.optional, self.length, function)
+                context = Context(self.random, self.options.optional, self.options.length, function)
                 return None, {"Ok_": make(Type("struct", False, function.result.tags["Ok_"]), context)}
             except OverBudget as error:
                 log.warning("%s: its result is too large to make up (%s); stub it whole", name, error)
@@ -169,7 +183,7 @@ class Mock:
             self.stubs.append(Stub(name, stub[name], result, arguments.get("strictMatch!", False),
                                    arguments.get("count!", -1), size, matched, written, patterns.compiled(written)))
             self.stub_bytes += size
-            while len(self.stubs) > self.max_stubs or self.stub_bytes > self.max_state // 2:
+            while len(self.stubs) > self.options.max_stubs or self.stub_bytes > self.options.max_state // 2:
                 self.stub_bytes -= self.stubs.pop(0).size
         return {"Ok_": {}}
 
@@ -312,13 +326,15 @@ def schema(source, relaying=False):
                 extensions=stubs.KINDS)
 
 
-def service(source, kind=None, proxy=False, **options):
-    """A mock Service for the schema `source`: of `kind`, the core's `protocol.Service` (matching stubs by
-    the definitions) or by default the engine room's (imported only then, with its matching); with
-    `proxy`, the core's, as a validating proxy (relay.py)."""
-    mocked = schema(source, relaying=options.get("relay") is not None)
+def service(source, kind=None, proxy=False, options=None, relay=None):
+    """A mock Service for the schema `source`, answering as its `options` say (or a `relay`, relay.py):
+    of `kind`, the core's `protocol.Service` (matching stubs by the definitions) or by default the
+    engine room's (imported only then, with its matching); with `proxy`, the core's, as a validating
+    proxy."""
+    mocked = schema(source, relaying=relay is not None)
     if proxy or kind is Service:
-        return (relay.Proxy if proxy else Service)(mocked, Mock(mocked, matching=ByDefinition, **options).handlers())
+        handlers = Mock(mocked, options, ByDefinition, relay).handlers()
+        return (Proxy if proxy else Service)(mocked, handlers)
     if kind is None:
         from ..engine import Service as kind  # (imported only then)
-    return kind(mocked, Mock(mocked, matching=Matching, **options).handlers())
+    return kind(mocked, Mock(mocked, options, Matching, relay).handlers())

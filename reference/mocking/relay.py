@@ -8,7 +8,8 @@ with the request's headers but those the mock handles itself (`@bin_`,
 `@pac_`, `@select_`, `@time_`), and answers with what the server answered,
 its headers too. Within bounds: at most QUEUE calls are relayed at once, an
 answer is read up to MAX_RELAYED bytes, and one over LARGE bytes is decoded
-one at a time (decoding costs tens of times an answer's size). A server that
+one at a time (as every Client decodes them: decoding costs tens of times
+an answer's size). A server that
 cannot be reached, does not answer in time or answers more is said in one
 line of the log, and the call is answered `ErrorRelayFailed_`, saying why.
 
@@ -50,7 +51,6 @@ class Relay:
     def __init__(self, url, folder=None, timeout=30.0, cafile=None, most=MAX_RECORDED):
         self.url, self.folder, self.timeout, self.cafile = url, folder, timeout, cafile
         self.places = Places(QUEUE)  # calls relayed at once
-        self.decoding = threading.Lock()  # large answers, decoded one at a time
         self.clients = threading.local()  # a Client holds one connection: one for each thread of the mock
         self.most, self.lock, self.full = most, threading.Lock(), False
         self.saved = {path: path.stat().st_size for path in folder.glob("*.json")} if folder else {}  # path -> bytes
@@ -64,7 +64,7 @@ class Relay:
         try:
             if not hasattr(self.clients, "client"):
                 self.clients.client = Client(self.url, timeout=self.timeout, cafile=self.cafile,
-                                             max_response=MAX_RELAYED, decoding=self.decoding)
+                                             max_response=MAX_RELAYED)
             answered, result = self.clients.client.call(name, arguments,
                                                         {k: v for k, v in headers.items() if k not in OWN})
         except TransportError as error:

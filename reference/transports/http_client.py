@@ -6,18 +6,23 @@ How this works
 {...}}]` on one kept-alive connection and returns the response as `(headers,
 body)`. Every request carries `@time_`, the client's timeout in milliseconds.
 
-With `binary=True` the client negotiates MessagePack: its first request is
-JSON with `"@bin_": []`, and the server answers Ok_ in MessagePack with its
-encoding in `@enc_` and checksum in `@bin_`, which the client keeps. Later
-requests send `"@bin_": [checksum]` (in MessagePack with integer keys, with
-`binary_requests=True`). Should the server no longer know the checksum
-(restarted with another schema), it says IncompatibleBinaryEncoding, and the
-client forgets the encoding and tries once more in JSON.
+Its `mode` is how it speaks. With `mode="binary"` the client negotiates
+MessagePack: its first request is JSON with `"@bin_": []`, and the server
+answers Ok_ in MessagePack with its encoding in `@enc_` and checksum in
+`@bin_`, which the client keeps. Later requests send `"@bin_": [checksum]`
+(in MessagePack with integer keys too, in "binary-requests" mode); "packed"
+asks for packed answers (`@pac_`), and "packed-requests" packs requests as
+well. Should the server no longer know the checksum (restarted with another
+schema), it says IncompatibleBinaryEncoding, and the client forgets the
+encoding and tries once more in JSON.
 
 Bytes come back as `bytes` either way: on the JSON wire the client decodes
 the base64 text that `@base64_` points at. `https://` URLs are checked
 against the system's certificate authorities, or `cafile` (PEM). An answer
-over `max_response` bytes is refused (`TooLarge`) without being read.
+over `max_response` bytes is refused (`TooLarge`) without being read; one
+over LARGE bytes is decoded while no other Client of the process decodes one
+(decoding costs tens of times an answer's size: a relaying mock's many
+clients would otherwise hold many at once).
 """
 
 import http.client
@@ -26,15 +31,17 @@ import json
 import math
 import socket
 import ssl
+import threading
 import time
 import urllib.parse
-from contextlib import AbstractContextManager
 
 from .admission import LARGE
 from ..protocol import blobs, codec
 from ..protocol.limits import allow_depth
 
 MAX_RESPONSE = 64 * 1024 * 1024  # bytes of an answer the client reads, by default
+MODES = ("json", "binary", "binary-requests", "packed", "packed-requests")  # how a Client may speak
+DECODING = threading.Lock()  # held while an answer over LARGE bytes is decoded
 CLOSED = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError)  # the server hung up
 
 
@@ -69,9 +76,10 @@ class TooLarge(TransportError):
 class Client:
     """Calls the functions of the server at `url`."""
 
-    def __init__(self, url: str, binary: bool = False, binary_requests: bool = False, packed: bool = False,
-                 timeout: float = 5.0, max_response: int = MAX_RESPONSE, cafile: str | None = None,
-                 decoding: AbstractContextManager | None = None):
+    def __init__(self, url: str, mode: str = "json", timeout: float = 5.0, cafile: str | None = None,
+                 max_response: int = MAX_RESPONSE):
+        if mode not in MODES:
+            raise ValueError(f"{mode!r} is not a mode of the client: {', '.join(MODES)}")
         try:
             parts = urllib.parse.urlsplit(url)
             parts.port  # a port that is not a number raises ValueError here
@@ -91,9 +99,9 @@ class Client:
             except OSError as error:
                 raise ValueError(f"cannot use {cafile} as certificate authorities: {error.strerror}") from None
         self.path = parts.path or "/"
-        self.binary, self.binary_requests, self.packed = binary, binary_requests, packed
+        self.binary, self.binary_requests = mode != "json", mode.endswith("requests")
+        self.packed = mode.startswith("packed")
         self.timeout, self.max_response = timeout, max_response
-        self.decoding = decoding  # held while an answer over LARGE bytes is decoded, if given (a relay's)
         self.encodings: dict[int | None, codec.Encoding] = {}  # checksum -> Encoding, learnt from @enc_
         self.checksum: int | None = None  # the server's checksum, once known
         self.connection = None
@@ -133,8 +141,8 @@ class Client:
         else:
             data = codec.encode(message)
         self.last = (data, self._post(data))
-        if self.decoding is not None and len(self.last[1]) > LARGE:  # (decoding costs tens of times its size)
-            with self.decoding:
+        if len(self.last[1]) > LARGE:  # (decoding costs tens of times its size)
+            with DECODING:
                 return self._message(self.last[1])
         return self._message(self.last[1])
 

@@ -36,12 +36,11 @@ from contextlib import nullcontext
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Protocol
 
-from .admission import LARGE, MAX_CONNECTIONS, RETRY, Admission
-from .rules import MAX_BODY, HeaderLines, refusal
+from .admission import LARGE, RETRY, Admission
+from .rules import Bounds, HeaderLines, refusal
 
 log = logging.getLogger("reference")
 
-TIMEOUT = 30  # seconds a connection may stay idle, or take to send a request
 LINGER = 2  # seconds a refused body is read and dropped, so that its sender reads the refusal
 BUSY = (b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nConnection: close\r\n"
         b"Content-Type: text/plain; charset=utf-8\r\nContent-Length: 38\r\n\r\n"
@@ -239,16 +238,15 @@ class Server(ThreadingHTTPServer):
     grace = 0  # seconds that requests in flight get to finish when the server stops
 
     def __init__(self, service: Answering, host: str = "127.0.0.1", port: int = 8000, path: str = "/api",
-                 max_body: int = MAX_BODY, timeout: float = TIMEOUT, tls: ssl.SSLContext | None = None,
-                 max_connections: int = MAX_CONNECTIONS):
-        self.service, self.path, self.max_body = service, path, max_body
+                 tls: ssl.SSLContext | None = None, bounds: Bounds = Bounds()):
+        self.service, self.path, self.max_body = service, path, bounds.max_body
         self.serving = self.stopping = self.hurried = False  # (hurried: stop without waiting, as asked)
         self.admission = getattr(service, "admission", None) or Admission()
-        self.admission.connections.size = max_connections
+        self.admission.connections.size = bounds.max_connections
         self.held: dict = {}  # a connection's socket -> its Place
         self.address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
         super().__init__((host, port), self.handler)
-        self.timeout, self.tls = timeout, tls
+        self.timeout, self.tls = bounds.timeout, tls
         if tls is not None:  # HTTPS; each handshake is made by the connection's own thread (setup)
             self.socket = tls.wrap_socket(self.socket, server_side=True, do_handshake_on_connect=False)
 

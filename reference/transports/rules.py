@@ -7,10 +7,25 @@ warning when several worker processes serve one service.
 import logging
 import os
 import sys
+from dataclasses import dataclass
+
+from .admission import MAX_CONNECTIONS
 
 log = logging.getLogger("reference")
 
 MAX_BODY = 1024 * 1024  # bytes of a request's body read, by default
+TIMEOUT = 30  # seconds a connection may stay idle, or take to send a request
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """What the bundled server allows (`Server(service, bounds=Bounds(...))`): the largest request body it
+    reads, how long a connection may stay idle, take to send a whole request or to read an answer, and
+    how many connections it serves at once."""
+
+    max_body: int = MAX_BODY
+    timeout: float = TIMEOUT
+    max_connections: int = MAX_CONNECTIONS
 
 
 def refusal(method, target, length, api_path, max_body):

@@ -41,22 +41,23 @@ def make_application(service, path="/api", max_body=MAX_BODY, state=""):
         if problem:
             return _refuse(start_response, *problem)
         if int(length) <= LARGE:
-            return _answer(service, environ, start_response, int(length), client, admission.cheap)
+            return _answer(service, environ, start_response, admission.cheap)
         place = admission.large.take(client)  # (held from here to the answer, if it gets one)
         if place is None:
             return _refuse(start_response, 503, "Too many large requests at once; try again soon", RETRY)
         try:
-            return _answer(service, environ, start_response, int(length), client, nullcontext, place)
+            return _answer(service, environ, start_response, nullcontext, place)
         finally:
             admission.large.release(place)
 
     return application
 
 
-def _answer(service, environ, start_response, length, client, scope, place=None):
+def _answer(service, environ, start_response, scope, place=None):
     """Read the body and have the service answer it within `scope` (admission.cheap for a cheap request),
     unless the large request's `place` went to a newcomer meanwhile, or its turn does not come: a 503."""
-    data = environ["wsgi.input"].read(length)
+    data = environ["wsgi.input"].read(int(environ["CONTENT_LENGTH"]))
+    client = environ.get("REMOTE_ADDR", "")
     try:
         if place is not None and place.cancelled:
             raise TimeoutError("its place went to a newcomer while it arrived")
