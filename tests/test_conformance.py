@@ -56,7 +56,7 @@ def counted(line):
 
 
 def applying(profile):
-    return [c for c in ALL if cases.applies(c, profile)]
+    return [c for c in ALL if c.applies(profile)]
 
 
 @pytest.fixture(scope="module")
@@ -133,15 +133,15 @@ def test_the_reference_passes_every_case_that_applies(target, profile, service, 
 
 def test_core_cases_need_nothing_but_the_protocol():
     core = applying({"live"})
-    assert len(core) >= 80 and all(not c["requires"] for c in core)
-    assert {c["id"].split("/")[0] for c in core} >= {"api", "binary", "envelope", "headers", "http", "select"}
+    assert len(core) >= 80 and all(not c.requires for c in core)
+    assert {c.id.split("/")[0] for c in core} >= {"api", "binary", "envelope", "headers", "http", "select"}
 
 
 def test_the_suite_is_sound_large_and_covers_every_requirement(capsys):
     clients, loaders = len(cases.load(cases.CLIENTS)), len(cases.load(cases.SCHEMAS))
     assert run(capsys, "check") == (0, [f"The suite is sound: {len(ALL)} server cases, {clients} client cases and "
                                         f"{loaders} schema cases."])
-    assert len(ALL) >= 1300 and len([c for c in ALL if c["id"].startswith("testbed/")]) >= 1000
+    assert len(ALL) >= 1300 and len([c for c in ALL if c.id.startswith("testbed/")]) >= 1000
     requirements = cases.load_json("requirements.json")
     status, lines = run(capsys, "coverage")
     assert status == 0 and lines[-1] == f"{len(requirements)} of {len(requirements)} requirements have cases"
@@ -153,8 +153,8 @@ NOT_ON_THE_TESTBED = re.compile(r"calc\.|calculator\.|conv\.calculator|auth\.ses
 
 
 def test_every_rule_but_the_calculators_own_has_cases_on_the_testbed():
-    on_testbed = {r for c in ALL for r in c["requirements"]
-                  if cases.applies(c, {"testbed", "live"}) or cases.applies(c, {"testbed", "mock"})}
+    on_testbed = {r for c in ALL for r in c.requirements
+                  if c.applies({"testbed", "live"}) or c.applies({"testbed", "mock"})}
     rules = {r["id"] for r in cases.load_json("requirements.json")}
     assert rules - on_testbed == {r for r in rules if NOT_ON_THE_TESTBED.match(r)}
 
@@ -345,9 +345,9 @@ def test_a_server_without_binary_fails_unless_declared_without_it(capsys):
     """Binary is part of the protocol: its cases fail, unless the user says the target lacks it."""
     with serving(Mutated(testbed.service(), request=without("@bin_"))) as server:
         status, lines = run(capsys, "run", "--target", server.url)
-        binary = [c for c in applying({"testbed", "live"}) if "binary" in c["features"]]
+        binary = [c for c in applying({"testbed", "live"}) if "binary" in c.features]
         failed = {line.split()[1] for line in lines if line.startswith("FAIL ")}
-        assert status == 1 and len(failed) > 60 and failed <= {c["id"] for c in binary}
+        assert status == 1 and len(failed) > 60 and failed <= {c.id for c in binary}
         status, lines = run(capsys, "run", "--target", server.url, "--without", "binary")
     assert status == 0, "\n".join(lines)
     assert f"; {len(binary)} are not checked (without binary)." in lines[0]
@@ -693,10 +693,10 @@ def test_the_reference_client_passes_every_client_case(tmp_path, capsys):
 
 
 def test_client_cases_cover_the_client_rules():
-    covered = {r for c in CLIENT_CASES for r in c["requirements"]}
+    covered = {r for c in CLIENT_CASES for r in c.requirements}
     rules = {r["id"] for r in cases.load_json("requirements.json") if r["id"].startswith("client.")}
     assert len(rules) >= 10 and rules <= covered
-    assert {c["client"]["mode"] for c in CLIENT_CASES} == {"json", "binary", "binary-requests", "packed"}
+    assert {c.client["mode"] for c in CLIENT_CASES} == {"json", "binary", "binary-requests", "packed"}
 
 
 @pytest.mark.parametrize("program, area, failing, diff", [
@@ -770,12 +770,12 @@ def test_the_reference_loader_passes_every_schema_case(tmp_path, capsys):
     status, lines = run(capsys, "schema", "--command", OUR_SCHEMA_DRIVER, "--json", str(tmp_path / "r.json"))
     assert status == 0, "\n".join(lines)
     assert lines[-1] == f"{len(SCHEMA_CASES)} passed, 0 failed" and len(SCHEMA_CASES) >= 150
-    levels = {c["level"] for c in SCHEMA_CASES}
-    assert levels == {"MUST", "SHOULD"} and sum("spec" in c for c in SCHEMA_CASES) >= 100
+    levels = {c.level for c in SCHEMA_CASES}
+    assert levels == {"MUST", "SHOULD"} and sum(c.spec is not None for c in SCHEMA_CASES) >= 100
 
 
 def test_schema_cases_cover_every_rule_of_the_schema_language():
-    covered = {r for c in SCHEMA_CASES for r in c["requirements"]}
+    covered = {r for c in SCHEMA_CASES for r in c.requirements}
     rules = {r["id"] for r in cases.load_json("requirements.json")
              if r["id"].startswith(("schema.", "conv.schema-")) and r["id"] != "schema.api"}  # (that one: fn.api_)
     assert len(rules) >= 20 and rules <= covered

@@ -55,7 +55,7 @@ def test_failures_lead_to_their_answers_and_alike_failures_of_independent_implem
     status, lines, page = matrix(capsys, tmp_path, manifest)
     text = "\n".join(lines)
     assert status == 1
-    testbed = sum(cases.applies(case, {"testbed", "live"}) for case in cases.load())
+    testbed = sum(case.applies({"testbed", "live"}) for case in cases.load())
     assert f"[1] alpha 1.0 (Go): {testbed - 2} passed, 1 failed, 1 stale" in text
     assert "[3] gamma: errored: cannot start '/nonexistent/server {port}': No such file or directory" in text
     assert "  http/length/too-large: expected HTTP 413 (alpha 1.0 (Go), beta (TypeScript))" in lines

@@ -127,15 +127,15 @@ def _facts():
     """The numbers the docs quote, worked out from the suite as it is."""
     from conformance.language import suite as cases
     everything, server = cases.everything(), cases.load()
-    testbed = [c for c in server if cases.applies(c, {"testbed", "live"})]
+    testbed = [c for c in server if c.applies({"testbed", "live"})]
     known = {}
     for path in (ROOT / "conformance" / "known-failures").glob("telepact-*.txt"):
         globs = {line.split("#")[0].strip() for line in path.read_text().splitlines() if line.split("#")[0].strip()}
-        known["peer_" + path.name.split("-")[1]] = sum(any(cases.pattern(g).match(c["id"]) for g in globs) for c in everything)
-    return {"server": len(server), "core": sum(not c["requires"] for c in server), "testbed": len(testbed),
+        known["peer_" + path.name.split("-")[1]] = sum(cases.matches(globs, c.id) for c in everything)
+    return {"server": len(server), "core": sum(not c.requires for c in server), "testbed": len(testbed),
             "other": len(server) - len(testbed), "client": len(cases.load(cases.CLIENTS)),
-            "schema": len(cases.load(cases.SCHEMAS)), "binary": sum("binary" in c["features"] for c in testbed),
-            "unbinary": sum("binary" not in c["features"] for c in testbed),
+            "schema": len(cases.load(cases.SCHEMAS)), "binary": sum("binary" in c.features for c in testbed),
+            "unbinary": sum("binary" not in c.features for c in testbed),
             "every_suite": len(testbed) + len(cases.load(cases.CLIENTS)) + len(cases.load(cases.SCHEMAS)), **known}
 
 

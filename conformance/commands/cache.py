@@ -28,8 +28,8 @@ def remember(kind, results):
     """Record which cases of `kind` failed; a case that did not run keeps its earlier record.
     Returns why the record could not be written, or None."""
     record = _record()
-    ran = {r.case["id"] for r in results if r.status not in ("not-run", "set-aside")}
-    failed = set(record.get(kind) or []) - ran | {r.case["id"] for r in results if r.status in ("fail", "stale")}
+    ran = {r.case.id for r in results if r.status not in ("not-run", "set-aside")}
+    failed = set(record.get(kind) or []) - ran | {r.case.id for r in results if r.status in ("fail", "stale")}
     try:
         FOLDER.mkdir(exist_ok=True)
         _replace(FOLDER / ".gitignore", "# written by python -m conformance\n*\n")

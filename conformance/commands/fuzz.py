@@ -133,5 +133,5 @@ def main(options, parser):
 def write_fixtures(path, command, results):
     """Write the failed `results` of `command` as cases, in a fixture file at `path`."""
     fixture = {"description": f"Calls that failed {command}.",
-               "cases": [{k: v for k, v in r.case.items() if k != "file"} for r in results if r.failed]}
+               "cases": [r.case.as_data() for r in results if r.failed]}
     Path(path).write_text(json.dumps(fixture, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")

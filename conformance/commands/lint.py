@@ -11,7 +11,6 @@ expects speaks only the spec's vocabulary (`spec_words`).
 """
 
 import json
-import re
 from pathlib import Path
 
 from ..language import suite
@@ -39,7 +38,7 @@ def check(directory=suite.CASES):
             except ValueError as error:
                 problems.append(f"{prefix}{path.name}: not valid JSON: {error}")
                 continue
-            problems += [f"{prefix}{path.name}: {p}" for p in conforms(document, shape, fixture_schema)]
+            problems += [f"{prefix}{path.name}: {p}" for p in suite.conforms(document, shape, fixture_schema)]
     if problems:
         return problems
     retired, seen = set(suite.load_json("retired.json")), {}
@@ -48,24 +47,24 @@ def check(directory=suite.CASES):
     schemas = {"calculator": calculator_schema(servers), "testbed": testbed_schema(servers)}
     for prefix, (folder, _) in folders.items():
         for case in suite.load(folder) if prefix else servers:
-            where = f"{prefix}{case['file']}: {case['id']}"
-            if case["id"] in seen:
-                problems.append(f"{where}: the id is also used in {seen[case['id']]}")
-            if case["id"] in retired:
+            where = f"{prefix}{case.file}: {case.id}"
+            if case.id in seen:
+                problems.append(f"{where}: the id is also used in {seen[case.id]}")
+            if case.id in retired:
                 problems.append(f"{where}: the id is retired and may not be used again")
-            seen[case["id"]] = case["file"]
-            problems += [f"{where}: unknown requirement {r}" for r in case["requirements"]
+            seen[case.id] = case.file
+            problems += [f"{where}: unknown requirement {r}" for r in case.requirements
                          if r not in known_requirements]
             if prefix:  # a client or schema case: its spec part is a whole verdict
                 problems += [f"{where}: {p}" for p in _level(case)]
-                if "spec" in case and (case["level"] == "MUST" or set(case["spec"]) != {"accepted"}):
+                if case.spec is not None and (case.level == "MUST" or set(case.spec) != {"accepted"}):
                     problems.append(f"{where}: a spec part, which only a SHOULD case has, says only "
                                     "whether it is accepted")
                 continue
-            if tables.features(case["steps"]) != case["features"]:
-                problems.append(f"{where}: its requests use the features {tables.features(case['steps'])}, "
-                                f"not {case['features']}")
-            schema = schemas.get(next((s for s in ("calculator", "testbed") if s in case["requires"]), "testbed"))
+            if tables.features(case.steps) != list(case.features):
+                problems.append(f"{where}: its requests use the features {tables.features(case.steps)}, "
+                                f"not {list(case.features)}")
+            schema = schemas.get(next((s for s in ("calculator", "testbed") if s in case.requires), "testbed"))
             problems += [f"{where}: {p}" for p in limited(case)]
             problems += [f"{where}: {p}" for p in consistent(case, schema)]
             problems += [f"{where}: {p}" for p in fair(case, schema)]
@@ -74,10 +73,10 @@ def check(directory=suite.CASES):
 
 def limited(case):
     """Yield how the limits a case names differ from those it uses, or from those it may answer without."""
-    used = set(_limits(case["steps"]))
-    if used != set(case.get("limits", ())):
-        yield f"it uses the limits {sorted(used)}, but names {case.get('limits', [])}"
-    if any("undeclared" in step for step in case["steps"]) and not used:
+    used = set(_limits(case.steps))
+    if used != set(case.limits):
+        yield f"it uses the limits {sorted(used)}, but names {list(case.limits)}"
+    if any("undeclared" in step for step in case.steps) and not used:
         yield "a step has an answer for undeclared limits, but the case uses none"
 
 
@@ -90,23 +89,23 @@ def _limits(value):
 
 def _level(case):
     """Yield how a case's level breaks the rule: MUST is what the spec's words demand."""
-    derived = suite.level_of(case["requirements"])
-    if case["level"] not in (derived, "MAY"):
-        conventions = [r for r in case["requirements"] if suite.rule_levels().get(r) != "MUST"]
-        yield (f"it is {case['level']}, but it cites {', '.join(conventions)}, a convention, so it is SHOULD"
-               if conventions else f"it is {case['level']}, but every requirement it cites is the spec's: MUST")
+    derived = suite.level_of(case.requirements)
+    if case.level not in (derived, "MAY"):
+        conventions = [r for r in case.requirements if suite.rule_levels().get(r) != "MUST"]
+        yield (f"it is {case.level}, but it cites {', '.join(conventions)}, a convention, so it is SHOULD"
+               if conventions else f"it is {case.level}, but every requirement it cites is the spec's: MUST")
 
 
 def fair(case, schema):
     """Yield how a server case's levels break the rule: MUST is what the spec's words demand."""
     yield from _level(case)
     own = {tag for key in schema if key.startswith("fn.")
-           for tag in _results(key, schema)} if "testbed" in case["requires"] else set()
-    for number, step in enumerate(case["steps"], 1):
+           for tag in _results(key, schema)} if "testbed" in case.requires else set()
+    for number, step in enumerate(case.steps, 1):
         response = step["response"]
-        if "spec" in response and case["level"] == "MUST":
+        if "spec" in response and case.level == "MUST":
             yield f"step {number}: a spec part in a MUST case, which is all MUST already"
-        parts = [response] if case["level"] == "MUST" else [response["spec"]] if "spec" in response else []
+        parts = [response] if case.level == "MUST" else [response["spec"]] if "spec" in response else []
         for part in parts:
             yield from (f"step {number}: at MUST, {p}" for p in spec_words(part, own))
         message = response.get("message")
@@ -167,42 +166,10 @@ def _has_matcher(value):
     return type(value) is list and any(map(_has_matcher, value))
 
 
-def conforms(value, rule, root, path="$"):
-    """Yield how `value` breaks a JSON Schema (the small subset the fixture schema uses)."""
-    if "$ref" in rule:
-        rule = root["$defs"][rule["$ref"].split("/")[-1]]
-    kinds = {"object": (dict,), "array": (list,), "string": (str,), "integer": (int,), "boolean": (bool,),
-             "number": (int, float)}
-    if "type" in rule and type(value) not in kinds[rule["type"]]:
-        yield f"{path}: expected {rule['type']}, got {json.dumps(value)[:60]}"
-        return
-    if "enum" in rule and value not in rule["enum"]:
-        yield f"{path}: {json.dumps(value)} is not one of {rule['enum']}"
-    if "pattern" in rule and not re.fullmatch(rule["pattern"], value):
-        yield f"{path}: {value!r} does not match {rule['pattern']}"
-    if "minItems" in rule and len(value) < rule["minItems"]:
-        yield f"{path}: needs at least {rule['minItems']} items"
-    for key in rule.get("required", ()):
-        if key not in value:
-            yield f"{path}: {key} is missing"
-    if "oneOf" in rule and sum(not list(conforms(value, r, root)) for r in rule["oneOf"]) != 1:
-        yield f"{path}: matches {'none' if not value else 'more than one'} of the allowed forms"
-    if type(value) is dict:
-        properties = rule.get("properties", {})
-        for key, item in value.items():
-            if key in properties:
-                yield from conforms(item, properties[key], root, f"{path}.{key}")
-            elif rule.get("additionalProperties") is False:
-                yield f"{path}: unknown key {key!r}"
-    if type(value) is list and "items" in rule:
-        for index, item in enumerate(value):
-            yield from conforms(item, rule["items"], root, f"{path}[{index}]")
-
-
 def calculator_schema(servers):
     """The calculator's schema as the fn.api_ cases pin it (public and stock entries): key -> entry."""
-    [case] = [c for c in servers if c["id"] == "api/public/calculator-schema"]
-    entries = case["steps"][0]["response"]["message"][1]["Ok_"]["api"]["$unordered"]
+    [case] = [c for c in servers if c.id == "api/public/calculator-schema"]
+    entries = case.steps[0]["response"]["message"][1]["Ok_"]["api"]["$unordered"]
     return _keyed(entries + stock_entries(servers))
 
 
@@ -214,8 +181,8 @@ def testbed_schema(servers):
 
 
 def stock_entries(servers):
-    [internal] = [c for c in servers if c["id"] == "api/internal/stock-definitions"]
-    return internal["steps"][0]["response"]["message"][1]["Ok_"]["api"]["$includes"]
+    [internal] = [c for c in servers if c.id == "api/internal/stock-definitions"]
+    return internal.steps[0]["response"]["message"][1]["Ok_"]["api"]["$includes"]
 
 
 def _keyed(entries):
@@ -242,7 +209,7 @@ def _unwrapped(value):
 
 def consistent(case, schema):
     """Yield what in a case does not fit the schema of its service."""
-    for number, step in enumerate(case["steps"], 1):
+    for number, step in enumerate(case.steps, 1):
         request, response = step["request"].get("message"), step["response"].get("message")
         if type(request) is not list or len(request) != 2 or type(request[1]) is not dict or len(request[1]) != 1:
             continue

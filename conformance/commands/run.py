@@ -16,7 +16,7 @@ from ..reports import terminal
 from ..reports.results import Result, merged, named, plural
 from ..runs import server_suite
 from ..targets.remote import Target, Trouble
-from . import cache, files, lint
+from . import cache, files
 from .options import known_failures, outcomes, seconds, selectors, timeout, positive, limit, features, unable, writable
 
 
@@ -94,26 +94,27 @@ def selected_cases(options, parser, kind):
             own = own_cases(Path(options.cases))
         except ValueError as error:
             parser.error(f"--cases {error}")
-        everything = own + [c for c in everything if suite.kind(c) != "server"]
+        everything = own + [c for c in everything if c.kind != "server"]
     known = known_failures(options.known_failures, everything, parser) if options.known_failures else set()
-    matched = suite.matching([c for c in everything if suite.kind(c) == kind], options.id, options.exclude)
+    matched = suite.matching([c for c in everything if c.kind == kind], options.id, options.exclude)
     failed = cache.last_failed(kind) if options.last_failed or options.failed_first else None
     if (options.last_failed or options.failed_first) and not failed:
         print(f"No failures recorded by the last run; running every case selected "
               f"(--{'last-failed' if options.last_failed else 'failed-first'}).")
     elif options.last_failed:
-        matched = [c for c in matched if c["id"] in failed]
+        matched = [c for c in matched if c.id in failed]
         print(f"Running only what failed last time (--last-failed): {len(matched)} of the cases selected.")
     elif failed:
-        matched = sorted(matched, key=lambda c: c["id"] not in failed)
-        print(f"Running first what failed last time (--failed-first): {len(set(failed) & {c['id'] for c in matched})} "
+        matched = sorted(matched, key=lambda c: c.id not in failed)
+        print(f"Running first what failed last time (--failed-first): {len(set(failed) & {c.id for c in matched})} "
               f"of the cases selected.")
-    chosen = [c for c in matched if suite.levels(c) & suite.LEVELS[options.level]]
+    chosen = [c for c in matched if c.levels() & suite.LEVELS[options.level]]
     if not chosen:
         parser.error("no case matches the --id, --exclude and --level given")
-    aside = [Result(c, "set-aside", [f"its level is {c['level']}, beside --level {options.level}"], 0)
-             for c in matched if c not in chosen]
-    return chosen, aside, known, sum(suite.kind(c) == kind for c in everything) - len(matched)
+    ran = {c.id for c in chosen}
+    aside = [Result(c, "set-aside", [f"its level is {c.level}, beside --level {options.level}"], 0)
+             for c in matched if c.id not in ran]
+    return chosen, aside, known, sum(c.kind == kind for c in everything) - len(matched)
 
 
 def own_cases(path):
@@ -124,18 +125,18 @@ def own_cases(path):
     found, shape = [], suite.load_json("fixture.schema.json")
     for file in paths:
         document = files.read_json(file)
-        problems = list(lint.conforms(document, shape, shape))
+        problems = list(suite.conforms(document, shape, shape))
         if problems:
             more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
             raise ValueError(f"{file}: not a fixture file of server cases: {problems[0]}{more}")
-        found += [{**case, "file": file.name} for case in document["cases"]]
+        found += [suite.Case.read(case, file.name) for case in document["cases"]]
     if not found:
         raise ValueError(f"{path}: holds no cases")
     return found
 
 
 def matching(globs, chosen):
-    return {c["id"] for c in chosen if any(suite.pattern(glob).match(c["id"]) for glob in globs)}
+    return {c.id for c in chosen if suite.matches(globs, c.id)}
 
 
 def remembered(status, kind, results):

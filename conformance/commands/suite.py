@@ -35,11 +35,10 @@ def listed(options, parser):
     if not listed:
         parser.error("no case matches the --id, --exclude and --level given")
     for case in listed:
-        needs = {"client": lambda: f"client:{case['client']['mode']}", "schema": lambda: "schema loader",
-                 "server": lambda: ",".join(case["requires"]) or "any"}[suite.kind(case)]()
-        level = "+".join(sorted(suite.levels(case), key=["MAY", "SHOULD", "MUST"].index))
-        print(f"{case['id']:<55} {level:<11} {needs:<22} {','.join(case.get('features', [])) or '-':<14} "
-              f"{case['description']}")
+        needs = {"client": lambda: f"client:{case.client['mode']}", "schema": lambda: "schema loader",
+                 "server": lambda: ",".join(case.requires) or "any"}[case.kind]()
+        level = "+".join(sorted(case.levels(), key=["MAY", "SHOULD", "MUST"].index))
+        print(f"{case.id:<55} {level:<11} {needs:<22} {','.join(case.features) or '-':<14} {case.description}")
     return 0
 
 

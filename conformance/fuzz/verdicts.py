@@ -19,14 +19,10 @@ case fails while the bug is there and passes once it is fixed.
 import json
 from typing import NamedTuple
 
-from ..language import suite
-from ..language.suite import level_of
 from ..language.schema import Type
-from ..reports.results import gist
-from ..reports.reproduce import Exchange
-from ..reports.results import Result
-from ..reports.results import plural, printable
-from ..reports.reproduce import reproduce
+from ..language.suite import Case, level_of, matches
+from ..reports.reproduce import Exchange, reproduce
+from ..reports.results import Result, gist, plural, printable
 
 CHECKS = {  # name -> (what it checks, the requirements it rests on)
     "message": ("every answer is a message, [headers, body], whose body holds one result tag",
@@ -112,8 +108,7 @@ def verdicts(fuzzer, functions, findings, unreached, requires=(), known=()):
             if key in failing:
                 made = [failure(fuzzer, finding, number, judged, seconds, requires)
                         for number, finding in enumerate(failing[key], 1)]
-                results += [r._replace(status="known-failure") if any(suite.pattern(g).match(r.case["id"])
-                                                                     for g in known) else r for r in made]
+                results += [r._replace(status="known-failure") if matches(known, r.case.id) else r for r in made]
             elif judged:
                 results.append(Result(case(function.name, check, requires), "pass", [], seconds,
                                       evidence=f"{plural(judged, 'answer')} judged"))
@@ -125,12 +120,11 @@ def verdicts(fuzzer, functions, findings, unreached, requires=(), known=()):
     return results
 
 
-def case(function, check, requires, number=1):
+def case(function, check, requires, number=1, steps=()):
     """The case of a function's check (the second kind of failure of a check is `check-2`)."""
     description, requirements = CHECKS[check]
-    return {"id": f"fuzz/{function}/{check}" + (f"-{number}" if number > 1 else ""),
-            "description": f"{function}: {description}.", "requirements": requirements,
-            "level": level_of(requirements), "requires": list(requires), "features": [], "steps": [], "file": "fuzz"}
+    return Case(f"fuzz/{function}/{check}" + (f"-{number}" if number > 1 else ""), f"{function}: {description}.",
+                tuple(requirements), level_of(requirements), "fuzz", tuple(requires), steps=list(steps))
 
 
 def failure(fuzzer, finding, number, judged, seconds, requires):
@@ -149,14 +143,14 @@ def failure(fuzzer, finding, number, judged, seconds, requires):
                      ": it may depend on them (the reproduction sends the latest first)")
     elif finding.fresh:
         evidence += f"; for {finding.fresh} it fails alone, needing no earlier call"
-    made = case(finding.function, finding.check, requires, number)
-    made["steps"] = [*({"request": {"message": call}, "response": {"message": [{"$type": "object"}, {"$type": "object"}]}}
-                       for _, call in finding.after), regression(fuzzer.schema, finding)]
+    made = case(finding.function, finding.check, requires, number, [
+        *({"request": {"message": call}, "response": {"message": [{"$type": "object"}, {"$type": "object"}]}}
+          for _, call in finding.after), regression(fuzzer.schema, finding)])
     calls = [*(fuzzer.channel.encoded(call) for _, call in finding.after), fuzzer.channel.encoded(finding.call, finding.binary)]
     replay = reproduce(fuzzer.channel.target, [Exchange(data, "POST", fuzzer.channel.target.path, media_type, b"")
                                               for data, media_type in calls])
     return Result(made, "fail" if failed == sent else "flaky", [printable(f"{finding.check}: {finding.problem}")],
-                  seconds, made["level"], tuple(map(printable, replay)), answer=printable(finding.answer),
+                  seconds, made.level, tuple(map(printable, replay)), answer=printable(finding.answer),
                   evidence=evidence)
 
 
@@ -270,7 +264,7 @@ def function_line(function, results):
 
 def _checks(results):
     """The checks of verdicts, as their ids end: `handler`, `handler-2` for a second kind of failure."""
-    return [r.case["id"].rsplit("/", 1)[1] for r in results]
+    return [r.case.id.rsplit("/", 1)[1] for r in results]
 
 
 def by_check(results):

@@ -20,7 +20,7 @@ from .results import Scope, counts, plural
 
 def failed_at(result):
     """How a failure reads: MUST, or a convention's level when the spec's part passed."""
-    if result.level == "MUST" or "MUST" not in suite.levels(result.case):
+    if result.level == "MUST" or "MUST" not in result.case.levels():
         return result.level
     return f"{result.level}: the spec's own part passed"
 
@@ -51,7 +51,7 @@ def summary(results, scope=Scope()):
         by = [name for name, used in (("--id", scope.ids), ("--exclude", scope.exclude),
                                       ("--last-failed", scope.last_failed)) if used]
         line += f"; {scope.unselected} not selected by {' or '.join(by or ['--id'])}"
-    partly = sum(r.status in ("pass", "fail", "flaky", "known-failure", "stale") and r.case["level"] not in LEVELS[scope.level]
+    partly = sum(r.status in ("pass", "fail", "flaky", "known-failure", "stale") and r.case.level not in LEVELS[scope.level]
                  for r in results)
     if partly:
         line += f"; {partly} checked only for what the spec demands (MUST)"
@@ -68,7 +68,7 @@ def diagnostics(results, shown=5):
         return []
     lines = [f"Diagnostics: {plural(len(differ), 'case')} with the right verdict and problems placed "
              f"otherwise than conv.schema-problems (a convention, never a failure):"]
-    lines += [f"  {r.case['id']}: {r.diagnostics[0][:200]}" for r in differ[:shown]]
+    lines += [f"  {r.case.id}: {r.diagnostics[0][:200]}" for r in differ[:shown]]
     if len(differ) > shown:
         lines.append(f"  ... and {len(differ) - shown} more (all of them are in the --json and --html reports)")
     return lines
@@ -122,7 +122,7 @@ def rule(result):
         return checked
     levels = suite.rule_levels()
     wanted = "MUST" if result.level == "MUST" else "SHOULD"
-    return next((r for r in result.case["requirements"] if levels.get(r) == wanted), result.case["requirements"][0])
+    return next((r for r in result.case.requirements if levels.get(r) == wanted), result.case.requirements[0])
 
 
 def by_cause(results):
@@ -163,7 +163,7 @@ def causes(results, texts):
         lines.append(f"  {len(group):>4} {level:<6} {name}" + (f"  ({mix(group)})" if mix(group) else ""))
         if group[0].status != "stale":  # (which breaks no rule)
             lines.append(f"       breaks {broken}: {texts.get(broken, '')}")
-        lines.append(f"       first: {group[0].case['id']}: {first_difference(group[0])}")
+        lines.append(f"       first: {group[0].case.id}: {first_difference(group[0])}")
     return lines
 
 

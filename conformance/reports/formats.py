@@ -30,7 +30,7 @@ def junit(results, subject="", scope=Scope()):
         lines.append(f'  <properties><property name="seed" value="{scope.seed}"/></properties>')
     for result in results:
         case = result.case
-        lines.append(f'  <testcase classname={quoteattr(case["file"])} name={quoteattr(case["id"])} '
+        lines.append(f'  <testcase classname={quoteattr(case.file)} name={quoteattr(case.id)} '
                      f'time="{result.seconds:.3f}">')
         detail = escape("\n".join(result.problems + [result.evidence] * bool(result.evidence) + list(result.replay)))
         if result.status == "errored":
@@ -58,11 +58,11 @@ def as_json(results, subject, service, scope):
         "without": sorted(scope.without), "level": scope.level, **({"stopped": scope.stopped} if scope.stopped else {}),
         **({"seed": scope.seed} if scope.seed is not None else {}),
         "summary": counts(results),
-        "cases": [{"id": r.case["id"], "status": r.status, "level": r.case["level"],
+        "cases": [{"id": r.case.id, "status": r.status, "level": r.case.level,
                    **({"failedLevel": r.level} if r.problems and r.level else {}),
-                   "requires": r.case.get("requires", []), "features": r.case.get("features", []),
-                   **({"client": r.case["client"]} if "client" in r.case else {}),
-                   "requirements": r.case["requirements"], "seconds": round(r.seconds, 3), "problems": r.problems,
+                   "requires": r.case.requires, "features": r.case.features,
+                   **({"client": r.case.client} if r.case.client is not None else {}),
+                   "requirements": r.case.requirements, "seconds": round(r.seconds, 3), "problems": r.problems,
                    "reproduce": list(r.replay) if r.failed else [], **({"answer": r.answer} if r.answer else {}),
                    **({"evidence": r.evidence} if r.evidence else {}),
                    **({"diagnostics": list(r.diagnostics)} if r.diagnostics else {})}
@@ -99,7 +99,7 @@ def as_html(results, subject, service, scope, requirements):
         parts.append(f"<details class=rule><summary><span class='level {e(level)}'>{e(level)}</span>"
                      f"<b>{e(name)}</b> <b>({plural(len(group), 'case')}{': ' + e(mix(group)) if mix(group) else ''})</b>"
                      f"<p class=first>breaks <b>{e(broken)}</b>: {e(texts.get(broken, ''))}</p>"
-                     f"<p class=first>first difference, in {e(group[0].case['id'])}: "
+                     f"<p class=first>first difference, in {e(group[0].case.id)}: "
                      f"{e(first_difference(group[0]))}</p></summary>")
         parts += [failure_html(result) for result in group]
         parts.append("</details>")
@@ -107,21 +107,21 @@ def as_html(results, subject, service, scope, requirements):
     if differ:
         parts.append(f"<h2>Diagnostics: {plural(len(differ), 'case')} with problems placed otherwise</h2><p>The verdicts are right; "
                      f"where each problem is placed is a convention (conv.schema-problems), never a failure.</p>")
-        parts += [f"<details class=failure><summary>{e(r.case['id'])}</summary><pre>{e(chr(10).join(r.diagnostics))}"
+        parts += [f"<details class=failure><summary>{e(r.case.id)}</summary><pre>{e(chr(10).join(r.diagnostics))}"
                   f"</pre></details>" for r in differ]
-    parts += ["<h2>By area</h2>", _table(_grouped(results, lambda r: [r.case["file"].removesuffix(".json")])),
+    parts += ["<h2>By area</h2>", _table(_grouped(results, lambda r: [r.case.file.removesuffix(".json")])),
               f"<details><summary>By requirement ({len(texts)})</summary>",
-              _table(_grouped(results, lambda r: r.case["requirements"]), texts), "</details>"]
+              _table(_grouped(results, lambda r: r.case.requirements), texts), "</details>"]
     return "\n".join(parts) + "\n</html>\n"
 
 
 def failure_html(result):
     """One failed case, to expand: what it checks, every difference, and how to see it again."""
     e, case = html.escape, result.case
-    return (f"<details class=failure><summary>{e(case['id'])}"
+    return (f"<details class=failure><summary>{e(case.id)}"
             f"{' (stale: it passes, but is listed as a known failure)' if result.status == 'stale' else ''}"
-            f"</summary><p>{e(case['description'])} ({e(failed_at(result))}; {e(case['file'])}; "
-            f"checks {e(', '.join(case['requirements']))})</p><pre>{e(chr(10).join(result.problems) or first_difference(result))}</pre>"
+            f"</summary><p>{e(case.description)} ({e(failed_at(result))}; {e(case.file)}; "
+            f"checks {e(', '.join(case.requirements))})</p><pre>{e(chr(10).join(result.problems) or first_difference(result))}</pre>"
             + (f"<p>{e(result.evidence)}</p>" if result.evidence else "")
             + (f"<p>The answer received:</p><pre>{e(result.answer)}</pre>" if result.answer else "")
             + f"<p>{e(result.replay_title)}:</p><pre>{e(chr(10).join(result.replay))}</pre></details>")

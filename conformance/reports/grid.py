@@ -25,6 +25,7 @@ import time
 from typing import NamedTuple
 
 from ..language import suite
+from ..language.suite import Case
 from . import formats
 from .results import LABELS, STATUSES, Result, Scope, counts, named
 from .causes import cause
@@ -50,8 +51,8 @@ def from_report(document, where):
     for number, item in enumerate(document["cases"]):
         if type(item) is not dict or type(item.get("id")) is not str or item.get("status") not in STATUSES:
             raise ValueError(f"{where}: cases[{number}] has no id, or no status of {', '.join(STATUSES)}")
-        case = every.get(item["id"]) or {"id": item["id"], "description": "", "file": "",  # (a case of another suite)
-                                         "requirements": list(item.get("requirements") or []), "level": item.get("level", "MAY")}
+        case = every.get(item["id"]) or Case(item["id"], "", tuple(item.get("requirements") or ()),  # (another suite's)
+                                             item.get("level", "MAY"))
         results.append(Result(case, item["status"], list(item.get("problems") or []), float(item.get("seconds") or 0),
                               item.get("failedLevel", ""), tuple(item.get("reproduce") or ()), answer=item.get("answer", ""),
                               evidence=item.get("evidence", "")))
@@ -73,7 +74,7 @@ def told(results):
 @functools.cache
 def _suite():
     """The suite's cases by id, read once for all the reports of a matrix."""
-    return {case["id"]: case for case in suite.everything()}
+    return {case.id: case for case in suite.everything()}
 
 
 def as_json(columns):
@@ -107,7 +108,7 @@ def rows(columns):
         for result in column.results:
             if result.status not in ("pass", "fail", "flaky", "errored", "known-failure", "stale"):
                 continue
-            for row in sorted({groups[r] for r in result.case["requirements"] if r in groups}):
+            for row in sorted({groups[r] for r in result.case.requirements if r in groups}):
                 passed, checked, failed = table.setdefault(row, {}).get(index, (0, 0, []))
                 ok = result.status in ("pass", "known-failure") or (  # (a MUST row: the case's MUST part passed)
                     row[1] == "MUST" and result.status in ("fail", "flaky") and result.level != "MUST")
@@ -122,7 +123,7 @@ def alike(columns):
     for column in columns:
         for result in column.results:
             if result.status in ("fail", "flaky"):
-                found.setdefault((result.case["id"], cause(result)), {})[column.entry["name"]] = column.title
+                found.setdefault((result.case.id, cause(result)), {})[column.entry["name"]] = column.title
     return {key: list(names.values()) for key, names in found.items() if len(names) > 1}
 
 

@@ -44,7 +44,7 @@ class Result(NamedTuple):
 
 def outcome(case, problems, known, started, level, replay, replay_title="To reproduce"):
     """The Result of a case begun at `started` that found `problems` at `level` (none: it passed)."""
-    status = ("known-failure" if problems else "stale") if case["id"] in known else "fail" if problems else "pass"
+    status = ("known-failure" if problems else "stale") if case.id in known else "fail" if problems else "pass"
     return Result(case, status, list(map(printable, problems)), time.monotonic() - started,
                   level if problems else "", tuple(map(printable, replay)) if problems else (), replay_title)
 
@@ -61,7 +61,7 @@ def merged(runs):
     by_id = {}
     for results in runs:
         for result in results:
-            by_id.setdefault(result.case["id"], []).append(result)
+            by_id.setdefault(result.case.id, []).append(result)
     merged_ = []
     for tries in by_id.values():
         seen = [(r.status, gist(USER.sub("$user", "\n".join(r.problems)))) for r in tries]

@@ -32,20 +32,20 @@ def running(options, selected, run, target=None):
         done.append(result)
         if options.verbose:
             colour = "green" if result.status == "pass" else "red" if result.failed else "yellow"
-            print(f"{painted(f'{result.status.upper():>13}', colour)} {result.case['id']}", flush=True)
+            print(f"{painted(f'{result.status.upper():>13}', colour)} {result.case.id}", flush=True)
         elif terminal:
-            print(f"\r[{len(done)}/{len(selected)}] {result.case['id'][:60]:<60}", end="", flush=True)
+            print(f"\r[{len(done)}/{len(selected)}] {result.case.id[:60]:<60}", end="", flush=True)
         return options.maxfail is not None and sum(r.status in ("fail", "stale") for r in done) >= options.maxfail
 
     try:
         results, why = run(progress), f"--maxfail {options.maxfail} stopped the run"
     except KeyboardInterrupt:  # a summary and reports of what ran, as pytest gives
-        order = {c["id"]: number for number, c in enumerate(selected)}
-        results = sorted(merged([done]), key=lambda r: order[r.case["id"]])
+        order = {c.id: number for number, c in enumerate(selected)}
+        results = sorted(merged([done]), key=lambda r: order[r.case.id])
         why = interrupted = "the run was interrupted"
-    ran, stopped = {r.case["id"] for r in results}, target.stopped if target else ""
+    ran, stopped = {r.case.id for r in results}, target.stopped if target else ""
     why = f"the target {stopped}" if stopped else why
-    results += [Result(c, "not-run", [f"{why} first"], 0) for c in selected if c["id"] not in ran]
+    results += [Result(c, "not-run", [f"{why} first"], 0) for c in selected if c.id not in ran]
     if terminal and not options.verbose:
         print("\r" + " " * 80 + "\r", end="")
     if stopped or interrupted:
@@ -78,7 +78,7 @@ def finish(options, ending, subject, service, unselected, limits=None):
     if options.durations is not None:
         ran = sorted((r for r in results if r.seconds), key=lambda r: -r.seconds)[:options.durations or None]
         print(f"\nThe {plural(len(ran), 'slowest case')}:" if options.durations else "\nEvery case, slowest first:")
-        print("\n".join(f"{r.seconds:8.3f} s  {r.case['id']}" for r in ran))
+        print("\n".join(f"{r.seconds:8.3f} s  {r.case.id}" for r in ran))
     print(painted(summary(results, scope), "red" if any(r.failed for r in results) or stopped else "green"))
     ran = any(r.status in ("pass", "fail", "flaky", "known-failure", "stale") for r in results)
     if not ran and not ending.interrupted:
@@ -103,8 +103,8 @@ def print_failure(result):
     case = result.case
     label = {"flaky": "FLAKY", "errored": "ERRORED", "stale": "STALE"}.get(result.status, "FAIL")
     level = "listed as a known failure" if result.status == "stale" else failed_at(result)
-    print(f"\n{painted(label, 'red')} {case['id']} ({level}; {case['file']}; checks {', '.join(case['requirements'])})")
-    print(f"  {case['description']}")
+    print(f"\n{painted(label, 'red')} {case.id} ({level}; {case.file}; checks {', '.join(case.requirements)})")
+    print(f"  {case.description}")
     if result.status == "stale":
         print("  It passes, but the known-failures file lists it: remove it from there.")
     for line in result.problems[:10]:

@@ -121,24 +121,24 @@ def run(cases, command, known=frozenset(), progress=None):
 def run_case(case, script, driver, known=frozenset()):
     """Make a fresh client go through one case's steps; a failing step ends the case."""
     started, problems = time.monotonic(), []
-    settings = {"client": f"{case['id']}#{next(FRESH)}", **case["client"]}
-    for number, step in enumerate(case["steps"], 1):
+    settings = {"client": f"{case.id}#{next(FRESH)}", **case.client}
+    for number, step in enumerate(case.steps, 1):
         script.load([exchange["answer"] for exchange in step["exchanges"]])
         instruction = {**settings, **step["call"]}
         began = time.monotonic()
-        reply = driver.call(instruction, case["client"]["timeout"] + GRACE)
+        reply = driver.call(instruction, case.client["timeout"] + GRACE)
         took = time.monotonic() - began
         script.release()
         with script.lock:
             seen = list(script.seen)
         found = list(_check_requests(step["exchanges"], seen)) + list(_check_reply(step["returns"], reply, took, case))
         if found:
-            problems = [f"step {number} of {len(case['steps'])}: {p}" for p in found]
+            problems = [f"step {number} of {len(case.steps)}: {p}" for p in found]
             transcript = _transcript(instruction, step["exchanges"], seen, reply)
             break
     else:
         transcript = []
-    return outcome(case, problems, known, started, case["level"], transcript, "What happened")
+    return outcome(case, problems, known, started, case.level, transcript, "What happened")
 
 
 def _wire(data):
@@ -172,8 +172,8 @@ def _check_reply(expected, reply, took, case):
             yield f"expected the client to report a failure, but it returned {json.dumps(reply)[:200]}"
         elif not str(reply["error"]).strip():
             yield "the client reported a failure with an empty message"
-        elif took > case["client"]["timeout"] + GRACE:
-            yield f"the failure took {took:.1f} s, beyond the timeout of {case['client']['timeout']:g} s"
+        elif took > case.client["timeout"] + GRACE:
+            yield f"the failure took {took:.1f} s, beyond the timeout of {case.client['timeout']:g} s"
     elif "error" in reply:
         yield f"the client failed: {str(reply['error'])[:300]}"
     else:

@@ -100,7 +100,7 @@ def check(entry, every, home=".", say=print):
             results += serve_suite(entry, port, every, known, process, output)
         for kind, run in (("client", client_suite.run), ("schema", schema_suite.run)):
             if entry.get(kind):
-                chosen = [c for c in every if suite.kind(c) == kind]
+                chosen = [c for c in every if c.kind == kind]
                 results += run(chosen, " ".join(command(entry[kind], port, home)), _known(known, chosen))
     except (Trouble, OSError, ValueError, subprocess.SubprocessError) as error:
         trouble = _told(error)
@@ -127,7 +127,7 @@ def serve_suite(entry, port, every, known, process=None, output=None):
                       + (f" (pip install {missing[1].split('.')[0]} where it runs)" if missing else ""))
     target.wait(max(0, deadline - time.monotonic()))
     profile, _ = server_suite.detect(target)
-    chosen = [c for c in every if suite.kind(c) == "server"]
+    chosen = [c for c in every if c.kind == "server"]
     selected, aside = server_suite.sort_out(chosen, profile, set(entry.get("without", ())))
     results = server_suite.Run(target, known=_known(known, selected), limits=entry.get("limits")).results(selected)
     if target.stopped:
@@ -151,7 +151,7 @@ def _last(output, shown=300):
 
 
 def _known(globs, chosen):
-    return {c["id"] for c in chosen if any(suite.pattern(glob).match(c["id"]) for glob in globs)}
+    return {c.id for c in chosen if suite.matches(globs, c.id)}
 
 
 def _told(error):

@@ -48,9 +48,9 @@ def run(cases, command, known=frozenset(), progress=None):
 def run_case(case, driver, known=frozenset()):
     """Hand the driver a case's documents; compare its verdict, then, apart, its diagnostics."""
     started = time.monotonic()
-    documents = [{"name": document["name"], "text": text(document)} for document in case["documents"]]
+    documents = [{"name": document["name"], "text": text(document)} for document in case.documents]
     reply = driver.call({"documents": documents}, GRACE)
-    expected, problems, diagnostics = case["expect"], [], []
+    expected, problems, diagnostics = case.expect, [], []
     if type(reply) is dict and (type(reply.get("accepted")) is not bool or type(reply.get("problems", [])) is not list):
         raise Trouble(f"the driver {driver.command!r} replied {json.dumps(reply)[:200]} to a schema; its reply is "
                       '{"accepted": true}, or {"accepted": false, "problems": [...]} (conformance/README.md, '
@@ -62,7 +62,7 @@ def run_case(case, driver, known=frozenset()):
                     f"expected the schema to be accepted; the loader refused it: {json.dumps(reply.get('problems'))[:300]}"]
     elif "problems" in expected:
         diagnostics = [f"problems{line}" for line in explain(list(compare(expected["problems"], reply.get("problems"), {})))]
-    level = "MUST" if "spec" in case or case["level"] == "MUST" else case["level"]
+    level = "MUST" if case.spec is not None or case.level == "MUST" else case.level
     story = [f"the documents: {json.dumps([d['name'] for d in documents])}",
              *(f"{d['name']}:\n{d['text']}" for d in documents), f"the driver answered: {json.dumps(reply)[:600]}"]
     return outcome(case, problems, known, started, level, story, "What happened")._replace(diagnostics=tuple(diagnostics))

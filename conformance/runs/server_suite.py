@@ -29,7 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 import msgpack
 
 from ..targets.remote import Overlong, Trouble, read, send
-from ..language.suite import LEVELS, LIMITS, applies
+from ..language.suite import LEVELS, LIMITS
 from ..language.decoding import decode, one_at_a_time, readings
 from ..language.matchers import compare, excerpt, explain, substitute, to_msgpack
 from ..reports.reproduce import Exchange, reproduce, shown
@@ -66,10 +66,10 @@ def sort_out(chosen, profile, without=frozenset()):
     the others: for other services, or using features declared absent (`without`)."""
     selected, aside = [], []
     for case in chosen:
-        if not applies(case, profile):
-            aside.append(Result(case, "other-service", [f"needs {', '.join(case['requires'])}"], 0))
-        elif without & set(case["features"]):
-            aside.append(Result(case, "not-checked", [f"uses {', '.join(sorted(without & set(case['features'])))}"], 0))
+        if not case.applies(profile):
+            aside.append(Result(case, "other-service", [f"needs {', '.join(case.requires)}"], 0))
+        elif without & set(case.features):
+            aside.append(Result(case, "not-checked", [f"uses {', '.join(sorted(without & set(case.features)))}"], 0))
         else:
             selected.append(case)
     return selected, aside
@@ -94,14 +94,14 @@ class Run:
         results = {}
         with ThreadPoolExecutor(self.workers) as pool:
             try:
-                list(pool.map(lambda case: self.one(case, results), [c for c in cases if not c.get("exclusive")]))
+                list(pool.map(lambda case: self.one(case, results), [c for c in cases if not c.exclusive]))
             except KeyboardInterrupt:  # no case starts now; those in flight end within their timeout
                 self.stopped.append(None)
                 raise
         for case in cases:
-            if case.get("exclusive"):
+            if case.exclusive:
                 self.one(case, results)
-        return [results[c["id"]] for c in cases if c["id"] in results]
+        return [results[c.id] for c in cases if c.id in results]
 
     def one(self, case, results):
         """Run a case into `results`, unless the run is stopped."""
@@ -110,10 +110,10 @@ class Run:
         result, target = Steps(self, case).result(), self.target
         if result.problems and "no answer from" in result.problems[0] and (target.stopped or not target.answers()):
             # Not this case's failure: the target is gone, and no case after it is run.
-            target.stopped = target.stopped or f"stopped answering during {case['id']} ({result.problems[0]})"
+            target.stopped = target.stopped or f"stopped answering during {case.id} ({result.problems[0]})"
             result = result._replace(status="errored")
             self.stopped.append(case)
-        results[case["id"]] = result
+        results[case.id] = result
         if self.progress and self.progress(result):
             self.stopped.append(case)
 
@@ -128,34 +128,34 @@ class Steps:
         self.captured = {("limit", name): value for name, value in run.limits.items()}  # (for $limit: match.py)
         self.limits = {name: run.limits.get(name, LIMITS[name][0]) for name in LIMITS}
         self.encodings, self.sizes, self.transcript = {}, [], []
-        self.whole = case["level"] in LEVELS[run.level]  # (else only the spec parts are checked)
-        self.status = None if case["level"] == "MUST" else 200  # (a convention's case expects HTTP 200)
+        self.whole = case.level in LEVELS[run.level]  # (else only the spec parts are checked)
+        self.status = None if case.level == "MUST" else 200  # (a convention's case expects HTTP 200)
 
     def result(self):
         """Run the steps at the run's level; a step that breaks a MUST, or the case's only level, ends them.
         A step's `undeclared` response is expected instead when a limit the case depends on was not declared."""
         case, problems, failed_level = self.case, [], ""
-        undeclared = not set(case.get("limits", ())) <= self.run.limits.keys()
+        undeclared = not set(case.limits) <= self.run.limits.keys()
         self.connection = self.target.connect()
         try:
-            for number, step in enumerate(case["steps"], 1):
+            for number, step in enumerate(case.steps, 1):
                 expected = step["undeclared"] if undeclared and "undeclared" in step else step["response"]
                 must, rest = self.step(step["request"], expected)
-                where = f"step {number} of {len(case['steps'])}" + (" (on a new connection)" * (
+                where = f"step {number} of {len(case.steps)}" + (" (on a new connection)" * (
                     step["request"].get("connection") == "new"))
-                if must or (rest and "spec" not in step and case["level"] == "MUST"):
+                if must or (rest and "spec" not in step and case.level == "MUST"):
                     problems, failed_level = [f"{where}: {p}" for p in must or rest], "MUST"
                     break
                 if rest and not problems:
-                    problems, failed_level = [f"{where}: {p}" for p in rest], case["level"]
-                    if not any("spec" in later for later in case["steps"][number:]):
+                    problems, failed_level = [f"{where}: {p}" for p in rest], case.level
+                    if not any("spec" in later for later in case.steps[number:]):
                         break
         except (OSError, http.client.HTTPException) as error:  # an answer is what every request is owed
-            step = case["steps"][len(self.transcript)] if len(self.transcript) < len(case["steps"]) else {}
+            step = case.steps[len(self.transcript)] if len(self.transcript) < len(case.steps) else {}
             problems = [f"step {len(self.transcript) + 1}: no answer from {self.target.url}: {error}"]
-            failed_level = "MUST" if "spec" in step.get("response", {}) else case["level"]
+            failed_level = "MUST" if "spec" in step.get("response", {}) else case.level
         except (KeyError, ValueError) as error:  # a request made from what an earlier answer should have held
-            problems, failed_level = [f"the case could not run: {error}"], case["level"]
+            problems, failed_level = [f"the case could not run: {error}"], case.level
         finally:
             self.connection.close()
         if failed_level not in LEVELS[self.run.level]:  # a convention --level set aside, which stopped the case
