@@ -6,7 +6,7 @@ from ..reports.results import plural
 from ..runs import client_suite, schema_suite
 from ..targets.remote import Trouble
 from .options import outcomes, selectors, unable
-from .run import matching, remembered, selected_cases
+from .run import remembered, selected_cases
 
 
 def add(commands):
@@ -37,13 +37,12 @@ def main(options, parser):
     """Check what the driver --command drives (a client, a schema loader) with the cases of its kind."""
     kind = options.subcommand
     run, what = DRIVEN[kind]
-    chosen, aside, known, unselected = selected_cases(options, parser, kind)
+    asked, chosen, aside, unselected = selected_cases(options, parser, kind)
     subject = f"the {what} driven by {options.command!r}"
     print(f"Checking {subject}. Running {plural(len(chosen), 'case')}.", flush=True)
     try:
-        ending = terminal.running(options, chosen, lambda progress: run(chosen, options.command,
-                                                                matching(known, chosen), progress))
+        ending = terminal.running(asked, chosen, lambda progress: run(chosen, options.command, asked, progress))
     except Trouble as trouble:
         return unable(parser, trouble)
     ending = ending._replace(results=ending.results + aside)
-    return remembered(terminal.finish(options, ending, subject, f"a {what}", unselected), kind, ending.results)
+    return remembered(terminal.finish(asked, ending, subject, f"a {what}", unselected), kind, ending.results)

@@ -5,6 +5,7 @@ import http.client
 import json
 import random
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from ..fuzz.channel import Channel, Pace
@@ -15,7 +16,7 @@ from ..reports.results import Scope, counts, plural
 from ..runs import server_suite
 from ..targets.inprocess import Application
 from ..targets.remote import Target, Trouble
-from .options import header, known_failures, positive, rate, seconds, timeout, unable, writable
+from .options import header, known_failures, positive, rate, seconds, settings, timeout, unable, writable
 
 
 def add(commands):
@@ -73,53 +74,57 @@ def main(options, parser):
         parser.error("a header is -H NAME=TEXT or -H NAME:=JSON, its name starting with @")
     writable(parser, options, ("junit", "json", "html", "fixtures"))
     known = known_failures(options.known_failures, None, parser) if options.known_failures else set()
-    seed = options.seed if options.seed is not None else random.randrange(2**32)
+    asked = settings(options, known)
+    asked = replace(asked, seed=random.randrange(2**32) if asked.seed is None else asked.seed)
     try:
         if options.app and options.cafile:
             parser.error("--cafile is for an https:// --target, not an --app called in process")
-        if options.app and options.workers > 1:
+        if options.app and asked.workers > 1:
             parser.error("--workers is for a --target: an --app is called in one thread, one call at a time")
         target = (Application(options.app, options.timeout) if options.app else
                   Target(options.target, options.timeout, options.cafile))
         target.wait(options.wait)
         profile, service = server_suite.detect(target)
-        channel = Channel(target, Pace(options.rate), terminal.call_line if options.verbose else None)
-        fuzzer = Fuzzer(channel, random.Random(seed), dict(options.header),
-                             time.monotonic() + options.time_limit, options.deterministic, not options.no_binary)
-        unknown = [name for name in options.function + options.skip if name not in fuzzer.schema.functions]
+        channel = Channel(target, Pace(options.rate), terminal.call_line if asked.verbose else None)
+        fuzzer = Fuzzer(channel, random.Random(asked.seed), asked)
+        unknown = [name for name in asked.functions + asked.skip if name not in fuzzer.schema.functions]
         if unknown:
             parser.error(f"the target has no {', '.join(unknown)}; it has {', '.join(sorted(fuzzer.schema.functions))}")
-        functions = fuzzer.functions(options.function, options.skip)
+        functions = fuzzer.functions()
     except (ValueError, Trouble, OSError, http.client.HTTPException) as error:
         return unable(parser, getattr(error, "strerror", None) or error)
     print(f"Fuzzing {target.url}: {service}, {plural(len(functions), 'function')}, "
-          f"{plural(options.max_examples, 'call')} each, "
-          f"seed {seed} (--seed {seed} makes the same calls again).", flush=True)
+          f"{plural(asked.max_examples, 'call')} each, "
+          f"seed {asked.seed} (--seed {asked.seed} makes the same calls again).", flush=True)
     if fuzzer.links.said():
         print(f"Links followed: {fuzzer.links.said()}.", flush=True)
     started, found, unreached, interrupted = time.monotonic(), [], UNREACHED, False
     try:
-        fuzzer.run(functions, options.max_examples, found, lambda line: print(line, flush=True), options.workers)
+        fuzzer.run(functions, found, lambda line: print(line, flush=True))
     except Trouble as trouble:
         return unable(parser, trouble)
     except KeyboardInterrupt:  # what was found so far is reported all the same
         interrupted, unreached = True, "the run was interrupted before its calls"
         print("\nThe fuzzing was interrupted: what was checked so far is reported.", flush=True)
-    results = verdicts(fuzzer, functions, found, unreached, sorted(profile & {"calculator", "testbed"}), known)
+    results = verdicts(fuzzer, functions, found, unreached, sorted(profile & {"calculator", "testbed"}))
     for result in results:
         if result.failed:
             terminal.print_failure(result)
     if options.fixtures and found:
         where = f"--app {options.app}" if options.app else f"--target {target.url}"
-        write_fixtures(options.fixtures, f"python -m conformance fuzz {where} --seed {seed}", results)
-    terminal.write_reports(options, results, target.url, service, Scope(seed=seed))
-    tally = counts(results)
+        write_fixtures(options.fixtures, f"python -m conformance fuzz {where} --seed {asked.seed}", results)
+    terminal.write_reports(asked, results, target.url, service, Scope(seed=asked.seed))
+    return summary(fuzzer, functions, results, time.monotonic() - started, interrupted)
+
+
+def summary(fuzzer, functions, results, seconds, interrupted):
+    """Print how each check fared and what the run came to; return the exit status."""
+    tally, seed = counts(results), fuzzer.settings.seed
     print("\n" + by_check(results))
     told = (f"{plural(tally['fail'] + tally['flaky'], 'failure')}" + (f" ({tally['flaky']} flaky)" * bool(tally["flaky"]))
             if tally["fail"] + tally["flaky"] else "no failures") + (
         f", {plural(tally['known-failure'], 'known failure')}" if tally["known-failure"] else "")
     called = sum(bool(fuzzer.evidence[(function.name, "message")]) for function in functions)
-    seconds = time.monotonic() - started
     print(f"Fuzzed {called if called == len(functions) else f'{called} of {len(functions)}'} "
           f"function{'s' * (len(functions) != 1)} with {fuzzer.channel.sent} requests in {seconds:.1f} s "
           f"({fuzzer.channel.sent / max(seconds, 1e-3):,.0f} a second; seed {seed}): {told}; {tally['pass']} checks passed"

@@ -13,6 +13,7 @@ from importlib import metadata
 from pathlib import Path
 
 from ..language import suite
+from ..runs.settings import Settings
 from . import files
 
 
@@ -91,6 +92,29 @@ def outcomes(parser):
     named.add_argument("--implementation", default="", metavar="NAME", help="the implementation's name")
     named.add_argument("--implementation-version", default="", metavar="VERSION", help="its version")
     named.add_argument("--language", default="", metavar="LANGUAGE", help="its programming language")
+
+
+SETTINGS = {  # an option's name on the command line (its dest) -> the setting it gives, and how
+    "level": ("level", str), "id": ("ids", tuple), "exclude": ("exclude", tuple), "last_failed": ("last_failed", bool),
+    "without": ("without", frozenset), "limit": ("limits", dict), "workers": ("workers", int),
+    "repeat": ("repeat", int), "maxfail": ("maxfail", None), "verbose": ("verbose", bool),
+    "durations": ("durations", None), "seed": ("seed", None), "max_examples": ("max_examples", int),
+    "function": ("functions", tuple), "skip": ("skip", tuple), "header": ("headers", dict),
+    "time_limit": ("time_limit", float), "deterministic": ("deterministic", bool),
+    "no_binary": ("binary", lambda given: not given),
+}
+
+
+def settings(options, known=frozenset()):
+    """The Settings of a run as its command line says ([tool.conformance] gave the defaults), with the
+    globs of its `known` failures; the command line itself goes no further."""
+    given = vars(options)
+    made = {name: convert(given[dest]) if convert and given[dest] is not None else given[dest]
+            for dest, (name, convert) in SETTINGS.items() if dest in given}
+    implementation = {key: given[dest] for key, dest in (("name", "implementation"), ("version",
+                      "implementation_version"), ("language", "language")) if given.get(dest)}
+    reports = {form: given[form] for form in ("junit", "json", "html") if given.get(form)}
+    return Settings(implementation=implementation, known=frozenset(known), reports=reports, **made)
 
 
 def unable(parser, message):

@@ -17,7 +17,8 @@ from ..reports.results import Result, merged, named, plural
 from ..runs import server_suite
 from ..targets.remote import Target, Trouble
 from . import cache, files
-from .options import known_failures, outcomes, seconds, selectors, timeout, positive, limit, features, unable, writable
+from .options import (features, known_failures, limit, outcomes, positive, seconds, selectors, settings, timeout,
+                      unable, writable)
 
 
 def add(commands):
@@ -55,7 +56,7 @@ def main(options, parser):
         target = Target(options.target, options.timeout, options.cafile)
     except ValueError as error:
         parser.error(str(error))
-    chosen, set_aside, known, unselected = selected_cases(options, parser, "server")
+    asked, chosen, set_aside, unselected = selected_cases(options, parser, "server")
     try:
         target.wait(options.wait, lambda reason: print(
             f"Waiting up to {options.wait:g} s for {target.url} to answer ({reason}; see --wait)...", flush=True))
@@ -64,29 +65,26 @@ def main(options, parser):
         return unable(parser, trouble)
     except (OSError, http.client.HTTPException) as error:
         return unable(parser, f"cannot reach {target.url}: {getattr(error, 'strerror', None) or error}")
-    selected, aside = server_suite.sort_out(chosen, profile, options.without)
+    selected, aside = server_suite.sort_out(chosen, profile, asked.without)
     other, unchecked = (sum(r.status == status for r in aside) for status in ("other-service", "not-checked"))
-    declared = named({"name": options.implementation, "version": options.implementation_version,
-                          "language": options.language})
+    declared = named(asked.implementation)
     print(f"Checking {declared + ' at ' if declared else ''}{target.url}: {service}. Running {plural(len(selected), 'case')}"
           + (f"; {other} {'is' if other == 1 else 'are'} for other services" if other else "")
-          + (f"; {unchecked} {'is' if unchecked == 1 else 'are'} not checked (without {', '.join(sorted(options.without))})"
+          + (f"; {unchecked} {'is' if unchecked == 1 else 'are'} not checked (without {', '.join(sorted(asked.without))})"
              if unchecked else "")
           + ".", flush=True)
-    limits = dict(options.limit)
-    if limits:
-        print("Declared limits: " + ", ".join(f"{name} {value:,}" for name, value in limits.items()), flush=True)
-    known = matching(known, selected)
-    ending = terminal.running(options, selected, lambda progress: merged(
-        [server_suite.Run(target, options.workers, known, options.level, limits, progress).results(selected)
-         for _ in range(options.repeat)]), target)
+    if asked.limits:
+        print("Declared limits: " + ", ".join(f"{name} {value:,}" for name, value in asked.limits.items()), flush=True)
+    ending = terminal.running(asked, selected, lambda progress: merged(
+        [server_suite.Run(target, asked, progress).results(selected) for _ in range(asked.repeat)]), target)
     ending = ending._replace(results=ending.results + aside + set_aside)
-    return remembered(terminal.finish(options, ending, target.url, service, unselected, limits), "server", ending.results)
+    return remembered(terminal.finish(asked, ending, target.url, service, unselected), "server", ending.results)
 
 
 def selected_cases(options, parser, kind):
-    """The cases of `kind` selected, those --level sets aside, the known-failure globs (of any kind:
-    one file serves all), and how many --id left out; usage problems are found before any run."""
+    """The run's Settings (with the known-failure globs, of any kind: one file serves all), the cases of
+    `kind` selected, those --level sets aside, and how many --id left out; usage problems are found
+    before any run."""
     writable(parser, options)
     everything = suite.everything()
     if getattr(options, "cases", None):
@@ -114,7 +112,7 @@ def selected_cases(options, parser, kind):
     ran = {c.id for c in chosen}
     aside = [Result(c, "set-aside", [f"its level is {c.level}, beside --level {options.level}"], 0)
              for c in matched if c.id not in ran]
-    return chosen, aside, known, sum(c.kind == kind for c in everything) - len(matched)
+    return settings(options, known), chosen, aside, sum(c.kind == kind for c in everything) - len(matched)
 
 
 def own_cases(path):
@@ -133,10 +131,6 @@ def own_cases(path):
     if not found:
         raise ValueError(f"{path}: holds no cases")
     return found
-
-
-def matching(globs, chosen):
-    return {c.id for c in chosen if suite.matches(globs, c.id)}
 
 
 def remembered(status, kind, results):

@@ -1,4 +1,5 @@
-"""What the fuzzer's checks find wrong in one answer, each as [(path, why)] (fuzz.py asks them in turn).
+"""What the fuzzer's checks find wrong in one answer, each as [(path, why)] (fuzzer.py asks them in turn),
+and the Call an answer is judged for.
 
 How this works
 --------------
@@ -11,7 +12,22 @@ required fields out), its headers named with `@` and of their declared types
 (`media_problems`).
 """
 
+from typing import NamedTuple
+
 from . import selections
+
+
+class Call(NamedTuple):
+    """One call to make and judge, with what judging its answer needs: its function, the message sent
+    ([headers, body]), whether on MessagePack, the JSON answer to the same call (what a MessagePack
+    answer is compared with), and whether it is `nested`: a call an answer held, or a login, whose
+    answer leads to no further call."""
+
+    function: object
+    message: list
+    binary: bool = False
+    before: dict | None = None
+    nested: bool = False
 
 
 def message_problem(status, message):

@@ -23,13 +23,13 @@ negotiates the MessagePack encoding; a target that stops answering ends the
 run, said once.
 """
 
-import contextlib
 import json
 import random
 import time
 from collections import Counter
 
 from . import answers, selections, shrinking, values
+from .answers import Call
 from .verdicts import HANDLER_BUGS, REFUSALS, Finding, function_line, verdicts, where
 from ..language.schema import Schema
 from .links import Links
@@ -43,17 +43,17 @@ class Fuzzer:
     """Calls of the target's functions, made and checked (see above); what each check was given to judge
     is counted in `evidence`, and why a check judged nothing is kept in `missed`."""
 
-    def __init__(self, channel, rng, headers=None, deadline=None, deterministic=False, binary=True, like=None):
-        """Read the schema of the `channel`'s target and negotiate its binary encoding (unless not `binary`);
-        or, `like` another Fuzzer of the same target (a worker of --workers), take them from it."""
-        self.channel, self.rng, self.headers, self.deadline = channel, rng, headers or {}, deadline
-        self.deterministic = deterministic
+    def __init__(self, channel, rng, settings, like=None):
+        """Read the schema of the `channel`'s target and negotiate its binary encoding (unless the run's
+        Settings say not to); or, `like` another Fuzzer of the same target (a worker of --workers), take
+        them, and the deadline, from it."""
+        self.channel, self.rng, self.settings = channel, rng, settings
+        self.deadline = like.deadline if like else time.monotonic() + settings.time_limit
         self.tags = {}  # function -> the result tags its calls were answered with
         self.evidence, self.seconds, self.seen = Counter(), Counter(), Counter()  # by (function, check); by kind
         self.missed = {}  # (function, check), function, or check -> why it judged nothing
         self.varying = set()  # functions that answer the same call differently (the binary check cannot tell)
-        self.answered = None  # the last body answered (what a MessagePack answer to the same call is compared with)
-        self.followed, self.following = [], False  # Findings of calls answers held; (whether checking one)
+        self.followed = []  # Findings of calls answers held
         if like:
             self.schema, self.links = like.schema, Links(like.schema)
             self.links.credentials, self.missed = dict(like.links.credentials), dict(like.missed)
@@ -67,20 +67,21 @@ class Fuzzer:
         except ValueError as error:
             raise Trouble(f"{channel.target.url} answered fn.api_ with a schema the suite cannot read: {error}") from None
         self.links = Links(self.schema)
-        if not (binary and self.channel.negotiate()):
-            self.missed["binary"] = "the target negotiated no binary encoding" if binary else "--no-binary was given"
+        if not (settings.binary and self.channel.negotiate()):
+            self.missed["binary"] = ("the target negotiated no binary encoding" if settings.binary else
+                                     "--no-binary was given")
 
     def twin(self, number):
         """Another fuzzer of the same target, its `number`th worker (workers.py): a connection, a generator
         and counts of its own."""
-        return Fuzzer(self.channel.another(), random.Random(f"{self.rng.random()}/{number}"), self.headers,
-                      self.deadline, self.deterministic, like=self)
+        return Fuzzer(self.channel.another(), random.Random(f"{self.rng.random()}/{number}"), self.settings, like=self)
 
-    def functions(self, names=(), skipped=()):
-        """The functions to call: those named, else every public one; but those `skipped`."""
+    def functions(self):
+        """The functions to call: those the Settings name, else every public one; but those they skip."""
+        names = self.settings.functions
         chosen = [self.schema.functions[name] for name in names] if names else [
             f for name, f in sorted(self.schema.functions.items()) if not f.internal]
-        return sorted((f for f in chosen if f.name not in skipped), key=lambda f: not self.links.gives(f))
+        return sorted((f for f in chosen if f.name not in self.settings.skip), key=lambda f: not self.links.gives(f))
 
     def held(self):
         """Yield the failures of calls answers held since asked last, sent again (not shrunk)."""
@@ -92,22 +93,20 @@ class Fuzzer:
         """Check each call an Ok_ of `function` holds (a `fn.X` value) as a call of its own, as a client would
         send it; keep the failures of new kinds, said to depend on that call."""
         for name, called, body in self.links.learn(function, fields):
-            self.following = True
-            try:
-                found = self.check(self.schema.functions[called], [self.links.headers(self.headers), body])
-            finally:
-                self.following = False
+            found, _ = self.check(Call(self.schema.functions[called], [self.headers(), body], nested=True))
             if found and found.kind not in self.seen:
                 self.seen[found.kind] += 1
                 self.followed.append(found._replace(problem=f"{found.problem} (the call {function.name}'s answer "
                                                             f"held, at {name}: it depends on that call)"))
 
-    def run(self, functions, count, found, tell=lambda line: None, workers=1):
-        """Fuzz each function alone, `count` calls, then all of them interleaved: what fails only after other
-        calls shows there. The Findings go into `found` as they come (kept if the run is interrupted);
-        `tell` is given a line for each function, and one for the sequences. With `workers` above 1, the
-        functions that give no credentials are shared out among that many twins, each in a process of
-        its own (workers.py), once those that do were called (so that every twin starts with their credentials)."""
+    def run(self, functions, found, tell=lambda line: None):
+        """Fuzz each function alone, as many calls as the Settings say, then all of them interleaved: what
+        fails only after other calls shows there. The Findings go into `found` as they come (kept if the
+        run is interrupted); `tell` is given a line for each function, and one for the sequences. With
+        several workers, the functions that give no credentials are shared out among that many twins,
+        each in a process of its own (workers.py), once those that do were called (so that every twin
+        starts with their credentials)."""
+        count, workers = self.settings.max_examples, self.settings.workers
         alone = [f for f in functions if workers == 1 or self.links.gives(f)]
         for function in alone:
             found += self.examples(function, count)
@@ -144,7 +143,7 @@ class Fuzzer:
             found = self.exercise(function, arguments, number)
             if found and found.kind not in self.seen:
                 found = shrinking.confirm(self, function, shrinking.shrink(self, function, found))
-                if found.check == "binary" and found.again[0] < found.again[1] and not self.deterministic:
+                if found.check == "binary" and found.again[0] < found.again[1] and not self.settings.deterministic:
                     self.vary(function)  # (a difference of the wires would come back each time)
                     continue
                 yield found
@@ -154,16 +153,21 @@ class Fuzzer:
 
     def exercise(self, function, arguments, number):
         """Check one call made of `arguments` in the ways its number chooses; the first Finding, or None."""
-        call = [self.links.headers(self.headers), {function.name: arguments}]
-        found = self.check(function, call)
+        call = Call(function, [self.headers(), {function.name: arguments}])
+        found, answered = self.check(call)
         if not found and self.channel.encoding and number % 3 == 0:
-            found = self.check(function, call, binary=True, before=self.answered)
+            found, _ = self.check(call._replace(binary=True, before=answered))
         if not function.results["Ok_"]:
             self.missed[(function.name, "select")] = "its Ok_ has no fields to select"
         elif not found and number % 2 == 0:
-            found = self.check(function, [{**call[0], "@select_": selections.made(self.schema, self.rng, function)},
-                                          call[1]])
+            headers, body = call.message
+            selection = selections.made(self.schema, self.rng, function)
+            found, _ = self.check(call._replace(message=[{**headers, "@select_": selection}, body]))
         return found or self.check_wrong(function, arguments)
+
+    def headers(self):
+        """The headers of a call: those given (-H), and the credentials an answer gave, unless given."""
+        return self.links.headers(self.settings.headers)
 
     def late(self):
         """Whether the time limit is past."""
@@ -175,21 +179,19 @@ class Fuzzer:
             self.evidence[(function.name, check)] += 1
             self.seconds[(function.name, check)] += time.monotonic() - started
 
-    def check(self, function, call, binary=False, before=None):
-        """The first check the call fails, as a Finding, or None (`before`: the JSON answer to the same
-        call, which a MessagePack answer is compared with)."""
-        started = time.monotonic()
+    def check(self, made):
+        """Send a Call and judge its answer: (the first check it fails, as a Finding, or None; the body
+        answered, or None if no message came)."""
+        started, (function, call, binary) = time.monotonic(), made[:3]
         status, message, answer, labelled = self.channel.send(call, binary)
         problem = answers.message_problem(status, message)
         if problem:
             self.judged(function, ["message"], started)
             return self.links.logged(function, call, Finding("message", function.name, call, binary, problem,
-                                                             _shown(message, answer)))
+                                                             _shown(message, answer))), None
         headers, body = message
         [(tag, fields)] = body.items()
         self.tags[function.name] = self.tags.get(function.name, set()) | {tag}
-        if not self.following:  # (the answer a MessagePack call is compared with: its own call's, on JSON)
-            self.answered = None if binary else body
         selected = "@select_" in call[0]
         if selected and tag != "Ok_":
             self.missed[(function.name, "select")] = f"no call with @select_ was answered Ok_ (the last: {tag})"
@@ -203,7 +205,7 @@ class Fuzzer:
             ("headers", True, lambda: answers.header_problems(self.schema, headers)),
             ("select", selected and tag == "Ok_",
              lambda: answers.selection_problems(self.schema, function, fields, call[0])),
-            ("binary", binary, lambda: self.parity_problems(function, call, before, body)),
+            ("binary", binary, lambda: self.parity_problems(made, body)),
             ("media", True, lambda: answers.media_problems(labelled, answer)),
         ]
         for check, applies, problems in checks:
@@ -214,40 +216,29 @@ class Fuzzer:
             if found:
                 said = "; ".join(f"{where(path)}: {why}" if path else why for path, why in found[:3])
                 return self.links.logged(function, call, Finding(check, function.name, call, binary, said,
-                                                                 _shown(message, answer), tag, tuple(found)))
+                                                                 _shown(message, answer), tag, tuple(found))), body
         self.links.logged(function, call, None)
         if tag == "ErrorUnauthenticated_" and self.links.credentials and call[0].get("@auth_") == \
-                self.links.credentials["@auth_"] and not self.following:
-            self.renew()
+                self.links.credentials["@auth_"] and not made.nested:
+            self.links.credentials = self.login() or {}  # (those an answer gave were refused: a logout ended them)
         if tag == "Ok_" and not function.internal:
             self.links.keep(function, call[1][function.name], fields)
-        if tag == "Ok_" and not selected and not function.internal and not self.following:
+        if tag == "Ok_" and not selected and not function.internal and not made.nested:
             self.follow(function, fields)
-        return None
+        return None, body
 
-    def renew(self):
-        """Credentials an answer gave were refused (a logout ended them, say): get new ones, calling a
-        function that gives them (three tries, as a username may be taken)."""
-        givers, answered = [f for f in self.schema.functions.values() if self.links.gives(f) and not f.internal], \
-            self.answered  # (kept: the next MessagePack call is compared with the answer before this)
-        self.links.credentials = {}
+    def login(self):
+        """The credentials of a new login, from a function that gives them (three tries, as a username may be
+        taken), or None; the run's own stay as they are."""
+        givers = [f for f in self.schema.functions.values() if self.links.gives(f) and not f.internal]
         for _ in range(3 if givers else 0):
             function = self.rng.choice(givers)
-            self.check(function, [self.headers, {function.name: values.Maker(self.schema, self.rng).fields(
-                function.arguments, 0)}])
-            if self.links.credentials:
-                break
-        self.answered = answered
-
-    @contextlib.contextmanager
-    def fresh_user(self):
-        """Within, the credentials of a new login (None if none could be had), the run's own kept aside."""
-        kept = self.links.credentials
-        self.renew()
-        try:
-            yield self.links.credentials or None
-        finally:
-            self.links.credentials = kept
+            arguments = values.Maker(self.schema, self.rng).fields(function.arguments, 0)
+            _, body = self.check(Call(function, [self.settings.headers, {function.name: arguments}], nested=True))
+            credentials = self.links.given(body.get("Ok_") if body else None)
+            if credentials:
+                return credentials
+        return None
 
     def sequences(self, functions, count):
         """`count` valid calls of `functions` interleaved at random, once each was fuzzed alone: a failure
@@ -262,22 +253,23 @@ class Fuzzer:
                     function.arguments, 0), self.rng)
             except values.TooLarge:
                 continue
-            found = self.check(function, [self.links.headers(self.headers), {function.name: arguments}])
+            found, _ = self.check(Call(function, [self.headers(), {function.name: arguments}]))
             if found and found.kind not in self.seen:
                 yield shrinking.confirm(self, function, shrinking.sequence(self, function, found))
             if found:
                 self.seen[found.kind] += 1
             yield from self.held()
 
-    def parity_problems(self, function, call, before, body):
-        """How the MessagePack answer `body` differs from the JSON answer to the same call, `before`; None
+    def parity_problems(self, made, body):
+        """How the MessagePack answer `body` differs from the JSON answer to the same Call, its `before`; None
         when that cannot be told: the JSON answers differ from call to call (unless --deterministic)."""
+        function, call, _, before = made[:4]
         if before is None or function.name in self.varying:
             return None
         expected, received = values.as_text(before), values.as_text(body)
         if expected == received:
             return []
-        if not self.deterministic:  # the same again on JSON: a difference is the wire's, not the call's
+        if not self.settings.deterministic:  # the same again on JSON: a difference is the wire's, not the call's
             again = self.channel.send(call)[1]
             if again is None or values.as_text(again[1]) != expected:
                 self.vary(function)
@@ -295,7 +287,7 @@ class Fuzzer:
         """A call with one thing wrong, which must be refused with a case at that place; a Finding if not."""
         wrong, path, reason = self.rng.choice(values.object_wrongs(self.schema, arguments, function.arguments,
                                                                    (function.name,)))
-        found = self.judge_wrong(function, [self.links.headers(self.headers), {function.name: wrong}], path, reason)
+        found = self.judge_wrong(function, [self.headers(), {function.name: wrong}], path, reason)
         return found and found._replace(valid=arguments)
 
     def judge_wrong(self, function, call, path, reason):

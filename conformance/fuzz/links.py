@@ -58,12 +58,18 @@ class Links:
         """The headers of a call: those `given` (-H), and the credentials an answer gave, unless given."""
         return {**self.credentials, **given}
 
+    def given(self, fields):
+        """The credentials an Ok_'s `fields` hold, as the @auth_ header that carries them ({} if none)."""
+        credentials = {}
+        for tag, name in self.tokens if type(fields) is dict else ():
+            if type(fields.get(name)) is str:
+                credentials = {"@auth_": {tag: {name: fields[name]}}}
+        return credentials
+
     def learn(self, function, fields):
         """Keep the credentials an Ok_ of `function` (its `fields`) holds; return the calls it holds, as
         (the field's name, the function called, the call's body)."""
-        for tag, name in self.tokens:
-            if type(fields.get(name)) is str:
-                self.credentials = {"@auth_": {tag: {name: fields[name]}}}
+        self.credentials = self.given(fields) or self.credentials
         return [(name, type_.of, fields[name]) for name, type_ in function.results["Ok_"].items()
                 if type_.kind == "fn" and type(fields.get(name)) is dict and list(fields[name]) == [type_.of]]
 

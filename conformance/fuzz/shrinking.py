@@ -16,9 +16,11 @@ user): the calls are replayed there, each left out in turn, and one whose
 absence makes the failure go is kept.
 """
 
+import contextlib
 import itertools
 
 from . import selections, values
+from .answers import Call
 
 MAX_SHRINKS = 300  # calls one finding may spend on being made smaller (2**53 to a bound at 101: about 180)
 REPEATS = 4  # times the call of a finding is sent again, to tell a steady failure from a flaky one
@@ -29,8 +31,11 @@ def judge(fuzzer, function, finding):
     on JSON, which its answer is compared with)."""
     if finding.check == "rejected":
         return fuzzer.judge_wrong(function, finding.call, finding.path, finding.reason)
-    before = fuzzer.answered if finding.binary and not fuzzer.check(function, finding.call) else None
-    return fuzzer.check(function, finding.call, finding.binary, before)
+    call = Call(function, finding.call)
+    if finding.binary:
+        found, answered = fuzzer.check(call)
+        call = call._replace(binary=True, before=None if found else answered)
+    return fuzzer.check(call)[0]
 
 
 def confirm(fuzzer, function, finding, times=REPEATS):
@@ -103,6 +108,6 @@ def _fresh(fuzzer):
     """(how to have a fresh state, as a context giving the credentials calls go with there; what it is)."""
     if getattr(fuzzer.channel.target, "factory", None):
         return fuzzer.channel.target.fresh, "a fresh application"
-    if fuzzer.links.credentials and "@auth_" not in fuzzer.headers:
-        return fuzzer.fresh_user, "a fresh user"
+    if fuzzer.links.credentials and "@auth_" not in fuzzer.settings.headers:
+        return lambda: contextlib.nullcontext(fuzzer.login()), "a fresh user"
     return None, ""

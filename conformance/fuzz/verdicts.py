@@ -20,7 +20,7 @@ import json
 from typing import NamedTuple
 
 from ..language.schema import Type
-from ..language.suite import Case, level_of, matches
+from ..language.suite import Case, level_of
 from ..reports.reproduce import Exchange, reproduce
 from ..reports.results import Result, gist, plural, printable
 
@@ -93,10 +93,10 @@ UNJUDGED = {  # why a check of a function that was called judged no answer, unle
 }
 
 
-def verdicts(fuzzer, functions, findings, unreached, requires=(), known=()):
-    """The Results of a run: for each function and check, its failures (`known-failure` where a glob of
-    `known` matches its id), else `pass` with the answers it judged, else `not-run` with why (`unreached`:
-    why for a function never called)."""
+def verdicts(fuzzer, functions, findings, unreached, requires=()):
+    """The Results of a run: for each function and check, its failures (`known-failure` where the run's
+    Settings list it), else `pass` with the answers it judged, else `not-run` with why (`unreached`: why
+    for a function never called)."""
     failing = {}
     for finding in findings:
         failing.setdefault((finding.function, finding.check), []).append(finding)
@@ -108,7 +108,8 @@ def verdicts(fuzzer, functions, findings, unreached, requires=(), known=()):
             if key in failing:
                 made = [failure(fuzzer, finding, number, judged, seconds, requires)
                         for number, finding in enumerate(failing[key], 1)]
-                results += [r._replace(status="known-failure") if matches(known, r.case.id) else r for r in made]
+                results += [r._replace(status="known-failure") if fuzzer.settings.known_failure(r.case.id) else r
+                            for r in made]
             elif judged:
                 results.append(Result(case(function.name, check, requires), "pass", [], seconds,
                                       evidence=f"{plural(judged, 'answer')} judged"))

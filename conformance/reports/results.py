@@ -42,11 +42,12 @@ class Result(NamedTuple):
         return self.status in ("fail", "stale", "flaky", "errored")
 
 
-def outcome(case, problems, known, started, level, replay, replay_title="To reproduce"):
-    """The Result of a case begun at `started` that found `problems` at `level` (none: it passed)."""
-    status = ("known-failure" if problems else "stale") if case.id in known else "fail" if problems else "pass"
+def outcome(case, problems, level, started, replay=(), known=False):
+    """The Result of a case begun at `started` that found `problems` at `level` (none: it passed), and the
+    lines that show them again; a `known` failure is told apart, and one that passes is stale."""
+    status = ("known-failure" if problems else "stale") if known else "fail" if problems else "pass"
     return Result(case, status, list(map(printable, problems)), time.monotonic() - started,
-                  level if problems else "", tuple(map(printable, replay)) if problems else (), replay_title)
+                  level if problems else "", tuple(map(printable, replay)) if problems else ())
 
 
 def counts(results):
@@ -114,6 +115,12 @@ class Scope(NamedTuple):
     limits: dict = {}  # the limits the target declared
     exclude: list = []  # id globs of the cases left out
     seed: int | None = None  # of a fuzzing run: the same seed makes the same calls again
+
+    @classmethod
+    def of(cls, settings, unselected=0, stopped=""):
+        """The Scope of a run made with `settings` (runs/settings.py), that left out `unselected` cases."""
+        return cls(settings.without, settings.level, list(settings.ids), unselected, settings.last_failed, stopped,
+                   settings.implementation, settings.limits, list(settings.exclude), settings.seed)
 
 
 def named(implementation):

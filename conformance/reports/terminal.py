@@ -22,7 +22,7 @@ class Ending(NamedTuple):
     stopped: str = ""  # the target stopped answering
 
 
-def running(options, selected, run, target=None):
+def running(settings, selected, run, target=None):
     """Run with a progress line (or a line per case with -v); print each failure; return the Ending:
     the results, those of the cases --maxfail, or a `target` that stopped answering, kept from starting
     among them."""
@@ -30,15 +30,15 @@ def running(options, selected, run, target=None):
 
     def progress(result):
         done.append(result)
-        if options.verbose:
+        if settings.verbose:
             colour = "green" if result.status == "pass" else "red" if result.failed else "yellow"
             print(f"{painted(f'{result.status.upper():>13}', colour)} {result.case.id}", flush=True)
         elif terminal:
             print(f"\r[{len(done)}/{len(selected)}] {result.case.id[:60]:<60}", end="", flush=True)
-        return options.maxfail is not None and sum(r.status in ("fail", "stale") for r in done) >= options.maxfail
+        return settings.maxfail is not None and sum(r.status in ("fail", "stale") for r in done) >= settings.maxfail
 
     try:
-        results, why = run(progress), f"--maxfail {options.maxfail} stopped the run"
+        results, why = run(progress), f"--maxfail {settings.maxfail} stopped the run"
     except KeyboardInterrupt:  # a summary and reports of what ran, as pytest gives
         order = {c.id: number for number, c in enumerate(selected)}
         results = sorted(merged([done]), key=lambda r: order[r.case.id])
@@ -46,7 +46,7 @@ def running(options, selected, run, target=None):
     ran, stopped = {r.case.id for r in results}, target.stopped if target else ""
     why = f"the target {stopped}" if stopped else why
     results += [Result(c, "not-run", [f"{why} first"], 0) for c in selected if c.id not in ran]
-    if terminal and not options.verbose:
+    if terminal and not settings.verbose:
         print("\r" + " " * 80 + "\r", end="")
     if stopped or interrupted:
         print(f"\n{why[0].upper()}{why[1:]}: {plural(len(selected) - len(ran), 'case')} left "
@@ -60,24 +60,21 @@ def running(options, selected, run, target=None):
 NOTHING_RAN = 5  # the exit status when no case ran, as pytest's when no test ran
 
 
-def finish(options, ending, subject, service, unselected, limits=None):
+def finish(settings, ending, subject, service, unselected):
     """Write the reports of how a run ended (with `ending.results`, the cases set aside), print the summary,
     and return the exit status: 130 when interrupted, 2 when the
     target stopped answering, else 1 when a case failed, 5 when none ran."""
     results, stopped = ending.results, ending.stopped
-    implementation = {key: value for key, value in (("name", options.implementation),
-                      ("version", options.implementation_version), ("language", options.language)) if value}
-    scope = Scope(getattr(options, "without", set()), options.level, options.id, unselected,
-                         options.last_failed, stopped, implementation, limits or {}, options.exclude)
-    requirements = write_reports(options, results, subject, service, scope)
+    scope = Scope.of(settings, unselected, stopped)
+    requirements = write_reports(settings, results, subject, service, scope)
     grouped = causes(results, {r["id"]: r["text"] for r in requirements})
     if grouped:
         print("\n" + "\n".join(grouped))
     if diagnostics(results):
         print("\n" + "\n".join(diagnostics(results)))
-    if options.durations is not None:
-        ran = sorted((r for r in results if r.seconds), key=lambda r: -r.seconds)[:options.durations or None]
-        print(f"\nThe {plural(len(ran), 'slowest case')}:" if options.durations else "\nEvery case, slowest first:")
+    if settings.durations is not None:
+        ran = sorted((r for r in results if r.seconds), key=lambda r: -r.seconds)[:settings.durations or None]
+        print(f"\nThe {plural(len(ran), 'slowest case')}:" if settings.durations else "\nEvery case, slowest first:")
         print("\n".join(f"{r.seconds:8.3f} s  {r.case.id}" for r in ran))
     print(painted(summary(results, scope), "red" if any(r.failed for r in results) or stopped else "green"))
     ran = any(r.status in ("pass", "fail", "flaky", "known-failure", "stale") for r in results)
@@ -87,15 +84,15 @@ def finish(options, ending, subject, service, unselected, limits=None):
             0 if ran else NOTHING_RAN)
 
 
-def write_reports(options, results, subject, service, scope):
+def write_reports(settings, results, subject, service, scope):
     """Write the reports --junit, --json and --html ask for; return the requirements they cite."""
     requirements = suite.load_json("requirements.json")
     reports = {"junit": lambda: formats.junit(results, subject, scope),
                "json": lambda: formats.as_json(results, subject, service, scope),
                "html": lambda: formats.as_html(results, subject, service, scope, requirements)}
     for form, make in reports.items():
-        if getattr(options, form):
-            Path(getattr(options, form)).write_text(make(), encoding="utf-8")
+        if form in settings.reports:
+            Path(settings.reports[form]).write_text(make(), encoding="utf-8")
     return requirements
 
 

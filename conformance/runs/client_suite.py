@@ -104,13 +104,13 @@ class Answering(BaseHTTPRequestHandler):
         pass
 
 
-def run(cases, command, known=frozenset(), progress=None):
+def run(cases, command, settings, progress=None):
     """Run the client cases one after the other with the driver `command`; return their Results."""
     script = Script()
     threading.Thread(target=script.serve_forever, args=(0.05,), daemon=True).start()
     driver = Driver(command, [script.url])
     try:
-        return each(cases, lambda case: run_case(case, script, driver, known), progress)
+        return each(cases, lambda case: run_case(case, script, driver, settings), progress)
     finally:
         script.release()
         driver.stop()
@@ -118,13 +118,13 @@ def run(cases, command, known=frozenset(), progress=None):
         script.server_close()
 
 
-def run_case(case, script, driver, known=frozenset()):
+def run_case(case, script, driver, settings):
     """Make a fresh client go through one case's steps; a failing step ends the case."""
     started, problems = time.monotonic(), []
-    settings = {"client": f"{case.id}#{next(FRESH)}", **case.client}
+    client = {"client": f"{case.id}#{next(FRESH)}", **case.client}
     for number, step in enumerate(case.steps, 1):
         script.load([exchange["answer"] for exchange in step["exchanges"]])
-        instruction = {**settings, **step["call"]}
+        instruction = {**client, **step["call"]}
         began = time.monotonic()
         reply = driver.call(instruction, case.client["timeout"] + GRACE)
         took = time.monotonic() - began
@@ -138,7 +138,8 @@ def run_case(case, script, driver, known=frozenset()):
             break
     else:
         transcript = []
-    return outcome(case, problems, known, started, case.level, transcript, "What happened")
+    return outcome(case, problems, case.level, started, transcript, settings.known_failure(case.id))._replace(
+        replay_title="What happened")
 
 
 def _wire(data):

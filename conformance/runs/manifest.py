@@ -27,6 +27,7 @@ import time
 
 from ..language import suite
 from . import client_suite, server_suite, schema_suite
+from .settings import Settings
 from ..reports.grid import Column, told
 from ..targets.remote import Target, Trouble
 from ..reports.results import printable
@@ -83,7 +84,8 @@ def check(entry, every, home=".", say=print):
     """Build, start, check and stop one implementation; its Column."""
     title = Column(entry, []).title
     say(f"{title}: ", end="", flush=True)
-    known = {k["id"] for k in entry.get("known", ())}
+    settings = Settings(known=frozenset(known["id"] for known in entry.get("known", ())),
+                        without=frozenset(entry.get("without", ())), limits=dict(entry.get("limits") or {}))
     process, results, output = None, [], tempfile.TemporaryFile()
     try:
         port = free_port()
@@ -97,11 +99,11 @@ def check(entry, every, home=".", say=print):
             except OSError as error:
                 raise Trouble(f"cannot start {entry['start']!r}: {error.strerror}") from None
         if entry.get("target"):
-            results += serve_suite(entry, port, every, known, process, output)
+            results += serve_suite(entry["target"].replace("{port}", str(port)), settings, every, process, output)
         for kind, run in (("client", client_suite.run), ("schema", schema_suite.run)):
             if entry.get(kind):
                 chosen = [c for c in every if c.kind == kind]
-                results += run(chosen, " ".join(command(entry[kind], port, home)), _known(known, chosen))
+                results += run(chosen, " ".join(command(entry[kind], port, home)), settings)
     except (Trouble, OSError, ValueError, subprocess.SubprocessError) as error:
         trouble = _told(error)
         say(f"errored: {trouble}")
@@ -113,10 +115,10 @@ def check(entry, every, home=".", say=print):
     return Column(entry, results)
 
 
-def serve_suite(entry, port, every, known, process=None, output=None):
-    """The server cases against the entry's target, as `run` runs them (once the `process` started, if any,
-    answers: one that ends first is told with its last words, in `output`)."""
-    target = Target(entry["target"].replace("{port}", str(port)), timeout_option=None)
+def serve_suite(url, settings, every, process=None, output=None):
+    """The server cases against the target at `url`, as `run` runs them with `settings` (once the `process`
+    started, if any, answers: one that ends first is told with its last words, in `output`)."""
+    target = Target(url, timeout_option=None)
     deadline = time.monotonic() + 30
     while process and process.poll() is None and not target.answers() and time.monotonic() < deadline:
         time.sleep(0.2)
@@ -128,8 +130,8 @@ def serve_suite(entry, port, every, known, process=None, output=None):
     target.wait(max(0, deadline - time.monotonic()))
     profile, _ = server_suite.detect(target)
     chosen = [c for c in every if c.kind == "server"]
-    selected, aside = server_suite.sort_out(chosen, profile, set(entry.get("without", ())))
-    results = server_suite.Run(target, known=_known(known, selected), limits=entry.get("limits")).results(selected)
+    selected, aside = server_suite.sort_out(chosen, profile, settings.without)
+    results = server_suite.Run(target, settings).results(selected)
     if target.stopped:
         raise Trouble(f"the target {target.stopped}")
     return results + aside
@@ -148,10 +150,6 @@ def _last(output, shown=300):
     """The last `shown` characters a command wrote to the file `output`, printable."""
     output.seek(max(0, output.seek(0, os.SEEK_END) - shown))
     return printable(output.read().decode(errors="replace").strip()) or "it wrote nothing"
-
-
-def _known(globs, chosen):
-    return {c.id for c in chosen if suite.matches(globs, c.id)}
 
 
 def _told(error):

@@ -36,16 +36,16 @@ def text(document):
     return "[\n" + ",\n".join(json.dumps(entry, ensure_ascii=False) for entry in entries) + "\n]\n"
 
 
-def run(cases, command, known=frozenset(), progress=None):
+def run(cases, command, settings, progress=None):
     """Run the schema cases one after the other with the driver `command`; return their Results."""
     driver = Driver(command)
     try:
-        return each(cases, lambda case: run_case(case, driver, known), progress)
+        return each(cases, lambda case: run_case(case, driver, settings), progress)
     finally:
         driver.stop()
 
 
-def run_case(case, driver, known=frozenset()):
+def run_case(case, driver, settings):
     """Hand the driver a case's documents; compare its verdict, then, apart, its diagnostics."""
     started = time.monotonic()
     documents = [{"name": document["name"], "text": text(document)} for document in case.documents]
@@ -65,4 +65,5 @@ def run_case(case, driver, known=frozenset()):
     level = "MUST" if case.spec is not None or case.level == "MUST" else case.level
     story = [f"the documents: {json.dumps([d['name'] for d in documents])}",
              *(f"{d['name']}:\n{d['text']}" for d in documents), f"the driver answered: {json.dumps(reply)[:600]}"]
-    return outcome(case, problems, known, started, level, story, "What happened")._replace(diagnostics=tuple(diagnostics))
+    return outcome(case, problems, level, started, story, settings.known_failure(case.id))._replace(
+        replay_title="What happened", diagnostics=tuple(diagnostics))

@@ -6,8 +6,8 @@ How this works
 serves (the calculator, the testbed, a mock of either, or another schema); a
 target that does not answer like a server of the protocol is a `Trouble`.
 
-A `Run` holds a run's settings (the target, workers, known failures, level,
-declared limits) and what stops it; each case's `Steps` run on a connection
+A `Run` holds the target, the run's Settings (settings.py: workers, known
+failures, level, declared limits) and what stops it; each case's `Steps` run on a connection
 of their own, with their own username ("$user"), captured values and the
 encodings answers taught. A step sends its request and compares the answer
 with the expected response: HTTP status, headers, wire, message (match.py)
@@ -83,16 +83,15 @@ class Run:
     """A run of server cases against one target: its settings, made once, and what stops it (a
     `progress` that answers a Result with True, or a target that stopped answering)."""
 
-    def __init__(self, target, workers=4, known=frozenset(), level="MAY", limits=None, progress=None):
-        self.target, self.workers, self.known, self.level = target, workers, known, level
-        self.limits, self.progress, self.stopped = limits or {}, progress, []
+    def __init__(self, target, settings, progress=None):
+        self.target, self.settings, self.progress, self.stopped = target, settings, progress, []
 
     def results(self, cases):
         """Run `cases` (exclusive ones alone, at the end); their Results in case order. Once the run is
         stopped, or the target stops answering (a case without an answer, then no ping answered: `errored`),
         no further case starts."""
         results = {}
-        with ThreadPoolExecutor(self.workers) as pool:
+        with ThreadPoolExecutor(self.settings.workers) as pool:
             try:
                 list(pool.map(lambda case: self.one(case, results), [c for c in cases if not c.exclusive]))
             except KeyboardInterrupt:  # no case starts now; those in flight end within their timeout
@@ -125,17 +124,18 @@ class Steps:
     def __init__(self, run, case):
         self.run, self.case, self.target = run, case, run.target
         self.user, self.started = f"cf-{uuid.uuid4().hex[:12]}", time.monotonic()
-        self.captured = {("limit", name): value for name, value in run.limits.items()}  # (for $limit: match.py)
-        self.limits = {name: run.limits.get(name, LIMITS[name][0]) for name in LIMITS}
+        declared = run.settings.limits
+        self.captured = {("limit", name): value for name, value in declared.items()}  # (for $limit: matchers.py)
+        self.limits = {name: declared.get(name, LIMITS[name][0]) for name in LIMITS}
         self.encodings, self.sizes, self.transcript = {}, [], []
-        self.whole = case.level in LEVELS[run.level]  # (else only the spec parts are checked)
+        self.whole = case.level in LEVELS[run.settings.level]  # (else only the spec parts are checked)
         self.status = None if case.level == "MUST" else 200  # (a convention's case expects HTTP 200)
 
     def result(self):
         """Run the steps at the run's level; a step that breaks a MUST, or the case's only level, ends them.
         A step's `undeclared` response is expected instead when a limit the case depends on was not declared."""
         case, problems, failed_level = self.case, [], ""
-        undeclared = not set(case.limits) <= self.run.limits.keys()
+        undeclared = not set(case.limits) <= self.run.settings.limits.keys()
         self.connection = self.target.connect()
         try:
             for number, step in enumerate(case.steps, 1):
@@ -158,11 +158,12 @@ class Steps:
             problems, failed_level = [f"the case could not run: {error}"], case.level
         finally:
             self.connection.close()
-        if failed_level not in LEVELS[self.run.level]:  # a convention --level set aside, which stopped the case
+        if failed_level not in LEVELS[self.run.settings.level]:  # (a convention --level set aside stopped the case)
             problems, failed_level = [], ""
         received = shown(self.transcript[-1].answer, self.encodings) if problems and self.transcript else ""
-        return outcome(case, problems, self.run.known, self.started, failed_level,
-                       problems and reproduce(self.target, self.transcript))._replace(answer=received)
+        replay = problems and reproduce(self.target, self.transcript)
+        known = self.run.settings.known_failure(case.id)
+        return outcome(case, problems, failed_level, self.started, replay, known)._replace(answer=received)
 
     def step(self, request, expected):
         """Send one step's request (again while unexpectedly unavailable); return how the answer differs
