@@ -16,7 +16,7 @@ from pathlib import Path
 from telepact_cli.telepact import Client, Message
 
 sys.path.insert(0, str(Path(__file__).parent.parent))
-from conformance.language.matchers import from_msgpack as wire, to_msgpack as unwire
+from conformance.language.decoding import from_msgpack as wire, to_msgpack as unwire
 
 MODES = {"json": (False, True), "binary": (True, True), "binary-requests": (True, False), "packed": (True, True)}
 

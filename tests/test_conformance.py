@@ -24,7 +24,7 @@ import pytest
 
 from conftest import DRIPS, Mutated, dripping, endless, refusing, respond, serving, started
 from test_readme import ROOT
-from conformance.language import suite as cases, matchers as match
+from conformance.language import decoding, suite as cases, matchers as match
 from conformance.commands import lint
 from conformance.__main__ import main
 from conformance.targets.remote import Target, read, send
@@ -308,7 +308,7 @@ class UnpackingWithoutAsking:
 
     def handle(self, data, client=""):
         if data[:1] == b"\x92":
-            data = msgpack.packb(match.unpacked(msgpack.unpackb(data, strict_map_key=False)))
+            data = msgpack.packb(decoding.unpacked(msgpack.unpackb(data, strict_map_key=False)))
         return self.service.handle(data, client)
 
 
@@ -618,10 +618,10 @@ def test_captures_carry_values_between_steps():
 
 def test_messagepack_notation_round_trips():
     value = {"#10": {"#42": 1.5, "name": {"$bin": "AQI="}}, "x": [{"$ext": [17, ""]}]}
-    packed = match.to_msgpack(value)
+    packed = decoding.to_msgpack(value)
     assert packed == {10: {42: 1.5, "name": b"\x01\x02"}, "x": [msgpack.ExtType(17, b"")]}
-    assert match.from_msgpack(packed) == value
-    assert match.from_msgpack(packed, {10: "fn.add"}) == {"fn.add": {"#42": 1.5, "name": {"$bin": "AQI="}},
+    assert decoding.from_msgpack(packed) == value
+    assert decoding.from_msgpack(packed, {10: "fn.add"}) == {"fn.add": {"#42": 1.5, "name": {"$bin": "AQI="}},
                                                          "x": [{"$ext": [17, ""]}]}
 
 

@@ -9,7 +9,7 @@ from typing import NamedTuple
 import msgpack
 
 from ..language.decoding import decode, one_at_a_time
-from ..language.matchers import from_msgpack
+from ..language.decoding import from_msgpack
 from .results import printable
 
 

@@ -22,7 +22,8 @@ import msgpack
 
 from ..language.decoding import decode
 from ..targets.drivers import Driver, each
-from ..language.matchers import compare, excerpt, explain, to_msgpack
+from ..language.matchers import compare, excerpt, explain
+from ..language.decoding import to_msgpack
 from ..reports.results import outcome
 
 PATH = "/conformance/api"
