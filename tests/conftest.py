@@ -1,48 +1,22 @@
-"""Shared fixtures: real servers on free ports, and a tiny keep-alive HTTP helper."""
+"""Shared fixtures: real servers on free ports (the reference's, and the independent implementation's),
+certificates, users, and the reference without its engine room."""
 
-import contextlib
-import http.client
-import json
 import os
 import shutil
-import socket
 import ssl
 import subprocess
 import sys
 import tempfile
-import threading
-import time
-import tracemalloc
-import urllib.parse
 import uuid
 from pathlib import Path
 
 import msgpack
 import pytest
 import trustme
-import uvicorn
 
-import peer
-from reference import Server
 from reference.services import calculator, testbed
-from reference.transports import http_server
-from reference.transports.rules import Bounds
-from reference.protocol.service import Reply
-
-
-
-def started(module, *args, python=(sys.executable,), stderr=subprocess.PIPE, **options):
-    """`python -m reference.MODULE ARGS` on a port the system picks (none another test can take meanwhile):
-    the process, the lines it printed up to the one that says where it serves, and that URL."""
-    process = subprocess.Popen([*python, "-m", f"reference.{module}", *args, "--port", "0"],
-                               stdout=subprocess.PIPE, stderr=stderr, text=True, **options)
-    printed = []
-    while not printed or not printed[-1].startswith("Serving "):
-        printed.append(process.stdout.readline())
-        if not printed[-1]:
-            process.kill()
-            raise AssertionError(f"python -m reference.{module} did not start: {process.communicate()[1] or ''}")
-    return process, printed, printed[-1].rsplit(" at ", 1)[1].removesuffix(" (Ctrl-C to stop)\n")
+from tests.support import ROOT, peer
+from tests.support.servers import Connection, serving
 
 
 @pytest.fixture(scope="session")
@@ -51,112 +25,11 @@ def without_the_engine(tmp_path_factory):
     and the options for it. Python starts without site (-S), so that the editable install of this
     checkout cannot hand it the engine room back; msgpack comes from the path it is installed on."""
     copy = tmp_path_factory.mktemp("core-alone")
-    root = Path(__file__).parent.parent
     for package in ("reference", "conformance"):
-        shutil.copytree(root / package, copy / package, ignore=shutil.ignore_patterns("engine", "__pycache__"))
+        shutil.copytree(ROOT / package, copy / package, ignore=shutil.ignore_patterns("engine", "__pycache__"))
     assert not (copy / "reference" / "engine").exists()
     path = f"{copy}{os.pathsep}{Path(msgpack.__file__).parent.parent}"
     return (sys.executable, "-S"), {"cwd": copy, "env": {**os.environ, "PYTHONPATH": path}}
-
-
-@contextlib.contextmanager
-def refusing(port=0):
-    """The URL of a port bound and never listening: connections to it are refused, and no other
-    test's server can take it meanwhile (as one could a port left free)."""
-    with socket.socket() as reserved:
-        reserved.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # (past its last server's TIME_WAIT)
-        reserved.bind(("127.0.0.1", port))
-        yield f"http://127.0.0.1:{reserved.getsockname()[1]}/api"
-
-
-def respond(handler, data, status=200):
-    """Answer a request to a test's own http.server handler with `data`, its whole body."""
-    handler.send_response(status)
-    handler.send_header("Content-Length", str(len(data)))
-    handler.end_headers()
-    handler.wfile.write(data)
-
-
-@contextlib.contextmanager
-def serving(service, tls=None, plain=False, **options):
-    """Run `service` on a free port in a background thread; yield the Server (the guarded one,
-    or with `plain` the plain transport). With `tls`, an ssl.SSLContext, the server speaks HTTPS."""
-    bounds = Bounds(**{name: options.pop(name) for name in ("max_body", "timeout", "max_connections") if name in options})
-    server = (http_server.Server if plain else Server)(service, port=0, tls=tls, bounds=bounds, **options)
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    try:
-        yield server
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
-def raw(server, data, read=True):
-    """Send raw bytes on a new socket; return everything the server sends until it closes."""
-    with socket.create_connection(server.server_address[:2], timeout=5) as sock:
-        sock.sendall(data)
-        if not read:
-            return b""
-        chunks = []
-        while chunk := sock.recv(65536):
-            chunks.append(chunk)
-        return b"".join(chunks)
-
-
-def endless(framing):
-    """A server whose one answer never ends (with a Content-Length of 100 GB, or none); its URL."""
-    listener = socket.create_server(("127.0.0.1", 0))
-
-    def answer():
-        connection, _ = listener.accept()
-        with connection, listener:
-            connection.recv(65536)
-            connection.sendall(b"HTTP/1.1 200 OK\r\n" + framing + b"\r\n")
-            try:
-                while True:
-                    connection.sendall(b" " * 65536)
-            except OSError:
-                pass
-
-    threading.Thread(target=answer, daemon=True).start()
-    return f"http://127.0.0.1:{listener.getsockname()[1]}/api"
-
-
-
-DRIPS = {  # how a hostile server makes an answer last: what it sends first, then again and again
-    "body": (b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n", b" "),
-    "endless 100 Continue": (b"", b"HTTP/1.1 100 Continue\r\n\r\n"),
-    "status line": (b"", b"H"),
-    "headers": (b"HTTP/1.1 200 OK\r\n", b"X"),
-}
-
-
-def dripping(shape, every=0.2, seconds=8):
-    """A server that answers every connection with one of DRIPS, a piece every `every` seconds, for
-    `seconds`; its URL. No client timeout on a read is ever reached: only a deadline ends it."""
-    listener = socket.create_server(("127.0.0.1", 0))
-    first, again = DRIPS[shape]
-
-    def drip(connection):
-        with connection:
-            connection.recv(65536)
-            connection.sendall(first)
-            for _ in range(int(seconds / every)):
-                time.sleep(every)
-                try:
-                    connection.sendall(again)
-                except OSError:
-                    return
-
-    def serve():
-        with listener:
-            while True:
-                connection, _ = listener.accept()
-                threading.Thread(target=drip, args=(connection,), daemon=True).start()
-
-    threading.Thread(target=serve, daemon=True).start()
-    return f"http://127.0.0.1:{listener.getsockname()[1]}/api"
 
 
 @pytest.fixture(scope="session")
@@ -171,72 +44,6 @@ def tls(tmp_path_factory):
     authority.cert_pem.write_to_path(str(folder / "ca.pem"))
     certificate.private_key_and_cert_chain_pem.write_to_path(str(folder / "server.pem"))
     return context, str(folder / "ca.pem"), str(folder / "server.pem")
-
-
-def handled_with_peak(service, data):
-    """Have `service` answer `data`: (the Reply, the most memory it held meanwhile, in bytes)."""
-    tracemalloc.start()
-    try:
-        reply = service.handle(data)
-        return reply, tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-
-
-class Connection:
-    """One keep-alive HTTP connection that posts messages and decodes the answers."""
-
-    def __init__(self, url, source="", timeout=10):
-        parts = urllib.parse.urlsplit(url)
-        self.path = parts.path
-        self.http = http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout,
-                                               source_address=(source, 0) if source else None)
-
-    def post(self, data):
-        """POST raw bytes; return (status, response headers, response bytes)."""
-        self.http.request("POST", self.path, body=data)
-        response = self.http.getresponse()
-        return response.status, response.headers, response.read()
-
-    def call(self, message):
-        """POST a message as JSON; return the decoded answer (JSON or MessagePack)."""
-        status, _, data = self.post(json.dumps(message).encode())
-        assert status == 200
-        return decode(data)
-
-
-def decode(data):
-    """A response message, from JSON or MessagePack bytes."""
-    if data[:1] == b"\x92":
-        return msgpack.unpackb(data, strict_map_key=False)
-    return json.loads(data)
-
-
-class Mutated:
-    """A service with one wrong behaviour: `request` changes what it is asked, `answer` what it says."""
-
-    def __init__(self, service, answer=None, request=None):
-        self.service, self.answer, self.request = service, answer, request
-        self.schema = service.schema
-
-    def handle(self, data, client=""):
-        try:
-            request = json.loads(data)
-        except ValueError:
-            request = None
-        if type(request) is not list or len(request) != 2 or type(request[0]) is not dict:
-            request = None  # not a message: the service alone answers it
-        if self.request and request:
-            request = self.request(request)
-            data = json.dumps(request).encode()
-        reply = self.service.handle(data)
-        if not self.answer:
-            return reply
-        binary = reply.data[:1] == b"\x92"
-        message = msgpack.unpackb(reply.data, strict_map_key=False) if binary else json.loads(reply.data)
-        message = self.answer(request, message)
-        encoded = msgpack.packb(message) if binary else json.dumps(message).encode()
-        return Reply(encoded, reply.media_type, reply.function, reply.result)
 
 
 @pytest.fixture(scope="session")
@@ -310,10 +117,9 @@ def peer_testbed_mock(peer_bin, testbed_url):
 
 @pytest.fixture(scope="session")
 def peer_testbed(peer_bin):
-    """The URL of the independent implementation's library serving the testbed (tests/peer_testbed.py)."""
-    here = Path(__file__).parent
-    process = subprocess.Popen([str(peer_bin / "python"), str(here / "peer_testbed.py"),
-                                str(here.parent / "conformance" / "testbed.json"), "0"],
+    """The URL of the independent implementation's library serving the testbed (support/peer_testbed.py)."""
+    process = subprocess.Popen([str(peer_bin / "python"), str(ROOT / "tests" / "support" / "peer_testbed.py"),
+                                str(ROOT / "conformance" / "testbed.json"), "0"],
                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     url = f"http://127.0.0.1:{process.stdout.readline().strip()}/api"  # the port it was given by the system
     try:
@@ -322,22 +128,3 @@ def peer_testbed(peer_bin):
     finally:
         process.terminate()
         process.wait(timeout=10)
-
-
-@contextlib.contextmanager
-def uvicorn_serving(application, interface="auto"):
-    """`application` served by uvicorn (as ASGI, or as WSGI with interface="wsgi") on a free port, in a
-    thread; yield its API URL."""
-    listener = socket.create_server(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(application, log_level="warning", lifespan="on" if interface != "wsgi"
-                                           else "off", interface=interface))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)
-    thread.start()
-    while not server.started:
-        time.sleep(0.01)
-    try:
-        yield f"http://127.0.0.1:{listener.getsockname()[1]}/api"
-    finally:
-        server.should_exit = True
-        thread.join(10)
-        listener.close()

@@ -12,19 +12,18 @@ import random
 import re
 import subprocess
 import uuid
-from pathlib import Path
 
 import msgpack
 import pytest
 
-from conformance.language import decoding
 from conformance.__main__ import main
-from conftest import Connection, decode, serving
-from reference import mocking
-from reference.transports.http_client import Client
+from conformance.language import decoding
 from conformance.tables import testbed as tables
-from reference import SchemaError, load
+from reference import SchemaError, load, mocking
 from reference.changes.compatibility import RULES
+from reference.transports.http_client import Client
+from tests.support import ROOT
+from tests.support.servers import Connection, decode, serving
 
 AUTH = {"@auth_": {"Ephemeral": {"username": "$user"}}}
 ADD = {"fn.add": {"x": 1, "y": 2}}
@@ -604,20 +603,21 @@ def peer_compare(peer_bin, root, old, new):
 
 def test_the_peers_compare_differs_from_ours_only_where_the_readme_says(peer_bin, tmp_path):
     from concurrent.futures import ThreadPoolExecutor
-    from test_compatibility import CASES
+
+    from tests.reference.changes.test_compatibility import CASES
     with ThreadPoolExecutor(8) as pool:
         theirs = dict(zip(CASES, pool.map(lambda item: peer_compare(peer_bin, tmp_path / str(hash(item[0])), *item[1][:2]),
                                           CASES.items())))
     ours = {name: "breaks" if expected & {(r, e) for r, e in expected if RULES[r][1] == "breaking"} else "ok"
             for name, (_, _, expected) in CASES.items()}
     assert {name: verdict for name, verdict in theirs.items() if verdict != ours[name]} == COMPARE_DIFFERENCES
-    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    readme = (ROOT / "README.md").read_text()
     assert f"otherwise than ours on {len(COMPARE_DIFFERENCES)} of\nthe {len(CASES)} pairs" in readme
 
 
 # The conformance suite against the independent implementation.
 
-KNOWN = Path(__file__).parent.parent / "conformance" / "known-failures"
+KNOWN = ROOT / "conformance" / "known-failures"
 CLI, MOCK = KNOWN / "telepact-cli-1.0.0a339.txt", KNOWN / "telepact-mock-1.0.0a339.txt"
 LIBRARY = KNOWN / "telepact-library-1.0.0a339.txt"
 CLIENT, LOADER = KNOWN / "telepact-client-1.0.0a339.txt", KNOWN / "telepact-schema-1.0.0a339.txt"
@@ -652,7 +652,7 @@ def test_the_peer_passes_the_suite_but_for_its_known_failures(target, known, ser
 def test_the_peers_client_and_loader_pass_their_cases_but_for_their_known_failures(
         peer_bin, capsys, kind, driver, known_failures, at_least, known_between):
     """The other implementation's Python client and schema loader, each through a small driver."""
-    command = f"{peer_bin / 'python'} {Path(__file__).parent / driver}"
+    command = f"{peer_bin / 'python'} {ROOT / 'tests' / 'support' / driver}"
     status = main([kind, "--command", command, "--known-failures", str(known_failures)])
     lines = capsys.readouterr().out.splitlines()
     assert status == 0, "\n".join(lines)

@@ -8,10 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Connection
 from reference import Client
-
-ROOT = Path(__file__).parent.parent
+from tests.support import ROOT
+from tests.support.servers import Connection
 
 
 def test_ci_runs_exactly_the_readme_test_command():
@@ -69,9 +68,9 @@ def _python_after(readme, heading):
 
 def test_the_testbed_handler_in_the_suites_readme_passes_the_testbed_cases(capsys):
     """The handler conformance/README.md shows is complete: served as written, it passes."""
-    from conftest import serving
     from conformance.__main__ import main
     from reference import Service, load
+    from tests.support.servers import serving
     scope = {}
     exec(_python_after("conformance/README.md", "The whole handler"), scope)
     schema = load(ROOT / "conformance" / "testbed.json")
@@ -85,6 +84,7 @@ def test_the_example_driver_in_the_suites_readme_passes(tmp_path, capsys):
     """The driver conformance/README.md shows works as written, for a new user to adapt."""
     import shlex
     import sys
+
     from conformance.__main__ import main
     path = tmp_path / "my_driver.py"
     driver = _python_after("conformance/README.md", "### A complete driver")

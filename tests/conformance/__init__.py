@@ -1,0 +1,1 @@
+"""Tests of conformance/, one folder for each of its folders."""

@@ -1,0 +1,63 @@
+"""python -m conformance list, check and generate: the suite itself, listed, linted (commands/lint.py)
+and made again."""
+
+import json
+
+from conformance.__main__ import main
+from conformance.commands import lint
+from conformance.language import suite as cases
+from tests.support.suite import run
+
+
+def test_list_selects_by_id_and_level(capsys):
+    status, lines = run(capsys, "list", "--id", "binary/negotiate/*", "--level", "MUST")
+    assert status == 0 and lines and all(line.startswith("binary/negotiate/") and " MUST " in line for line in lines)
+    status, lines = run(capsys, "list", "--id", "api/public/calculator-schema", "--level", "MUST")
+    assert lines[0].split()[1] == "SHOULD+MUST"
+    status, lines = run(capsys, "list", "--level", "MAY")
+    assert len(lines) == len(cases.everything()) and any(" MAY " in line for line in lines)
+    status, lines = run(capsys, "list", "--id", "testbed/mock/**")
+    assert lines and all(" testbed,mock " in line for line in lines)
+
+
+def test_check_finds_problems_in_a_broken_suite(tmp_path, capsys):
+    """The linter is real: duplicated ids, unknown requirements, bad shapes, misfits and stale files are found."""
+    for path in cases.CASES.glob("*.json"):
+        (tmp_path / path.name).write_text(path.read_text())
+    envelope = json.loads((tmp_path / "envelope.json").read_text())
+    envelope["cases"].append(dict(envelope["cases"][0]))
+    envelope["cases"].append({**envelope["cases"][1], "id": "envelope/new/one", "requirements": ["no.such.rule"]})
+    envelope["cases"].append({**envelope["cases"][1], "id": "envelope/new/two", "requires": ["calculator"],
+                              "steps": [{"request": {"message": [{}, {"fn.add": {"x": "1", "y": 2}}]},
+                                         "response": {"message": [{}, {"Ok_": {"result": "three"}}]}}]})
+    envelope["cases"].append({**envelope["cases"][1], "id": "envelope/new/three", "features": ["binary"]})
+    (tmp_path / "envelope.json").write_text(json.dumps(envelope))
+    problems = lint.check(tmp_path)
+    assert "envelope.json: envelope/parse/not-json: the id is also used in envelope.json" in problems
+    assert "envelope.json: envelope/new/one: unknown requirement no.such.rule" in problems
+    assert "envelope.json: envelope/new/two: step 1: the expected Ok_ does not fit its fields {'result': 'number'}" in problems
+    assert "envelope.json: envelope/new/two: step 1: the request does not fit fn.add, yet a Ok_ is expected" in problems
+    assert "envelope.json: envelope/new/three: its requests use the features [], not ['binary']" in problems
+    (tmp_path / "http.json").write_text(json.dumps({"description": "x", "cases": [{"id": "Bad Id", "steps": []}]}))
+    problems = lint.check(tmp_path)
+    assert "http.json: $.cases[0].id: 'Bad Id' does not match ^[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)+$" in problems
+    assert "http.json: $.cases[0]: level is missing" in problems
+
+
+def test_check_fails_when_a_generated_file_is_not_current(tmp_path, monkeypatch):
+    monkeypatch.setattr(cases, "HERE", tmp_path)
+    (tmp_path / "cases").mkdir()
+    for name in ("fixture.schema.json", "requirements.json", "retired.json"):
+        (tmp_path / name).write_text((cases.CASES.parent / name).read_text())
+    problems = lint.check(tmp_path / "cases")
+    assert "testbed.json: not what conformance/tables makes; run python -m conformance generate" in problems
+    assert "cases/testbed-types.json: not what conformance/tables makes; run python -m conformance generate" in problems
+
+
+def test_generate_refuses_to_write_into_an_installed_copy(monkeypatch, tmp_path, capsys):
+    """In a clone it rewrites conformance/; installed (no pyproject.toml beside it), it says why not."""
+    monkeypatch.setattr(cases, "HERE", tmp_path / "site-packages" / "conformance")
+    assert main(["generate"]) == 2
+    assert capsys.readouterr().err == (f"python -m conformance generate: error: generate rewrites the suite's own "
+                                       f"files, in a clone of its repository; this copy is installed at "
+                                       f"{tmp_path / 'site-packages' / 'conformance'}\n")

@@ -1,0 +1,111 @@
+"""An application fuzzed in process (fuzz --app, targets/inprocess.py) and from a test suite
+(fuzz/application.py): the same bugs as over HTTP, and a fresh application to replay on."""
+
+import json
+import logging
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from conformance.__main__ import main
+from conformance.fuzz.application import fuzz_application
+from reference import Service, load
+from reference.services import calculator
+from reference.transports import wsgi
+from tests.support import ROOT
+from tests.support.faulty import FAULTY, HANDLERS, failures, fuzzing
+from tests.support.servers import serving
+
+APPLICATIONS = """
+from reference import Service, load
+from reference.transports import asgi, wsgi
+from tests.support.faulty import FAULTY, HANDLERS
+
+def wsgi_app():
+    return wsgi.make_application(Service(load(FAULTY), HANDLERS))
+
+asgi_app = asgi.make_application(Service(load(FAULTY), HANDLERS))
+"""
+
+
+@pytest.mark.parametrize("spec", ["faulty_apps:wsgi_app", "faulty_apps:wsgi_app()", "faulty_apps:asgi_app"])
+def test_an_application_fuzzed_in_process_fails_as_it_does_over_http(spec, capsys, tmp_path, monkeypatch):
+    """--app MODULE:NAME calls a WSGI or ASGI application (or its factory) directly, no server, no port:
+    the same bugs, found by the same calls, as over HTTP."""
+    (tmp_path / "faulty_apps.py").write_text(APPLICATIONS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with serving(Service(load(FAULTY), HANDLERS)) as server:
+        _, over_http, _ = fuzzing(capsys, server.url)
+    status = main(["fuzz", "--app", spec, "--seed", "7"])
+    in_process = capsys.readouterr().out.splitlines()
+    assert status == 1 and failures(in_process) == failures(over_http), "\n".join(in_process)
+    assert in_process[0].startswith(f"Fuzzing {spec} (in process): a service of another schema, 4 functions")
+    assert any(line.strip().startswith("curl -s -i -X POST http://127.0.0.1:8000/api ") for line in in_process)
+
+
+@pytest.mark.parametrize("spec, said", [
+    ("faulty_apps", "write it as module:application"), ("no_such_module:app", "cannot import no_such_module"),
+    ("faulty_apps:nothing", "faulty_apps has no callable nothing"),
+    ("faulty_apps:FAULTY", "faulty_apps has no callable FAULTY")])
+def test_an_application_that_cannot_be_called_is_one_line_and_exit_2(spec, said, capsys, tmp_path, monkeypatch):
+    (tmp_path / "faulty_apps.py").write_text(APPLICATIONS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    status = main(["fuzz", "--app", spec])
+    error = capsys.readouterr().err
+    assert status == 2 and said in error and error.count("\n") == 1, error
+
+
+HANGING = """
+import time
+from reference import Service, load
+from reference.transports import wsgi
+
+def app():
+    entries = [{"info.Hang": {}}, {"fn.hang": {"x": "integer"}, "->": [{"Ok_": {}}]}]
+    return wsgi.make_application(Service(load(entries), {"fn.hang": lambda a, h: time.sleep(3600)}))
+"""
+
+
+def test_an_application_that_never_answers_is_told_and_the_run_still_ends(tmp_path):
+    """A handler that never returns: each call is no answer within --timeout, and the process ends
+    (the thread it holds kept the interpreter from exiting for the hour it sleeps)."""
+    (tmp_path / "hanging_apps.py").write_text(HANGING)
+    run = subprocess.run([sys.executable, "-m", "conformance", "fuzz", "--app", "hanging_apps:app", "--max-examples",
+                          "1", "--timeout", "0.5", "--seed", "1"], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert run.returncode == 1 and "FAIL fuzz/fn.hang/message" in run.stdout, run.stdout + run.stderr
+    assert "message: no answer" in run.stdout
+
+
+def test_pytest_users_fuzz_their_application_from_their_own_tests(caplog):
+    """fuzz_application(app) is the fuzz of an application in process, as a test: quiet when it passes,
+    an AssertionError naming each failure and the seed when it does not."""
+    caplog.set_level(logging.CRITICAL, logger="reference")  # (the faulty handlers' tracebacks)
+    results = fuzz_application(calculator.wsgi(), seed=1, max_examples=10, time_limit=30)
+    assert {result.status for result in results} <= {"pass", "not-run"} and len(results) == 13 * 9
+    with pytest.raises(AssertionError) as failed:
+        fuzz_application(wsgi.make_application(Service(load(FAULTY), HANDLERS)), seed=7)
+    told = str(failed.value)
+    assert told.startswith("fuzzing ") and " with seed 7: 3 failing" in told
+    assert {"FAIL fuzz/fn.typo/handler", "FAIL fuzz/fn.crash/handler", "FAIL fuzz/fn.tag/handler"} == set(
+        re.findall(r"FAIL fuzz/fn\.\w+/\w+", told))
+
+
+def test_a_sequence_is_shrunk_to_the_calls_it_needs_on_a_fresh_application(capsys, tmp_path, monkeypatch):
+    """In process, a factory makes a fresh application: the calls a failure came after are replayed on one,
+    each left out in turn, and only those it needs are kept (over HTTP, the latest five are shown)."""
+    (tmp_path / "counter_apps.py").write_text("from reference import Service, load\nfrom reference.transports import wsgi\n"
+                                              "from tests.support.faulty import COUNTER, counter_handlers\n\n"
+                                              "def counter_app():\n"
+                                              "    return wsgi.make_application(Service(load(COUNTER), counter_handlers()))\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    fixtures = tmp_path / "cases" / "fuzz.json"
+    fixtures.parent.mkdir()
+    status = main(["fuzz", "--app", "counter_apps:counter_app", "--seed", "7", "--fixtures", str(fixtures)])
+    text = capsys.readouterr().out
+    assert status == 1 and "for a fresh application it fails after just 1 call of fn.reset, each needed" in text, text
+    [written] = json.loads(fixtures.read_text())["cases"]
+    assert [list(step["request"]["message"][1]) for step in written["steps"]] == [["fn.reset"], ["fn.getCounter"]]

@@ -1,0 +1,1 @@
+"""Tests of reference/, one folder for each of its folders."""

@@ -1,0 +1,115 @@
+"""Recorded traffic replayed against a new schema: what a change touches in calls that really happened."""
+
+import json
+import re
+
+import pytest
+
+from reference import Client, Service, load, mocking
+from reference.changes import traffic
+from reference.changes.compatibility import compare
+from reference.mocking import relay
+from tests.support.servers import serving
+
+OLD = [{"struct.Item": {"sku": "string", "price": "number", "note!": "string"}},
+       {"fn.buy": {"item": "struct.Item", "count!": "integer"}, "->": [{"Ok_": {"order": "string"}}]},
+       {"fn.get": {"sku": "string"}, "->": [{"Ok_": {"item!": "struct.Item", "stock": "integer"}}]}]
+NEW = [{"struct.Item": {"sku": "string", "price": "integer", "note!": "string"}},
+       {"fn.buy": {"item": "struct.Item"}, "->": [{"Ok_": {"order": "string"}}]},
+       {"fn.get": {"sku": "string"}, "->": [{"Ok_": {"item!": "struct.Item", "stock": "number"}}]}]
+CALLS = [{"fn.buy": {"item": {"sku": "a", "price": 2}}},  # refused by nothing
+         {"fn.buy": {"item": {"sku": "b", "price": 2.5}}},  # price narrowed
+         {"fn.buy": {"item": {"sku": "c", "price": 1}, "count!": 3}},  # count! removed
+         {"fn.buy": {"item": {"sku": "d", "price": 0.5, "note!": "x"}, "count!": 1}},  # both
+         {"fn.get": {"sku": "a"}}]
+HANDLERS = {"fn.buy": lambda arguments, headers: {"Ok_": {"order": arguments["item"]["sku"]}},
+            "fn.get": lambda arguments, headers: {"Ok_": {"item!": {"sku": arguments["sku"], "price": 1.5},
+                                                          "stock": 3}}}
+
+
+@pytest.fixture
+def recorded(tmp_path):
+    """The stub files a mock recording a live server of OLD saved for CALLS (python -m reference.mock --record)."""
+    folder = tmp_path / "recorded"
+    folder.mkdir()
+    with serving(Service(load(OLD), HANDLERS)) as live:
+        with serving(mocking.service(OLD, relay=relay.Relay(live.url, folder))) as recorder:
+            with Client(recorder.url) as client:
+                for call in CALLS:
+                    [(name, arguments)] = call.items()
+                    client.call(name, arguments, {"@user": "ann"})
+    return folder
+
+
+def test_each_finding_counts_the_recorded_calls_it_touches(recorded):
+    comparison = compare(load(OLD), load(NEW))
+    replay = traffic.Replay(traffic.read(recorded), comparison)
+    touched = {rule: len(found) for (rule, _), found in replay.touched.items()}
+    assert touched == {"request-type-narrowed": 2, "request-field-removed": 2, "response-type-widened": 1}
+    assert len(replay.refused) == 3 and [e.function for e in replay.affected()] == ["fn.buy"] * 3 + ["fn.get"]
+    [(answered, case)] = replay.outside  # (the old server's item has a price of 1.5, which is no integer)
+    assert answered.function == "fn.get" and case["path"] == ["Ok_", "item!", "price"]
+    exchange, refusal = replay.refused[0]
+    assert re.search(r"/fn\.buy-[0-9a-f]{16}\.json$", exchange.source)
+    assert refusal["ErrorInvalidRequestBody_"]["cases"][0]["path"] == ["fn.buy", "item", "price"]
+    assert replay.lines()[-1] == ("Breaking by the rules, 4 of 5 recorded calls affected (the first: "
+                                  f"{replay.affected()[0].source}).")
+    told = "\n".join(replay.lines())
+    assert f"Requests the new schema would refuse: 3 of 5; the first, {exchange.source} (fn.buy): " in told
+    assert f"Recorded answers outside the new schema's results: 1 of 5; the first, {answered.source} (fn.get): " in told
+
+
+def test_a_compatible_change_touches_what_it_touches_and_affects_nothing(recorded):
+    widened = [OLD[0], {"fn.buy": {"item": "struct.Item", "count!": "number", "gift!": "boolean"},
+                        "->": [{"Ok_": {"order": "string"}}]}, OLD[2]]
+    replay = traffic.Replay(traffic.read(recorded), compare(load(OLD), load(widened)))
+    assert replay.refused == [] and replay.affected() == []
+    assert replay.lines()[-1] == "Compatible by the rules, 0 of 5 recorded calls affected."
+
+
+def test_answers_outside_the_new_results_are_told(tmp_path):
+    lines = tmp_path / "calls.jsonl"
+    lines.write_text(json.dumps([[{}, {"fn.get": {"sku": "a"}}], [{}, {"Ok_": {"stock": 2.5}}]]) + "\n\n")
+    narrowed = [*OLD[:2], {"fn.get": {"sku": "string"}, "->": [{"Ok_": {"item!": "struct.Item", "stock": "integer"}}]}]
+    replay = traffic.Replay(traffic.read(lines), compare(load(OLD), load(narrowed)))
+    [(exchange, case)] = replay.outside
+    assert exchange.source == f"{lines}:1" and case["path"] == ["Ok_", "stock"]
+
+
+def test_headers_recorded_are_checked_as_the_new_server_checks_them(tmp_path):
+    """A request header whose type the new schema narrows refuses the calls that sent a wider value."""
+    declared = [*OLD, {"headers.Trace": {"@trace": "number"}, "->": {}}]
+    narrowed = [*OLD, {"headers.Trace": {"@trace": "integer"}, "->": {}}]
+    lines = tmp_path / "calls.jsonl"
+    lines.write_text("".join(json.dumps([[{"@trace": trace}, {"fn.get": {"sku": "a"}}], [{}, {"Ok_": {"stock": 1}}]])
+                             + "\n" for trace in (1, 1.5, 2)))
+    comparison = compare(load(declared), load(narrowed))
+    replay = traffic.Replay(traffic.read(lines), comparison)
+    assert {key: [e.source for e in found] for key, found in replay.touched.items()} == {
+        ("request-type-narrowed", "headers.Trace.@trace"): [f"{lines}:2"]}
+
+
+@pytest.mark.parametrize("text, said", [
+    ('{"stub": {"fn.a": 1}}', 'not a recorded stub, {"stub": {"fn.X": {...}, "->": {...}}}'),
+    ('[{"stub": {"fn.a": {}, "->": {}}}, 3]', 'not a recorded stub'),
+    ("[1, 2]\n", "not a recorded stub"),
+])
+def test_a_stub_file_that_is_no_recording_is_one_line_saying_where(tmp_path, text, said):
+    (tmp_path / "a.json").write_text(text)
+    with pytest.raises(ValueError) as raised:
+        traffic.read(tmp_path)
+    assert str(raised.value).startswith(f"{tmp_path / 'a.json'}: {said}")
+
+
+@pytest.mark.parametrize("line", ["[1, 2]", '[[{}, {"fn.a": {}}]]', '[[{}, {"fn.a": 1}], [{}, {}]]', "{"])
+def test_a_line_that_is_no_exchange_is_one_line_saying_where(tmp_path, line):
+    path = tmp_path / "calls.jsonl"
+    path.write_text('[[{}, {"fn.a": {}}], [{}, {"Ok_": {}}]]\n' + line + "\n")
+    with pytest.raises(ValueError) as raised:
+        traffic.read(path)
+    assert str(raised.value).startswith(f"{path}:2: ")
+
+
+def test_a_path_that_does_not_exist_is_said():
+    with pytest.raises(ValueError, match="^/nowhere/at/all: does not exist$"):
+        traffic.read("/nowhere/at/all")

@@ -1,0 +1,166 @@
+"""python -m reference.schema: the schema checker's command line and its driver, as a user runs them."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+
+def check(*args, stdin=None, files=None, cwd=None):
+    """Run the checker; its exit status, standard output and standard error."""
+    done = subprocess.run([sys.executable, "-m", "reference.schema", *args], input=stdin, capture_output=True,
+                          text=True, timeout=60, cwd=cwd)
+    return done.returncode, done.stdout, done.stderr
+
+
+@pytest.mark.parametrize("text, lines", [
+    ('[{"struct.A": {"a": "numbr"}}]', ['1:21: struct.A: unknown type "numbr"; did you mean "number"?']),
+    ('[{"fn.a": {}, "->": [{"Ok_": {}}], "=>": 1}]',
+     ['1:36: fn.a: "=>" is not a key of a fn. entry; did you mean "->"?']),
+    ('[{"struct.A": {"Tags": "string"}}]', ['1:16: struct.A: "Tags" is not a field name: a field name starts with '
+                                           'a lowercase letter, then letters, digits or _, and may end with !']),
+    ('[{"fn.ping_": {}, "->": [{"Ok_": {}}]}]', ["1:3: fn.ping_: fn.ping_ is a stock definition of every schema"]),
+])
+def test_each_problem_is_located_at_its_token_and_names_it(tmp_path, text, lines):
+    path = tmp_path / "s.json"
+    path.write_text(text)
+    status, out, err = check(str(path))
+    assert (status, err) == (1, "")
+    assert out.splitlines() == [f"{path}:{line}" for line in lines] + [f"{len(lines)} problem"]
+
+
+def test_a_sound_schema_is_counted_in_english(tmp_path):
+    path = tmp_path / "s.json"
+    path.write_text('[{"fn.a": {}, "->": [{"Ok_": {}}]}]')
+    assert check("-v", str(path)) == (0, f"{path}: 1 entry\nok: 1 document, 1 entry (1 fn)\n", "")
+
+
+@pytest.mark.parametrize("args, message", [
+    (["nope.json"], "nope.json: does not exist"),
+    ([], "name at least one schema file or directory"),
+    (["--driver", "x.json"], "--driver reads its schemas from standard input, not from FILE_OR_DIR"),
+])
+def test_bad_command_lines_are_one_line_and_exit_2(tmp_path, args, message):
+    assert check(*args, cwd=tmp_path) == (
+        2, "", f"python -m reference.schema: error: {message} (see python -m reference.schema --help)\n")
+
+
+def test_the_driver_answers_a_line_that_is_no_instruction_and_goes_on():
+    good = json.dumps({"id": 4, "documents": [{"name": "a.json", "text": '[{"struct.A": {}}]'}]})
+    deep = "[" * 100_000 + "]" * 100_000
+    status, out, err = check("--driver", stdin="not json\n[1]\n" + '{"documents": []}\n' + deep + "\n" + good + "\n")
+    replies = [json.loads(line) for line in out.splitlines()]
+    assert (status, err) == (0, "")
+    assert [reply["id"] for reply in replies] == [None, None, None, None, 4] and replies[4]["accepted"] is True
+    assert replies[0]["error"] == "line 1: not JSON: Expecting value (line 1, column 1)"
+    assert replies[1]["error"].startswith("line 2 is not an instruction: id, documents missing or wrong, as in {")
+    assert replies[2]["error"].startswith("line 3 is not an instruction: id missing or wrong, as in {")
+    assert replies[3]["error"] == "line 4: nests arrays and objects deeper than 1,024 levels"
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda path: os.mkfifo(path), "{path}: not a regular file"),
+    (lambda path: path.symlink_to("/dev/zero"), "{path}: not a regular file"),
+    (lambda path: path.write_bytes(b'[{"struct.\xe9": {}}]'), "{path}: not UTF-8 text (byte 10 is not)"),
+    (lambda path: path.mkdir(), "{path}: holds no .json files"),
+])
+def test_a_file_that_is_no_schema_file_is_one_line_and_exit_2(tmp_path, make, message):
+    """Given alone or in a directory, a file is read only if it is a regular file of bounded size."""
+    path = tmp_path / "s.json"
+    make(path)
+    status, out, err = check(str(path), cwd=tmp_path)
+    assert (status, out) == (2, "") and err == (f"python -m reference.schema: error: {message.format(path=path)} "
+                                                "(see python -m reference.schema --help)\n")
+    if not path.is_dir():  # in a directory given, a problem of the schema it makes
+        assert check(str(tmp_path), cwd=tmp_path) == (1, f"{message.format(path=path)}\n1 problem\n", "")
+
+
+# python -m reference.schema compare
+
+V1 = [{"struct.Item": {"sku": "string", "price": "number"}}, {"fn.buy": {"item": "struct.Item"}, "->": [{"Ok_": {}}]}]
+V2 = [{"struct.Item": {"sku": "string", "price": "integer"}}, {"fn.buy": {"item": "struct.Item"}, "->": [{"Ok_": {}}]}]
+
+
+def versions(tmp_path, old=V1, new=V2):
+    for name, entries in (("v1.json", old), ("v2.json", new)):
+        (tmp_path / name).write_text(json.dumps(entries, indent=1))
+    return str(tmp_path / "v1.json"), str(tmp_path / "v2.json")
+
+
+def test_compare_exits_1_on_a_breaking_change_and_0_without(tmp_path):
+    old, new = versions(tmp_path)
+    status, out, err = check("compare", old, new)
+    assert (status, err) == (1, "")
+    assert out.splitlines()[0] == (f"{new}:5:13: breaking request-type-narrowed: struct.Item.price: number -> integer; "
+                                   "from fn.buy → item: struct.Item → price; breaks clients that call fn.buy")
+    assert out.splitlines()[-1] == "1 breaking change, 0 warnings: clients of the old schema break."
+    status, out, _ = check("compare", new, old)
+    assert status == 0 and out.splitlines() == ["0 breaking changes, 0 warnings: clients of the old schema keep working."]
+
+
+def test_compare_accepts_a_change_on_purpose(tmp_path):
+    old, new = versions(tmp_path)
+    for accepted in ("request-type-narrowed", "request-type-narrowed:struct.Item.*"):
+        status, out, _ = check("compare", old, new, "--except", accepted)
+        assert status == 0 and " breaking (accepted) request-type-narrowed: " in out
+        assert out.splitlines()[-1] == "0 breaking changes, 0 warnings, 1 accepted: clients of the old schema keep working."
+    status, _, _ = check("compare", old, new, "--except", "request-type-narrowed:fn.*")
+    assert status == 1
+
+
+def test_compare_as_json_for_tools(tmp_path):
+    old, new = versions(tmp_path)
+    status, out, _ = check("compare", old, new, "--json")
+    report = json.loads(out)
+    assert status == 1 and report["breaking"] is True and report["notes"] == []
+    assert report["findings"] == [{"rule": "request-type-narrowed", "level": "breaking", "side": "request",
+                                   "element": "struct.Item.price", "where": f"{new}:5:13", "change": "number -> integer",
+                                   "accepted": False, "routes": ["fn.buy → item: struct.Item → price"],
+                                   "reachedFrom": 1, "clients": ["call fn.buy"]}]
+
+
+def test_compare_reads_a_live_server_and_a_directory(tmp_path):
+    from reference import Service, load
+    from tests.support.servers import serving
+    _, new = versions(tmp_path)
+    with serving(Service(load(V1), {"fn.buy": lambda arguments, headers: {"Ok_": {}}})) as server:
+        status, out, _ = check("compare", server.url, new)
+        assert status == 1 and "struct.Item.price: number -> integer" in out
+        (tmp_path / "both").mkdir()
+        (tmp_path / "both" / "items.json").write_text(json.dumps(V2[:1]))
+        (tmp_path / "both" / "buy.json").write_text(json.dumps(V2[1:]))
+        status, out, _ = check("compare", server.url, str(tmp_path / "both"))
+        assert status == 1 and out.startswith(f"{tmp_path / 'both' / 'items.json'}:1:45: breaking request-type-narrowed")
+
+
+@pytest.mark.parametrize("old, new, lines", [
+    (V1, [{"struct.Item": {"sku": "strnig"}}], ['v2.json:1:26: struct.Item: unknown type "strnig"; did you mean "string"?',
+                                                 "python -m reference.schema compare: error: NEW {new} does not load: 1 problem"]),
+    ([{"fn.a": {}}], V2, ["v1.json:1:2: fn.a: a function has a -> key holding an array whose first element is "
+                          '{"Ok_": {...}} with the result fields',
+                          "python -m reference.schema compare: error: OLD {old} does not load: 1 problem"]),
+])
+def test_compare_of_a_schema_that_does_not_load_lists_its_problems_and_exits_2(tmp_path, old, new, lines):
+    (tmp_path / "v1.json").write_text(json.dumps(old))
+    (tmp_path / "v2.json").write_text(json.dumps(new))
+    paths = {"old": str(tmp_path / "v1.json"), "new": str(tmp_path / "v2.json")}
+    status, out, err = check("compare", paths["old"], paths["new"])
+    assert (status, out) == (2, "")
+    assert err.splitlines() == [line.format(**paths) if "error" in line else str(tmp_path / line) for line in lines]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["compare"], "the following arguments are required: OLD, NEW"),
+    (["compare", "a", "b", "--except", "request-type-narowed"],
+     "argument --except: 'request-type-narowed' is no rule; did you mean 'request-type-narrowed'?"),
+    (["compare", "/nowhere.json", "b"], "OLD /nowhere.json: /nowhere.json: does not exist"),
+    (["compare", "{old}", "{old}", "--traffic", "/nowhere"], "--traffic /nowhere: does not exist"),
+    (["compare", "http://127.0.0.1:1/api", "b"], "OLD http://127.0.0.1:1/api: cannot reach http://127.0.0.1:1/api: "
+                                                 "Connection refused"),
+])
+def test_compare_misuse_is_one_line_and_exit_2(args, message, tmp_path):
+    old, _ = versions(tmp_path)
+    status, out, err = check(*(arg.format(old=old) for arg in args))
+    assert (status, out) == (2, "") and err.count("\n") == 1 and message in err, err

@@ -1,0 +1,3 @@
+"""Tools run by hand, which pytest does not collect: benchmark.py (instructions and timings against a bare
+round trip and the independent implementation), scaling.py (cost against input size) and mutants.py
+(seeded mutation testing of the reference against the suites)."""

@@ -1,0 +1,379 @@
+"""Benchmark: the core's cost per message and HTTP throughput, as ratios to the bare JSON work.
+
+    python tests/tools/benchmark.py instructions [--peer-venv DIR]     # load-free: valgrind's callgrind
+    python tests/tools/benchmark.py timing [--rounds N] [--peer-venv DIR]
+    python tests/tools/benchmark.py http [--rounds N] [--seconds S] [--peer-venv DIR]
+    python tests/tools/benchmark.py fuzz [--rounds N]
+
+Every message is answered by the shipped calculator (`calculator.service()`,
+its tape holding 100 evaluations), bytes in and bytes out, and compared with
+the bare JSON work of the same exchange: `json.loads` of the request and
+`json.dumps` of the answer (in JSON, even for the binary one).
+
+`instructions` counts what one message costs in CPU instructions, which no
+other load on the machine changes: each measurement runs N and then 2N
+messages under callgrind (Debian's `valgrind`), so that start-up cancels out,
+with Python's hash seed fixed. `timing` and `http` measure time, which a busy
+machine changes, so they only report ratios, bare and ours (and the peer's)
+measured in turn within each round, with the median and spread of the rounds:
+`http` the requests per second of kept-alive `fn.add` from several client
+processes, and each server's CPU time per request (read from /proc), against
+a bare `http.server` answering a fixed body. A selection's target is a ratio
+to the bare work of the whole answer (AGAINST, below).
+With --peer-venv (a virtual environment holding telepact-cli==1.0.0a339) the
+independent implementation is measured the same way, beside ours.
+`fuzz` measures `python -m conformance fuzz` against a fresh bundled
+calculator (the server's share included, on the same machine), with one
+worker and with two in turn each round: the requests a second it reports.
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import timeit
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]  # the repository
+
+
+def deep(levels):
+    expression = {"Constant": {"value": 1}}
+    for _ in range(levels - 1):
+        expression = {"Add": {"left": expression, "right": {"Constant": {"value": 1}}}}
+    return expression
+
+
+MESSAGES = {
+    "fn.add": [{}, {"fn.add": {"x": 1, "y": 2}}],
+    "fn.add, two invalid fields": [{}, {"fn.add": {"x": "1", "y": True}}],
+    "fn.getPaperTape, 100 entries": [{}, {"fn.getPaperTape": {}}],
+    "the same with @select_": [{"@select_": {"struct.Evaluation": ["result", "successful"]}}, {"fn.getPaperTape": {}}],
+    "fn.evaluate, 100 levels": [{}, {"fn.evaluate": {"expression": deep(100)}}],
+    "fn.add, steady binary": [{"@bin_": ["CHECKSUM"]}, {"fn.add": {"x": 1, "y": 2}}],
+}
+TARGETS = {"fn.add": 1.5, "fn.add, two invalid fields": 1.8, "fn.getPaperTape, 100 entries": 2.3,
+           "the same with @select_": 2.3, "fn.evaluate, 100 levels": 3, "fn.add, steady binary": 2}
+# A row whose target is a ratio to another's bare work: a selection is applied after the whole result is
+# checked (the order of checks), so the least it can cost is that of the whole answer, not of what it keeps.
+AGAINST = {"the same with @select_": "fn.getPaperTape, 100 entries"}
+
+# What runs a message N times (given as arguments: implementation, message, N, bare or not), for
+# the instruction counts; the peer's in its own environment, from the calculator's schema.
+DRIVER = r"""
+import gc, json, sys
+sys.path.insert(0, sys.argv[5]); sys.path.insert(0, sys.argv[6])
+from benchmark import MESSAGES, prepare
+handle, requests = prepare(sys.argv[1])
+data, answer = requests[sys.argv[2]]
+n, bare = int(sys.argv[3]), sys.argv[4] == "bare"
+gc.freeze()  # what was made so far is never collected: the counts of N and 2N messages collect alike
+for _ in range(n):
+    if bare:
+        json.loads(data), json.dumps(answer).encode()
+    else:
+        handle(data)
+"""
+
+
+def prepare(implementation):
+    """A handle(bytes) of a calculator of `implementation` whose tape holds 100 evaluations, and
+    each message's request bytes with the answer it gets (in JSON) from a second one like it."""
+    handle, respond = calculator_of(implementation)
+    _, answer = calculator_of(implementation)
+    for i in range(100):
+        for each in (respond, answer):
+            each(json.dumps([{}, {"fn.evaluate": {"expression": {"Add": {"left": {"Constant": {"value": i}},
+                                                                              "right": {"Constant": {"value": 1.5}}}}}}]).encode())
+    first = answer(json.dumps([{"@bin_": []}, {"fn.add": {"x": 1, "y": 2}}]).encode())
+    import msgpack
+    checksum = msgpack.unpackb(first, strict_map_key=False)[0]["@bin_"][0]
+    requests = {}
+    for name, message in sorted(MESSAGES.items(), key=lambda item: "fn.evaluate" in item[0]):  # (it adds to the tape)
+        message = json.loads(json.dumps(message).replace('"CHECKSUM"', str(checksum)))
+        plain = [{k: v for k, v in message[0].items() if k != "@bin_"}, message[1]]
+        requests[name] = json.dumps(message).encode(), json.loads(answer(json.dumps(plain).encode()))
+    return handle, requests
+
+
+def calculator_of(implementation):
+    """A new calculator of `implementation`: handle(bytes), and a function answering bytes with bytes."""
+    if implementation == "ours":
+        from reference.services import calculator
+        handle = calculator.service().handle
+        respond = lambda data: handle(data).data
+    else:  # the peer's demo calculator, as `telepact demo-server` makes it, without its web server
+        import asyncio
+        import contextlib
+        import io
+
+        from telepact_cli import cli
+        made = []
+
+        class Kept(cli.Server):
+            def __init__(self, *args):
+                super().__init__(*args)
+                made.append(self)
+        cli.Server, cli._demo_unavailable_response = Kept, lambda: None  # (no random ErrorUnavailable)
+        cli.uvicorn.run = lambda *args, **options: None
+        with contextlib.redirect_stdout(io.StringIO()):
+            cli.demo_server.callback(port=0)
+        loop, server = asyncio.new_event_loop(), made[-1]
+        respond = handle = lambda data: loop.run_until_complete(server.process(data))[0]
+    return handle, respond
+
+
+def instructions(implementation, python, name, bare):
+    """Instructions per message, from callgrind's counts of N and 2N messages."""
+    n = 400 if name.startswith("fn.add") else 40  # a tape or an evaluation costs a hundred times more
+    counts = []
+    for runs in (n, 2 * n):
+        run = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", python, "-c", DRIVER,
+                              implementation, name, str(runs), "bare" if bare else "ours", str(ROOT / "tests" / "tools"),
+                              str(ROOT)], capture_output=True, text=True, env={**os.environ, "PYTHONHASHSEED": "0"})
+        found = re.search(r"Collected : (\d+)", run.stderr)
+        if run.returncode or not found:
+            raise SystemExit(f"error: callgrind could not count {name}: {run.stderr[-800:]}")
+        counts.append(int(found.group(1)))
+    return (counts[1] - counts[0]) / n
+
+
+def report_instructions(peer_venv):
+    if not shutil.which("valgrind"):
+        raise SystemExit("error: instructions are counted with valgrind: apt-get install valgrind")
+    print(f"{'message':<32}{'bare':>10}{'ours':>10}{'ratio':>8}{'target':>8}" + (f"{'peer':>16}" if peer_venv else ""))
+    table = {}
+    for name in MESSAGES:
+        bare, ours = (instructions("ours", sys.executable, name, flag) for flag in (True, False))
+        row = {"bare": round(bare), "ours": round(ours), "ratio": round(ours / bare, 2)}
+        line = f"{name:<32}{bare / 1000:>9.1f}k{ours / 1000:>9.1f}k{ours / bare:>7.2f}x"
+        line += f"{TARGETS[name]:>7}x" if name not in AGAINST else " " * 8
+        if peer_venv:
+            peer = instructions("peer", str(Path(peer_venv) / "bin" / "python"), name, False)
+            row["peer"], line = round(peer), line + f"{peer / ours:>7.1f}x slower"
+        table[name] = row
+        print(line, flush=True)
+        if name in AGAINST:
+            whole = table[AGAINST[name]]["bare"]
+            row["ratio to the whole answer's bare"] = round(ours / whole, 2)
+            print(f"{'  against the whole answer:':<32}{whole / 1000:>9.1f}k{'':>10}{ours / whole:>7.2f}x"
+                  f"{TARGETS[name]:>7}x", flush=True)
+    return table
+
+
+def report_timing(rounds, peer_venv):
+    """Seconds per message of bare, ours (and the peer's), measured in turn within each round."""
+    handle, requests = prepare("ours")
+    peer = _peer_timer(peer_venv) if peer_venv else None
+    table = {}
+    for name, (data, answer) in requests.items():
+        ratios, peers = [], []
+        for _ in range(rounds):
+            bare = _best(lambda: (json.loads(data), json.dumps(answer).encode()))
+            ours = _best(lambda: handle(data))
+            ratios.append(ours / bare)
+            if peer:
+                peers.append(peer(name) / ours)
+        table[name] = {"median": round(statistics.median(ratios), 2), "spread": _spread(ratios)}
+        line = f"{name:<32}{statistics.median(ratios):>7.2f}x  ({_spread(ratios)})"
+        if peers:
+            table[name]["peer slower"] = round(statistics.median(peers), 1)
+            line += f"   the peer {statistics.median(peers):.1f}x slower"
+        print(line, flush=True)
+    return table
+
+
+def _best(function, seconds=0.05):
+    number = max(1, int(seconds / max(timeit.timeit(function, number=1), 1e-7)))
+    return min(timeit.repeat(function, number=number, repeat=3)) / number
+
+
+def _spread(values):
+    return f"{min(values):.2f} to {max(values):.2f}"
+
+
+PEER_TIMER = r"""
+import json, sys, timeit
+sys.path.insert(0, sys.argv[1])
+from benchmark import prepare, _best
+handle, requests = prepare("peer")
+for line in sys.stdin:
+    data, _ = requests[line.strip()]
+    print(_best(lambda: handle(data)), flush=True)
+"""
+
+
+def _peer_timer(venv):
+    process = subprocess.Popen([str(Path(venv) / "bin" / "python"), "-c", PEER_TIMER, str(ROOT / "tests" / "tools")],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+    def seconds(name):
+        process.stdin.write(name + "\n")
+        process.stdin.flush()
+        return float(process.stdout.readline())
+    return seconds
+
+
+# HTTP: kept-alive fn.add from several client processes, as a share of a bare http.server.
+
+BARE_SERVER = r"""
+import socket, sys
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+class Handler(BaseHTTPRequestHandler):
+    protocol_version, wbufsize = "HTTP/1.1", -1
+    def setup(self):
+        super().setup()
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    def do_POST(self):
+        self.rfile.read(int(self.headers["Content-Length"]))
+        body = b'[{}, {"Ok_": {"result": 3}}]'
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *args):
+        pass
+server = ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Handler)
+server.daemon_threads = True
+server.serve_forever()
+"""
+
+LOAD = r"""
+import http.client, sys, time
+port, seconds = int(sys.argv[1]), float(sys.argv[2])
+connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+body, done, deadline = b'[{}, {"fn.add": {"x": 1, "y": 2}}]', 0, time.monotonic() + seconds
+while time.monotonic() < deadline:
+    connection.request("POST", "/api", body, {"Content-Type": "application/json"})
+    response = connection.getresponse()
+    response.read()
+    done += response.status == 200
+print(done)
+"""
+
+
+def report_http(rounds, seconds, clients, peer_venv):
+    """Requests per second of each server, as a share of the bare one's, and the server's CPU time per
+    request (user and system, from /proc), as a ratio to the bare one's: each round in turn."""
+    servers = {"bare http.server": lambda port: [sys.executable, "-c", BARE_SERVER, str(port)],
+               "reference server": lambda port: [sys.executable, "-m", "reference.server", "--port", str(port),
+                                                 "--log-level", "warning"],
+               "reference --plain": lambda port: [sys.executable, "-m", "reference.server", "--port", str(port),
+                                                  "--log-level", "warning", "--plain"]}
+    if peer_venv:
+        servers["peer demo server"] = lambda port: [str(Path(peer_venv) / "bin" / "telepact"), "demo-server",
+                                                    "--port", str(port)]
+    shares = {name: [] for name in servers if name != "bare http.server"}
+    cpus = {name: [] for name in servers}
+    for _ in range(rounds):
+        measured = {name: _rate(command, seconds, clients) for name, command in servers.items()}
+        for name in servers:
+            cpus[name].append(measured[name][1])
+        for name in shares:
+            shares[name].append(measured[name][0] / measured["bare http.server"][0])
+    table = {"bare http.server": {"cpu per request (us)": round(statistics.median(cpus["bare http.server"]))}}
+    print(f"{'bare http.server':<24}{'':>30}{statistics.median(cpus['bare http.server']):>8.0f} us CPU a request")
+    for name, values in shares.items():
+        cpu = [ours / bare for ours, bare in zip(cpus[name], cpus["bare http.server"])]
+        table[name] = {"median": round(statistics.median(values), 2), "spread": _spread(values),
+                       "cpu per request (us)": round(statistics.median(cpus[name])),
+                       "cpu ratio": round(statistics.median(cpu), 2), "cpu spread": _spread(cpu)}
+        print(f"{name:<24}{statistics.median(values):>6.2f} of bare  ({_spread(values)})"
+              f"{statistics.median(cpus[name]):>8.0f} us CPU a request, {statistics.median(cpu):.2f}x bare "
+              f"({_spread(cpu)})", flush=True)
+    return table
+
+
+def report_fuzz(rounds):
+    """The requests a second of a default fuzz of a fresh calculator, --workers 1 and 2 in turn each round."""
+    rates = {1: [], 2: []}
+    for number in range(rounds):
+        for workers in rates:
+            with socket.socket() as probe:
+                probe.bind(("127.0.0.1", 0))
+                port = probe.getsockname()[1]
+            server = subprocess.Popen([sys.executable, "-m", "reference.server", "--port", str(port), "--log-level",
+                                       "warning"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
+            try:
+                _wait_for(port)
+                run = subprocess.run([sys.executable, "-m", "conformance", "fuzz", "--target",
+                                      f"http://127.0.0.1:{port}/api", "--seed", str(number), "--workers", str(workers)],
+                                     capture_output=True, text=True, cwd=ROOT, timeout=600)
+            finally:
+                server.terminate()
+                server.wait(timeout=15)
+            rates[workers].append(int(re.search(r"\(([\d,]+) a second", run.stdout)[1].replace(",", "")))
+    table = {f"--workers {workers}": {"median": statistics.median(values), "spread": _spread(values)}
+             for workers, values in rates.items()}
+    for name, figures in table.items():
+        print(f"fuzz {name:<14}{figures['median']:>8.0f} requests a second ({figures['spread']})")
+    return table
+
+
+def _rate(command, seconds, clients):
+    """Requests per second of the server `command` starts, and its CPU seconds per request, in us."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen(command(port), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
+    try:
+        _wait_for(port)
+        before = _cpu(server.pid)
+        loads = [subprocess.Popen([sys.executable, "-c", LOAD, str(port), str(seconds)], stdout=subprocess.PIPE,
+                                  text=True) for _ in range(clients)]
+        done = sum(int(load.communicate(timeout=seconds + 60)[0]) for load in loads)
+        return done / seconds, (_cpu(server.pid) - before) / max(done, 1) * 1e6
+    finally:
+        server.terminate()
+        server.wait(timeout=15)
+
+
+def _cpu(pid):
+    """The CPU seconds (user and system) process `pid` has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _wait_for(port, seconds=30):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return
+        except OSError:
+            time.sleep(0.1)
+    raise SystemExit(f"error: nothing listened on port {port}")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python tests/tools/benchmark.py", description=__doc__.split("\n\n")[0])
+    parser.add_argument("mode", choices=["instructions", "timing", "http", "fuzz"])
+    parser.add_argument("--peer-venv", metavar="DIR", help="a venv with telepact-cli==1.0.0a339, to compare with")
+    parser.add_argument("--rounds", type=int, default=12, help="rounds of timing or http (default 12)")
+    parser.add_argument("--seconds", type=float, default=2, help="seconds of load per server per round (default 2)")
+    parser.add_argument("--clients", type=int, default=4, help="load-generating processes (default 4)")
+    parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+    options = parser.parse_args(argv)
+    sys.path.insert(0, str(ROOT))
+    if options.mode == "instructions":
+        table = report_instructions(options.peer_venv)
+    elif options.mode == "timing":
+        table = report_timing(options.rounds, options.peer_venv)
+    elif options.mode == "fuzz":
+        table = report_fuzz(options.rounds)
+    else:
+        table = report_http(options.rounds, options.seconds, options.clients, options.peer_venv)
+    if options.json:
+        Path(options.json).write_text(json.dumps(table, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
