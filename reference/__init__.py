@@ -20,9 +20,9 @@ of it and serves alone: `protocol.Service` and `http_server.Server`.
 
 from typing import TYPE_CHECKING
 
-from .transports.http_client import Client
-from .sources import load
 from .protocol import Refusal, Reply, Schema, SchemaError
+from .sources import load
+from .transports.http_client import Client
 
 if TYPE_CHECKING:
     from .engine.guard import Server

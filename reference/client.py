@@ -28,12 +28,12 @@ import sys
 import time
 from pathlib import Path
 
-from .cli import drivers, fetched
-from .cli.printing import listing, print_json, readable, wire_text
 from . import sources
+from .cli import drivers, fetched
+from .cli.options import Parser, interruptible, positive, program, timeout
+from .cli.printing import listing, print_json, readable, wire_text
 from .mocking import stubs
 from .protocol.documents import Document
-from .cli.options import Parser, interruptible, positive, program, timeout
 from .transports.http_client import MAX_RESPONSE, Client, TransportError, Untrusted
 
 PAIR = re.compile(r"(@?[A-Za-z_][\w!]*)(:?=)(.*)", re.DOTALL)  # NAME=TEXT, NAME:=JSON

@@ -13,8 +13,8 @@ expects speaks only the spec's vocabulary (`spec_words`).
 import json
 from pathlib import Path
 
-from ..language import suite
 from .. import tables
+from ..language import suite
 from ..language.matchers import compare, is_matcher
 from ..tables.spec import HEADERS, RESULTS, TYPE_NAMES
 

@@ -17,8 +17,19 @@ from ..reports.results import Result, merged, named, plural
 from ..runs import server_suite
 from ..targets.remote import Target, Trouble
 from . import cache, files
-from .options import (features, known_failures, limit, outcomes, positive, seconds, selectors, settings, timeout,
-                      unable, writable)
+from .options import (
+    features,
+    known_failures,
+    limit,
+    outcomes,
+    positive,
+    seconds,
+    selectors,
+    settings,
+    timeout,
+    unable,
+    writable,
+)
 
 
 def add(commands):

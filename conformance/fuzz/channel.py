@@ -19,9 +19,9 @@ import time
 
 import msgpack
 
-from . import values
 from ..language.decoding import decode
 from ..targets.remote import Trouble
+from . import values
 
 
 class Channel:

@@ -28,12 +28,12 @@ import random
 import time
 from collections import Counter
 
+from ..language.schema import Schema
+from ..targets.remote import Trouble
 from . import answers, selections, shrinking, values
 from .answers import Call
-from .verdicts import HANDLER_BUGS, REFUSALS, Finding, function_line, verdicts, where
-from ..language.schema import Schema
 from .links import Links
-from ..targets.remote import Trouble
+from .verdicts import HANDLER_BUGS, REFUSALS, Finding, function_line, verdicts, where
 from .workers import shared_out
 
 UNREACHED = "the time limit ended the run before its calls"  # why a function never called was not

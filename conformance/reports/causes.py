@@ -12,7 +12,6 @@ JUnit, JSON and HTML files.
 import re
 from collections import Counter
 
-
 from ..language import suite
 from ..language.suite import LEVELS
 from .results import Scope, counts, plural

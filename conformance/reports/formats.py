@@ -12,8 +12,8 @@ import time
 from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
-from .results import LABELS, STATUSES, Scope, counts, named, plural
 from .causes import by_cause, failed_at, first_difference, mix, rule
+from .results import LABELS, STATUSES, Scope, counts, named, plural
 
 CSS = Path(__file__).parent / "report.css"  # the style of every page a run or the matrix writes
 

@@ -27,8 +27,8 @@ from typing import NamedTuple
 from ..language import suite
 from ..language.suite import Case
 from . import formats
-from .results import LABELS, STATUSES, Result, Scope, counts, named
 from .causes import cause
+from .results import LABELS, STATUSES, Result, Scope, counts, named
 
 
 class Column(NamedTuple):

@@ -8,8 +8,7 @@ from typing import NamedTuple
 
 import msgpack
 
-from ..language.decoding import decode, one_at_a_time
-from ..language.decoding import from_msgpack
+from ..language.decoding import decode, from_msgpack, one_at_a_time
 from .results import printable
 
 

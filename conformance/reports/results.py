@@ -13,7 +13,6 @@ import re
 import time
 from typing import NamedTuple
 
-
 STATUSES = ("pass", "fail", "flaky", "errored", "known-failure", "stale", "other-service", "not-checked", "set-aside",
             "not-run")
 

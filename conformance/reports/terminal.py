@@ -5,13 +5,12 @@ import json
 import os
 import sys
 from pathlib import Path
-
 from typing import NamedTuple
 
 from ..language import suite
 from . import formats
-from .results import Result, Scope, merged, plural
 from .causes import causes, diagnostics, failed_at, summary
+from .results import Result, Scope, merged, plural
 
 
 class Ending(NamedTuple):

@@ -20,11 +20,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import msgpack
 
-from ..language.decoding import decode
-from ..targets.drivers import Driver, each
+from ..language.decoding import decode, to_msgpack
 from ..language.matchers import compare, excerpt, explain
-from ..language.decoding import to_msgpack
 from ..reports.results import outcome
+from ..targets.drivers import Driver, each
 
 PATH = "/conformance/api"
 GRACE = 2.0  # seconds a client may take beyond its timeout to report a failure

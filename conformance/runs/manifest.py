@@ -26,11 +26,11 @@ import tempfile
 import time
 
 from ..language import suite
-from . import client_suite, server_suite, schema_suite
-from .settings import Settings
 from ..reports.grid import Column, told
-from ..targets.remote import Target, Trouble
 from ..reports.results import printable
+from ..targets.remote import Target, Trouble
+from . import client_suite, schema_suite, server_suite
+from .settings import Settings
 
 CATEGORIES = ("implementation bug", "convention", "suite problem")
 FIELDS = {  # a manifest entry's keys: whether required, and the type of their value

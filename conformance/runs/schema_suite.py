@@ -18,9 +18,9 @@ the report counts where its diagnostics differ from ours.
 import json
 import time
 
-from ..targets.drivers import Driver, each
 from ..language.matchers import compare, explain
 from ..reports.results import outcome
+from ..targets.drivers import Driver, each
 from ..targets.remote import Trouble
 
 GRACE = 10.0  # seconds a driver may take to judge one set of documents

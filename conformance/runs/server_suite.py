@@ -28,13 +28,12 @@ from concurrent.futures import ThreadPoolExecutor
 
 import msgpack
 
-from ..targets.remote import Overlong, Trouble, read, send
-from ..language.suite import LEVELS, LIMITS
-from ..language.decoding import decode, one_at_a_time, readings
+from ..language.decoding import decode, one_at_a_time, readings, to_msgpack
 from ..language.matchers import compare, excerpt, explain, substitute
-from ..language.decoding import to_msgpack
+from ..language.suite import LEVELS, LIMITS
 from ..reports.reproduce import Exchange, reproduce, shown
 from ..reports.results import Result, outcome
+from ..targets.remote import Overlong, Trouble, read, send
 
 RETRIES = 5
 

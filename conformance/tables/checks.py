@@ -5,7 +5,28 @@ Each family is a generator of cases in the fixture format; each request is
 steered through the testbed contract (conformance/README.md).
 """
 
-from .testbed import AUTH, DISALLOWED, NAMES, REQUIREMENTS, STRICT, TYPES, UNAUTHENTICATED, VALUES, case, cases_of, echo, error, missing, nest, size, slug, step, unexpected, unwrap
+from .testbed import (
+    AUTH,
+    DISALLOWED,
+    NAMES,
+    REQUIREMENTS,
+    STRICT,
+    TYPES,
+    UNAUTHENTICATED,
+    VALUES,
+    case,
+    cases_of,
+    echo,
+    error,
+    missing,
+    nest,
+    size,
+    slug,
+    step,
+    unexpected,
+    unwrap,
+)
+
 
 # A position -> (a description, and a function of a field's base name and a value giving
 # the request, the valid answer, and for an invalid value the error tag and path prefix).

@@ -3,7 +3,20 @@ MessagePack and packing.
 """
 
 from .checks import POSITIONS
-from .testbed import DISALLOWED, ELEMENT, REQUIREMENTS, TYPES, VALUES, case, echo, error, missing, step, unexpected, unwrap
+from .testbed import (
+    DISALLOWED,
+    ELEMENT,
+    REQUIREMENTS,
+    TYPES,
+    VALUES,
+    case,
+    echo,
+    error,
+    missing,
+    step,
+    unexpected,
+    unwrap,
+)
 
 POINTS = [{"x": 1, "y": 2, "title!": "a"}, {"x": 3, "y": 4}]
 SHAPES = [{"Circle": {"radius": 1.5}}, {"Square": {"side": 2, "title!": "s"}}, {"Dot": {}}]

@@ -5,8 +5,26 @@ entries of fn.api_, and a mock of the testbed (seeded values, stubs, verificatio
 import json
 from pathlib import Path
 
-from .testbed import AUTH, DISALLOWED, REQUIREMENTS, STRICT, TYPES, UNAUTHENTICATED, VALUES, case, cases_of, echo, error, missing, name_of, plain, public_api, schema, step, unwrap
-
+from .testbed import (
+    AUTH,
+    DISALLOWED,
+    REQUIREMENTS,
+    STRICT,
+    TYPES,
+    UNAUTHENTICATED,
+    VALUES,
+    case,
+    cases_of,
+    echo,
+    error,
+    missing,
+    name_of,
+    plain,
+    public_api,
+    schema,
+    step,
+    unwrap,
+)
 
 # A tree 21 levels deep: the walk goes past where a generator that stops early would.
 TREE = json.loads((Path(__file__).parent / "tree.json").read_text(encoding="utf-8"))

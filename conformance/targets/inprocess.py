@@ -32,8 +32,7 @@ import queue
 import sys
 import threading
 import urllib.parse
-from concurrent.futures import Future
-from concurrent.futures import TimeoutError as Late
+from concurrent.futures import Future, TimeoutError as Late
 
 from .remote import MAX_ANSWER, Overlong, decodable
 

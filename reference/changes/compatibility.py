@@ -30,9 +30,9 @@ catalogue; reference/README.md states it as a table.
 
 from typing import NamedTuple
 
-from .findings import Finding, Pair, Places, Root, element_of
 from ..protocol import codec
 from ..protocol.types import Struct, Union
+from .findings import Finding, Pair, Places, Root, element_of
 
 RULES = {  # id -> (side, level, what an old client meets, an example), as reference/README.md's table shows them
     "function-removed": ("request", "breaking", "its calls get `FunctionUnknown`", "`fn.add` removed"),

@@ -15,9 +15,9 @@ schema, with the problems if not.
 import json
 
 from .. import sources
-from ..transports.http_client import Client, TransportError
 from ..protocol import blobs
 from ..protocol.documents import parse
+from ..transports.http_client import Client, TransportError
 
 MODES = ("json", "binary", "binary-requests", "packed")  # the driver protocol's modes: Client modes all
 

@@ -35,8 +35,8 @@ import time
 from contextlib import nullcontext
 
 from ..transports import http_server
-from . import heads
 from ..transports.rules import Bounds
+from . import heads
 
 log = logging.getLogger("reference")
 

@@ -24,11 +24,11 @@ lines with the debug log on). Costly requests take turns (turns.py, admission.py
 from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from time import perf_counter, thread_time
 
-from ..transports.admission import LARGE, Admission
 from ..protocol import blobs, codec, service
 from ..protocol.limits import MAX_DEPTH
 from ..protocol.service import JSON, MSGPACK, Reply
 from ..protocol.types import Struct, innermost
+from ..transports.admission import LARGE, Admission
 from .checks import Compiler
 from .scans import deeper, may_hold_surrogates
 from .trims import Trims, leading_to

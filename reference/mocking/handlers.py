@@ -44,13 +44,13 @@ from pathlib import Path
 
 import msgpack
 
-from . import patterns, stubs
-from .relay import Proxy
-from .matching import ByDefinition, Matching
-from ..sources import load
 from ..protocol import Service, codec
 from ..protocol.generate import Context, OverBudget, Random, make
 from ..protocol.types import Type
+from ..sources import load
+from . import patterns, stubs
+from .matching import ByDefinition, Matching
+from .relay import Proxy
 
 log = logging.getLogger("reference")
 

@@ -32,9 +32,9 @@ import logging
 import threading
 
 from .. import sources
+from ..protocol import Service, codec, validate
 from ..transports.admission import QUEUE, Places
 from ..transports.http_client import Client, TransportError
-from ..protocol import Service, codec, validate
 
 log = logging.getLogger("reference")
 

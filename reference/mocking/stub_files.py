@@ -6,7 +6,6 @@ import json
 
 from .. import sources
 
-
 OPTIONS = ("strictMatch!", "count!")  # what fn.createStub_ takes beside its stub
 
 

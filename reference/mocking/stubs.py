@@ -17,11 +17,11 @@ functions of the mock itself (`fn.createStub_`, ...) are never stubbed,
 called or recorded.
 """
 
-from . import patterns
-from ..protocol.generate import generate_fields, generate_tags, make
 from ..protocol.blobs import restore, restore_fields
+from ..protocol.generate import generate_fields, generate_tags, make
 from ..protocol.types import Extension, Type
 from ..protocol.validate import case, check_fields, check_tags, type_unexpected
+from . import patterns
 
 MAX_HOLES = 1000  # required result fields a stub may leave for the mock to make up
 

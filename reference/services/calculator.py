@@ -27,15 +27,15 @@ from importlib import resources
 
 import msgpack
 
-from .memory import SHARED, UNAVAILABLE, Full, Memory, evaluations
 from ..protocol import Refusal
-from ..sources import load
 from ..protocol.codec import deeper
 from ..protocol.limits import MAX_DEPTH, MAX_INT64, MIN_INT64
 from ..protocol.service import UNAUTHENTICATED
 from ..protocol.types import Type
 from ..protocol.validate import at, check
+from ..sources import load
 from ..transports import asgi as asgi_, wsgi as wsgi_
+from .memory import SHARED, UNAVAILABLE, Full, Memory, evaluations
 
 log = logging.getLogger("reference")
 

@@ -10,8 +10,8 @@ wsgi --factory reference.services.testbed:wsgi`, `gunicorn 'reference.services.t
 
 from importlib import resources
 
-from ..transports import asgi as asgi_, wsgi as wsgi_
 from ..sources import load
+from ..transports import asgi as asgi_, wsgi as wsgi_
 
 
 def handle(arguments, headers, answer=lambda arguments: {"Ok_": arguments}):

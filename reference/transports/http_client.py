@@ -35,9 +35,9 @@ import threading
 import time
 import urllib.parse
 
-from .admission import LARGE
 from ..protocol import blobs, codec
 from ..protocol.limits import allow_depth
+from .admission import LARGE
 
 MAX_RESPONSE = 64 * 1024 * 1024  # bytes of an answer the client reads, by default
 MODES = ("json", "binary", "binary-requests", "packed", "packed-requests")  # how a Client may speak
