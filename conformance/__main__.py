@@ -12,10 +12,10 @@ import os
 import signal
 import sys
 
-from .commands import config, driven, fuzz, matrix, run, suite
+from .commands import config, driven, fuzz, lint, listing, matrix, run
 from .commands.options import Parser, version
 
-COMMANDS = (run, driven, fuzz, matrix, suite)  # each adds its commands' parsers, and names what runs each
+COMMANDS = (run, driven, fuzz, matrix, listing, lint)  # each adds its commands' parsers, and names what runs each
 FRAMES = 10_000  # recursion to read back what a server may rightly echo thousands of levels deep (@id_)
 
 

@@ -17,7 +17,7 @@ result gives, as the `@auth_` a `Session` tag carries, until a function named
 as a logout answers `Ok_` or the server refuses it; `--list` shows the
 server's functions, `--schema` prints its schema; `-v` shows the request and
 the whole answer on standard error; `--driver` speaks the conformance suite's
-client driver protocol (drivers.py).
+client driver protocol (cli/drivers.py).
 """
 
 import argparse
@@ -214,7 +214,7 @@ class Call:
         return values
 
     def entries(self):
-        """The server's schema, with its stock entries: as kept from an earlier run (fetched.py), else asked
+        """The server's schema, with its stock entries: as kept from an earlier run (cli/fetched.py), else asked
         for once, and kept (checked either way: ValueError if unsound)."""
         if self.schema is None:
             kept = fetched.kept(self.client.url)

@@ -8,13 +8,13 @@ that server cannot be reached), or from a saved copy (`--schema-file`,
 `--schema-dir`). `--stubs DIR` loads stubs from the JSON files of a folder
 before the first request, each checked as `fn.createStub_` checks one.
 
-Two more sources make the mock a relay (relay.py): `--record URL` passes each
+Two more sources make the mock a relay (mocking/relay.py): `--record URL` passes each
 call on to the server at URL and saves its answer in `--stubs DIR` as a stub
 file, with the headers that tell one caller from another, for a later mock
 to answer with; `--proxy URL` passes on each call no stub of `--stubs DIR`
 matches (stubs win, as in WireMock) and logs every answer outside the
 server's own schema. The mock itself is
-mocking.py's; cli.py serves it as it serves every server, and `wsgi()` and
+mocking/'s; cli/serving.py serves it as it serves every server, and `wsgi()` and
 `asgi()` make it for a WSGI or ASGI server, from the files $MOCK_SCHEMA and
 $MOCK_STUBS name.
 """

@@ -574,7 +574,7 @@ def test_random_schemas_are_accepted_and_refused_like_the_peer_does(peer_bin):
     assert 100 < verdicts.count("accepted") < 450  # both kinds are well represented
 
 
-# Schema evolution: the peer's `telepact compare` beside ours, on every pair of tests/test_compatibility.py.
+# Schema evolution: the peer's `telepact compare` beside ours, on every pair of tests/reference/changes/test_compatibility.py.
 
 COMPARE_DIFFERENCES = {  # pair -> the peer's verdict where it is not ours (README.md says why ours is right)
     **dict.fromkeys(["argument integer to number", "argument made nullable", "argument string to any",

@@ -6,7 +6,6 @@ import ast
 import importlib
 import subprocess
 import sys
-
 from pathlib import Path
 
 import pytest

@@ -1,4 +1,5 @@
-"""The suite's checks on itself: `python -m conformance check`.
+"""`python -m conformance check` and `generate`: the suite's checks on itself, and the files its tables
+make written again.
 
 `check()` finds every problem: files that break the fixture schema (`conforms`,
 for the small part of JSON Schema it uses), ids used twice or retired, unknown
@@ -16,7 +17,47 @@ from pathlib import Path
 from .. import tables
 from ..language import suite
 from ..language.matchers import compare, is_matcher
+from ..reports.results import plural
 from ..tables.spec import HEADERS, RESULTS, TYPE_NAMES
+from .options import unable
+
+
+def add(commands):
+    """check and generate: the suite's checks on itself, and its generated files."""
+    commands.add_parser("check", help="lint the suite itself", description=(
+        "Check the fixtures: their format, unique ids, known requirements, the features they use, that the "
+        "generated ones are current, and that what they expect fits the schema of their service.")).set_defaults(
+        run=checked)
+    commands.add_parser("generate", help="write the testbed schema and cases from conformance/tables",
+                        description="Write testbed.json, cases/testbed-*.json and clients/*.json from the "
+                                    "tables in conformance/tables.").set_defaults(run=generated)
+
+
+def checked(options, parser):
+    """check: every problem of the suite itself; status 1 if there is one."""
+    problems = check()
+    for problem in problems:
+        print(problem)
+    if problems:
+        print(f"{plural(len(problems), 'problem')}")
+    else:
+        servers, clients, loaders = len(suite.load()), len(suite.load(suite.CLIENTS)), len(suite.load(suite.SCHEMAS))
+        print(f"The suite is sound: {servers} server cases, {clients} client cases and {loaders} schema cases.")
+    return 1 if problems else 0
+
+
+def generated(options, parser):
+    """generate: the testbed schema and its cases written again from the tables."""
+    if not (suite.HERE.parent / "pyproject.toml").exists():  # an installed copy, not the suite's source
+        return unable(parser, f"generate rewrites the suite's own files, in a clone of its repository; "
+                                f"this copy is installed at {suite.HERE}")
+    for name, text in tables.files().items():
+        path = suite.HERE / name
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        print(f"wrote {path}")
+    return 0
+
 
 FAILURES = ("ErrorParseFailure_", "ErrorInvalidRequestHeaders_", "ErrorInvalidRequestBody_",
             "ErrorUnauthenticated_", "ErrorUnknown_")

@@ -8,10 +8,10 @@ smaller with the same thing wrong at the same place, a `@select_` with an
 entry fewer) and keeps the first that fails the same way (the same `kind`),
 until none does or MAX_SHRINKS calls are spent. `confirm` then sends the
 call REPEATS times more: a failure that does not come back each time is
-flaky, and its rate shows (findings.py). A failure met after other
+flaky, and its rate shows (verdicts.py). A failure met after other
 functions' calls (`after`) is shrunk to the fewest of them it needs, where
 the target can be made afresh (an application in process, from its
-factory: inprocess.py; or new credentials, for a service that keeps state by
+factory: targets/inprocess.py; or new credentials, for a service that keeps state by
 user): the calls are replayed there, each left out in turn, and one whose
 absence makes the failure go is kept.
 """

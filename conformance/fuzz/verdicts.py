@@ -3,7 +3,7 @@
 How this works
 --------------
 CHECKS names what each check holds an answer to; a `Finding` is a call that
-failed one, and its `kind` tells failures apart. The fuzzer (fuzz.py) counts, for each function and check, the answers the
+failed one, and its `kind` tells failures apart. The fuzzer (fuzzer.py) counts, for each function and check, the answers the
 check judged (its evidence), says why a check judged none, and keeps the
 first Finding of each kind of failure, shrunk and sent again. `verdicts`
 makes of them runner.Results, the shape every report takes: a check that

@@ -1,6 +1,6 @@
 """The files a run writes: a JUnit XML report, a JSON one, and one self-contained HTML page.
 
-The HTML page shows the failures by their cause (report.py), each with its
+The HTML page shows the failures by their cause (causes.py), each with its
 first difference and its cases to expand, then a summary by area and by
 requirement. Every text in them went through report.printable, whatever the
 target answered, so each file is well-formed.

@@ -4,7 +4,7 @@ How this works
 --------------
 A Column is one implementation's outcome: its manifest entry (name,
 version, language), its Results, and why it could not be checked, if so.
-matrix.py makes Columns by running implementations here; `from_report`
+runs/manifest.py makes Columns by running implementations here; `from_report`
 makes one of a `run --json` report written anywhere (a CI job of the
 implementation's own), and `as_json` writes the Columns as such reports, so
 a page is the same whether its runs were made here or elsewhere.

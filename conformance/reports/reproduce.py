@@ -64,7 +64,7 @@ def reproduce(target, exchanges):
 
 
 def _readable(data, most=300):
-    """MessagePack bytes as the suite's notation (match.py), or what they are if they hold no message."""
+    """MessagePack bytes as the suite's notation (language/decoding.py), or what they are if they hold no message."""
     try:
         text = json.dumps(from_msgpack(msgpack.unpackb(data, strict_map_key=False)), ensure_ascii=False)
     except (ValueError, msgpack.UnpackException, RecursionError):

@@ -3,7 +3,7 @@
 How this works
 --------------
 `python -m conformance client --command CMD` starts a small HTTP server of its
-own (`Script`) on a free loopback port, and CMD, a driver (drivers.py), with
+own (`Script`) on a free loopback port, and CMD, a driver (targets/drivers.py), with
 that server's URL as its last argument. For each step of a case the script is
 loaded with the exchanges the call must cause: the request the client must
 send, and the answer to give it (a message, garbage, an HTTP error, a closed

@@ -10,7 +10,7 @@ implementations as data: a name, version and language; how to build one
 failures, each with a category and a link. `run_all` builds, starts, checks
 and stops them one after the other; an implementation that cannot be built,
 started or reached is `errored` in its column, and the others go on; what
-a started one wrote before it stopped is kept to say why. grid.py draws the
+a started one wrote before it stopped is kept to say why. reports/grid.py draws the
 Columns as one table.
 """
 

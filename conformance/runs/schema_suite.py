@@ -4,7 +4,7 @@ whether its library accepts them, and if not, where each problem is.
 How this works
 --------------
 `python -m conformance schema --command CMD` starts CMD, a driver for the
-loader under test (drivers.py), and hands it each case's documents, each a
+loader under test (targets/drivers.py), and hands it each case's documents, each a
 name and the JSON text of a file (`entries` are written one a line). The
 driver replies `{"accepted": true}`, or `{"accepted": false, "problems":
 [...]}`, each problem with its document, entry (from 1) and path. Whether a

@@ -10,7 +10,7 @@ A `Run` holds the target, the run's Settings (settings.py: workers, known
 failures, level, declared limits) and what stops it; each case's `Steps` run on a connection
 of their own, with their own username ("$user"), captured values and the
 encodings answers taught. A step sends its request and compares the answer
-with the expected response: HTTP status, headers, wire, message (match.py)
+with the expected response: HTTP status, headers, wire, message (language/matchers.py)
 and sizes. A step's `spec` part (MUST) is compared first; a step that breaks only
 the rest, our conventions, lets the case go on, as a later step may still
 break a MUST. An unexpected ErrorUnavailable is retried a few times. Cases
@@ -125,7 +125,7 @@ class Steps:
         self.run, self.case, self.target = run, case, run.target
         self.user, self.started = f"cf-{uuid.uuid4().hex[:12]}", time.monotonic()
         declared = run.settings.limits
-        self.captured = {("limit", name): value for name, value in declared.items()}  # (for $limit: matchers.py)
+        self.captured = {("limit", name): value for name, value in declared.items()}  # (for $limit: language/matchers.py)
         self.limits = {name: declared.get(name, LIMITS[name][0]) for name in LIMITS}
         self.encodings, self.sizes, self.transcript = {}, [], []
         self.whole = case.level in LEVELS[run.settings.level]  # (else only the spec parts are checked)

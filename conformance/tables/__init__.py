@@ -3,7 +3,7 @@
 How this works
 --------------
 `testbed.py` makes the testbed schema from two small tables and gives every
-type valid and invalid values; `checks.py`, `extras.py` and `seeded.py` turn
+type valid and invalid values; `checking.py`, `extras.py` and `seeded.py` turn
 those into families of cases, each a generator of cases in the fixture format;
 `client_cases.py` makes the cases that check a client, and `schema_cases.py` those
 that check a schema loader. FILES says which family fills which file.
@@ -17,7 +17,7 @@ stay its source.
 import json
 import re
 
-from . import checks, client_cases, extras, schema_cases, seeded, wire
+from . import checking, client_cases, extras, schema_cases, seeded, wire
 from .testbed import features, schema
 
 __all__ = ["FILES", "features", "files", "schema"]
@@ -32,11 +32,11 @@ def dumps(value):
 
 GENERATED = "Made by conformance/tables (python -m conformance generate): change the tables, not this file. "
 FILES = {  # file -> (what its cases check, the family that makes them)
-    "cases/testbed-types.json": ("Every type in every position, valid, invalid and null.", checks.type_cases),
-    "cases/testbed-fields.json": ("Required, optional and nullable fields.", checks.strict_cases),
-    "cases/testbed-precedence.json": ("Which error wins when a message has several problems.", checks.precedence_cases),
-    "cases/testbed-results.json": ("Checking what handlers return: results, response headers, raising.", checks.result_cases),
-    "cases/testbed-auth.json": ("Protected and open functions, and the @auth_ header.", checks.auth_cases),
+    "cases/testbed-types.json": ("Every type in every position, valid, invalid and null.", checking.type_cases),
+    "cases/testbed-fields.json": ("Required, optional and nullable fields.", checking.strict_cases),
+    "cases/testbed-precedence.json": ("Which error wins when a message has several problems.", checking.precedence_cases),
+    "cases/testbed-results.json": ("Checking what handlers return: results, response headers, raising.", checking.result_cases),
+    "cases/testbed-auth.json": ("Protected and open functions, and the @auth_ header.", checking.auth_cases),
     "cases/testbed-select.json": ("@select_ on every shape of result, and how it is checked.", extras.select_cases),
     "cases/testbed-base64.json": ("@base64_ marks inside every kind of container.", extras.base64_cases),
     "cases/testbed-binary.json": ("MessagePack round trips of every shape, packed arrays, deep values.", extras.binary_cases),

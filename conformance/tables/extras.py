@@ -2,7 +2,7 @@
 MessagePack and packing.
 """
 
-from .checks import POSITIONS
+from .checking import POSITIONS
 from .testbed import (
     DISALLOWED,
     ELEMENT,

@@ -10,7 +10,7 @@ every convention loosened into a matcher, so that a server that follows the
 specification literally, and does anything reasonable where it is silent,
 passes the MUST part.
 
-The specification pins these (and `lint.py` refuses a MUST expectation that
+The specification pins these (and `commands/lint.py` refuses a MUST expectation that
 pins more):
 
 - results: the tags it names (`RESULTS`), and the function's own;

@@ -5,9 +5,9 @@ How this works
 `fuzz --app module:name` imports the module and takes `name` from it: the
 application itself, or a factory that makes it (a callable that takes no
 argument; `module:name()` calls it in any case), which can make a fresh one
-to replay a sequence of calls on (`fresh`, shrinking.py). An application whose call
+to replay a sequence of calls on (`fresh`, fuzz/shrinking.py). An application whose call
 is a coroutine function speaks ASGI, any other WSGI. `Application` stands
-where a `Target` stands (target.py): `post` hands the request to the
+where a `Target` stands (remote.py): `post` hands the request to the
 application as a server would and returns its status, body and Content-Type,
 within the timeout (a call still running then is left to finish on its own
 in a thread that never keeps the process from ending, and taken as no

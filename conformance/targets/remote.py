@@ -1,7 +1,7 @@
 """The target: a server of the protocol at a URL, reached over HTTP or HTTPS, every exchange
 within its timeout (deadlines.py). How a request is framed (`send`), how much of an answer is
 read (`read`), and whether the target answers at all (`wait`, `answers`) are decided here;
-what is sent and what is expected, in runner.py.
+what is sent and what is expected, in runs/server_suite.py.
 """
 
 import copy

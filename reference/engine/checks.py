@@ -7,7 +7,7 @@ no: yes when the walk would find no case; no sends the value to the walk, to
 say what is wrong. One loop, `_fields`, checks an object's fields and goes
 into the struct and union values it holds itself. Each entry of `PREDICATES`
 and `COMPILERS` mirrors `validate.CHECKS`' for its kind; an `_ext.` type is
-always walked. tests/test_engine.py holds the answers to the walk's.
+always walked. tests/reference/engine/test_service.py holds the answers to the walk's.
 """
 
 import functools

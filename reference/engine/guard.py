@@ -2,13 +2,13 @@
 
 How this works
 --------------
-`Server` is the bundled transport (http_server.py) with a `Visit` on record for
+`Server` is the bundled transport (transports/http_server.py) with a `Visit` on record for
 each connection: its state ("idle", "receiving", at "work", "sending") since
 when, its address, and its credit: a byte for each byte it sends or takes (up
 to CREDIT), less MIN_RATE bytes for each second the server waits on it, over
 its whole life. A connection whose credit has run out is slow. Threads write
 their own records, without a lock; the admission reads them when it must
-choose whose place a newcomer takes (admission.py, which bounds connections,
+choose whose place a newcomer takes (transports/admission.py, which bounds connections,
 large requests and waiters for the turn the same way for every transport):
 
 - a connection's place: that of a slow connection, else of an idle one (the

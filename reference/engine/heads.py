@@ -7,7 +7,7 @@ lines `Name: value` of printable ASCII, all arrived) with one regular
 expression a line, into the HTTPMessage the email package would make. Anything
 else is left to http.server (HTTP/1.0, a path of `//`, a name that is no
 token, a byte outside ASCII, a folded line, 100 lines or more, `Expect:`).
-tests/test_heads.py holds it to http.server's reading.
+tests/reference/engine/test_heads.py holds it to http.server's reading.
 """
 
 import re

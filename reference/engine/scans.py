@@ -4,7 +4,7 @@ The core asks two questions of a JSON message it parsed (protocol/codec.py):
 does a string hold half a UTF-16 surrogate pair, and does it nest past
 MAX_DEPTH? Each costs a walk. The bytes answer "no" for most messages at C
 speed: half a pair is only written as an escape, and nesting needs brackets;
-"maybe" leaves it to the core. tests/test_engine.py holds them to its walks.
+"maybe" leaves it to the core. tests/reference/engine/test_service.py holds them to its walks.
 """
 
 import re

@@ -18,7 +18,7 @@ where the facts allow, and are else the core's (called by name: in CPython
   client that has the checksum, and learns what answering cost.
 
 The short paths log nothing: the core's steps do (`--plain`, and the command
-lines with the debug log on). Costly requests take turns (turns.py, admission.py).
+lines with the debug log on). Costly requests take turns (turns.py, transports/admission.py).
 """
 
 from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]

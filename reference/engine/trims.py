@@ -4,7 +4,7 @@ The core trims a result (protocol/select.py) by walking it whole. But a field
 whose type reaches no struct or union the selection names needs no walk, nor
 does one it drops. `Trims.trim()` compiles a selection for a function into
 closures that filter the objects it names and copy the rest only on the way to
-them, and keeps the last few. tests/test_engine.py holds them to `apply()`.
+them, and keeps the last few. tests/reference/engine/test_service.py holds them to `apply()`.
 """
 
 from ..protocol.types import Union, innermost, reachable

@@ -6,7 +6,7 @@ seconds of work from its handler on (a 29-byte request for a full tape, a
 verification over a large log). It is learned from the function's own work and
 answer, for each client apart: no client makes a function costly for another,
 whatever it sends, and each cheap answer halves what is remembered. Costly
-requests take the one turn the Service's Admission gives (admission.py).
+requests take the one turn the Service's Admission gives (transports/admission.py).
 """
 
 import threading

@@ -25,10 +25,10 @@ looks at. `ByDefinition` matches by those definitions; `Matching`, which a
 mock served by the engine room uses, finds the same in time linear in the
 bytes compared (matching.py).
 
-Values come from the seeded generator of `generate.py`: a mock answers the
+Values come from the seeded generator of `protocol/generate.py`: a mock answers the
 same calls with the same values every time it starts, or after
-`fn.setRandomSeed_`. Stubs and calls are kept as MessagePack, which is
-compact and gives a fresh copy each time one is read.
+`fn.setRandomSeed_`. A stub's result and each recorded call are kept as
+MessagePack, which is compact and gives a fresh copy each time one is read.
 """
 
 import functools

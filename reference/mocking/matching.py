@@ -7,7 +7,7 @@ with the product of both arrays, and more with nesting. `Matching` finds the
 same answer faster: an element equal to one of the call's by its canonical
 form in a set, the others among the call's elements holding the same leaf at
 the same place (an index of `leaves`). What search remains may spend STEPS
-steps per byte; beyond, no match, and the log says so. tests/test_engine.py
+steps per byte; beyond, no match, and the log says so. tests/reference/mocking/test_matching.py
 holds its answers to the definition's.
 """
 

@@ -10,7 +10,7 @@ import sys
 MAX_DEPTH = 1024  # levels of arrays and objects in a message, the outer array counted as 1
 MIN_INT64, MAX_INT64 = -(2**63), 2**63 - 1  # the integers a message carries, in integer and number fields
 MAX_CASES = 100  # validation cases one answer reports
-MAX_CASE_BYTES = 64 * 1024  # characters of the keys in the paths of those cases, beyond the first case
+MAX_PATH_CHARACTERS = 64 * 1024  # characters of the keys in their paths: the case that reaches it is the last
 MAX_VALUES = 10_000  # values generated for one answer (a mock's, or fn.api_'s examples)
 MAX_GENERATED_DEPTH = 250  # nesting of a generated value, past which everything is made as small as it can be
 MAX_SCHEMA_DEPTH = 64  # levels of arrays and objects in a schema document

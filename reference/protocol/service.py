@@ -11,7 +11,7 @@ message has several problems:
  2. copy `@id_` into the response headers
  3. check the request headers                           -> ErrorInvalidRequestHeaders_
  4. refuse a protected function called without `@auth_` -> ErrorUnauthenticated_
- 5. find the function (from here on `@pac_` is echoed)  -> ErrorInvalidRequestBody_
+ 5. find the function (then, with `@bin_`, `@pac_` is echoed) -> ErrorInvalidRequestBody_
  6. check the arguments, then turn base64 into bytes    -> ErrorInvalidRequestBody_
  7. run the handler, through the hooks                  -> ErrorUnknown_ if it raises
  8. check the result, unless `@unsafe_` is true         -> ErrorInvalidResponseBody_
@@ -24,8 +24,9 @@ message has several problems:
 A step that refuses the request raises `Refusal` with the answer to give. A
 handler, `handler(arguments, headers)`, returns a result such as `{"Ok_":
 {"result": 3}}`, or a `(headers, result)` pair to add response headers. The
-hooks `before`, `wrap` and `on_error` serve every handler but the built-in
-`fn.ping_` and `fn.api_` (reference/README.md says what each is for).
+hooks `before` and `wrap` serve every handler but the built-in `fn.ping_`
+and `fn.api_`; `on_error` sees every answer that is not Ok_, theirs and
+parse failures too (reference/README.md says what each is for).
 
 Each step is a method, and `answer()` calls them in their order: a faster
 Service (the engine room's, reference/engine/) specialises single steps and
@@ -173,7 +174,7 @@ class Service:
             raise Refusal(UNAUTHENTICATED)
 
     def find_function(self, exchange):
-        """Step 5: the schema has the function; from here on a binary answer echoes `@pac_`."""
+        """Step 5: the schema has the function; from here on, a request with `@bin_` has its `@pac_` echoed."""
         if "@bin_" in exchange.headers and "@pac_" in exchange.headers:
             exchange.response_headers["@pac_"] = exchange.headers["@pac_"]
         exchange.function = self.schema.functions.get(exchange.name)

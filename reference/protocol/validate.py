@@ -13,15 +13,15 @@ A path starts with the function name (request), the result tag (response)
 or the header name, then field names as declared (`"limit!"` keeps its `!`),
 array indexes, map keys and union tags. In an object, missing required
 fields come first in schema order, then the keys sent, in the order sent.
-An answer reports the first MAX_CASES cases, within MAX_CASE_BYTES of keys
-in their paths, and checking stops there. A wrong number is a `Number`, but
+An answer reports the first MAX_CASES cases, or fewer once the keys in their
+paths reach MAX_PATH_CHARACTERS characters, and checking stops there. A wrong number is a `Number`, but
 an integer is written without `.` or exponent, and fits in 64 bits.
 """
 
 import math
 
 from . import blobs
-from .limits import MAX_CASE_BYTES, MAX_CASES, MAX_INT64, MIN_INT64
+from .limits import MAX_CASES, MAX_INT64, MAX_PATH_CHARACTERS, MIN_INT64
 
 EXPECTED = {  # the type name a failure reports as "expected", by kind
     "boolean": "Boolean", "integer": "Integer", "number": "Number", "string": "String", "bytes": "Bytes",
@@ -59,12 +59,13 @@ def type_unexpected(value, expected, path):
 
 
 def first(cases):
-    """The cases an answer reports: a check's first, at most MAX_CASES, within MAX_CASE_BYTES of keys."""
+    """The cases an answer reports: a check's first, at most MAX_CASES, and none after the one whose path
+    keys bring those reported to MAX_PATH_CHARACTERS characters."""
     reported, size = [], 0
     for found in cases:
         reported.append(found)
         size += sum(len(key) for key in found["path"] if type(key) is str)
-        if len(reported) == MAX_CASES or size >= MAX_CASE_BYTES:
+        if len(reported) == MAX_CASES or size >= MAX_PATH_CHARACTERS:
             break
     return reported
 

@@ -11,9 +11,10 @@ lock around each call and answers a limit met with its error.
 A call without `@auth_` uses the shared namespace; `Ephemeral {username}`
 that user's; `Session {token}` that of the user who got the token from
 `fn.login`. A namespace is made by its first write; reading a missing one
-reads empty. Each evaluation goes on the tape, a failed one as 0.0 and
-unsuccessful, newest shown first. What is kept, and within which limits, is
-namespaces.py's job.
+reads empty. An evaluation goes on the tape, a failed one as 0.0 and
+unsuccessful, newest shown first; one too deep to be sent back on a tape, or
+too large for the room its namespace has left, is not kept (the log says
+so). What is kept, and within which limits, is memory.py's job.
 """
 
 import json
@@ -54,7 +55,7 @@ def entries():
 
 def service(kind=None, unavailable_rate=0.0, **limits):
     """A Service answering with a new Calculator: of `kind`, the core's `protocol.Service` or by default
-    the engine room's (imported only then); `limits` go to Memory (namespaces.py)."""
+    the engine room's (imported only then); `limits` go to Memory (memory.py)."""
     schema = load(entries())
     calculator = Calculator(schema, Memory(**limits), unavailable_rate)
     if kind is None:

@@ -1,7 +1,7 @@
 """The independent implementation's Python client, driven by the conformance suite's client checks.
 
 Run with the peer's Python (it imports telepact, never reference):
-    python -m conformance client --command "PEER_PYTHON tests/peer_client_driver.py"
+    python -m conformance client --command "PEER_PYTHON tests/support/peer_client_driver.py"
 It speaks the driver protocol of conformance/README.md; the HTTP transport is
 ours (the peer's client leaves transport to its user).
 """

@@ -1,7 +1,7 @@
 """The independent implementation's schema loader, driven by the conformance suite's schema checks.
 
 Run with the peer's Python (it imports telepact, never reference):
-    python -m conformance schema --command "PEER_PYTHON tests/peer_schema_driver.py"
+    python -m conformance schema --command "PEER_PYTHON tests/support/peer_schema_driver.py"
 It speaks the driver protocol of conformance/README.md: for each set of documents, whether the
 peer's TelepactSchema accepts them, and where it says each problem is.
 """

@@ -316,7 +316,7 @@ GUIDE_LIMITS = ("--limit", "body=1048576", "--limit", "depth=1024", "--limit", "
      ["headers/unsafe/arguments-still-checked"]),
     ({"from_base64": (blobs, url_safe_base64)}, None, None, ["bytes/alphabet/url-safe"]),
     ({"MAX_CASES": (validate, 50)}, None, None, ["validation/cap/first-cases"]),
-    ({"MAX_CASES": (validate, 10**6), "MAX_CASE_BYTES": (validate, 10**9)}, None, None, ["validation/cap/first-cases"]),
+    ({"MAX_CASES": (validate, 10**6), "MAX_PATH_CHARACTERS": (validate, 10**9)}, None, None, ["validation/cap/first-cases"]),
     ({}, single_floats, None, ["binary/numbers/doubles"]),
     ({}, names_in_header_rows, None, ["binary/packed/header-row-ids"]),
     ({"MAX_GENERATED_DEPTH": (generate, 20)}, None, None, ["testbed/api/examples"]),
@@ -449,7 +449,7 @@ def test_a_transport_with_one_rule_wrong_fails_a_case(wrong, options, failing, m
     ({}, {"max_body": 512 * 1024}, ["body=524288"]),
     ({"MAX_DEPTH": (codec, 1000)}, {}, ["depth=1000"]),
     ({"MAX_DEPTH": (codec, 300)}, {}, ["depth=300"]),
-    ({"MAX_CASES": (validate, 10**5), "MAX_CASE_BYTES": (validate, 10**9)}, {}, ["cases=100000"]),
+    ({"MAX_CASES": (validate, 10**5), "MAX_PATH_CHARACTERS": (validate, 10**9)}, {}, ["cases=100000"]),
     ({"MAX_CASES": (validate, 7)}, {}, ["cases=7"]),
     ({"integer": (validate.CHECKS, whole_integer)}, {}, []),
 ], ids=["body-2m", "body-512k", "depth-1000", "depth-300", "cap-100000", "cap-7", "whole-numbers"])

@@ -1,4 +1,4 @@
-"""Schema evolution: every rule of reference/compatibility.py on every shape of type, from either side."""
+"""Schema evolution: every rule of reference/changes/compatibility.py on every shape of type, from either side."""
 
 import json
 import random
