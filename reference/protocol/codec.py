@@ -10,9 +10,10 @@ says where. Both wires carry the same values: Unicode text, finite numbers,
 keys that are text, and at most MAX_DEPTH levels of nesting.
 
 MessagePack is negotiated (`@bin_`) and smaller: every key the schema knows
-becomes a small integer. A schema's `Encoding` numbers those keys (every
-function name, and every field and tag name reachable from a function's
-arguments or `Ok_` result) from 0, sorted by code point; its checksum, a
+becomes a small integer. A schema's `Encoding` numbers those keys (the name
+of every function it has, the protocol's own and a mock's among them, and
+every field and tag name reachable from a function's arguments or `Ok_`
+result) from 0, sorted by code point; its checksum, a
 signed CRC-32 of the names joined by newlines, names it. Packed mode
 (`@pac_`) also writes an array of maps as rows of values (`_columns`).
 MessagePack is read in place and written as it is walked: a message is in
@@ -56,7 +57,8 @@ class Encoding(NamedTuple):
 
 
 def encoding(schema):
-    """The binary encoding of `schema`'s function names and reachable field and tag names."""
+    """The binary encoding of the names of all `schema`'s functions (stock ones too), and the field and
+    tag names their arguments and Ok_ results reach."""
     keys, roots = set(), []
     for name, function in schema.functions.items():
         keys.update((name, "Ok_"))
