@@ -6,7 +6,7 @@ CHECKS names what each check holds an answer to; a `Finding` is a call that
 failed one, and its `kind` tells failures apart. The fuzzer (fuzzer.py) counts, for each function and check, the answers the
 check judged (its evidence), says why a check judged none, and keeps the
 first Finding of each kind of failure, shrunk and sent again. `verdicts`
-makes of them runner.Results, the shape every report takes: a check that
+makes of them Results (reports/results.py), the shape every report takes: a check that
 judged answers and found nothing `pass`es, naming how many; one that judged
 none is `not-run`, with why, never `pass`; each kind of failure is a Result
 of its own, `flaky` when its call did not fail every time it was sent again.

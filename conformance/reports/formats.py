@@ -2,7 +2,7 @@
 
 The HTML page shows the failures by their cause (causes.py), each with its
 first difference and its cases to expand, then a summary by area and by
-requirement. Every text in them went through report.printable, whatever the
+requirement. Every text in them went through results.printable, whatever the
 target answered, so each file is well-formed.
 """
 

@@ -218,3 +218,12 @@ def uvicorn_serving(application, interface="auto"):
         server.should_exit = True
         thread.join(10)
         listener.close()
+
+
+def until(condition, seconds=30):
+    """Wait for the state a test is about: until `condition()` holds (asked every 10 ms), or fail after
+    `seconds` saying so, however busy the machine is meanwhile."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, f"waited {seconds} s in vain for {condition.__doc__ or 'a state'}"
+        time.sleep(0.01)
