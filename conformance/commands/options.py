@@ -147,7 +147,7 @@ def known_failures(path, everything, parser):
     except ValueError as error:
         parser.error(f"--known-failures {error}")
     globs = {line.split("#")[0].strip() for line in lines if line.split("#")[0].strip()}
-    matches = (lambda g: any(suite.pattern(g).match(c.id) for c in everything)) if everything is not None else (
+    matches = (lambda g: any(suite.matches([g], c.id) for c in everything)) if everything is not None else (
         lambda g: g.startswith("fuzz/") and g.count("/") == 2)
     unmatched = sorted(g for g in globs if not matches(g))
     if unmatched:

@@ -179,20 +179,20 @@ class Fuzzer:
             self.evidence[(function.name, check)] += 1
             self.seconds[(function.name, check)] += time.monotonic() - started
 
-    def check(self, made):
+    def check(self, call):
         """Send a Call and judge its answer: (the first check it fails, as a Finding, or None; the body
         answered, or None if no message came)."""
-        started, (function, call, binary) = time.monotonic(), made[:3]
-        status, message, answer, labelled = self.channel.send(call, binary)
+        started, function, request, binary = time.monotonic(), call.function, call.message, call.binary
+        status, message, answer, labelled = self.channel.send(request, binary)
         problem = answers.message_problem(status, message)
         if problem:
             self.judged(function, ["message"], started)
-            return self.links.logged(function, call, Finding("message", function.name, call, binary, problem,
-                                                             _shown(message, answer))), None
+            return self.links.logged(function, request, Finding("message", function.name, request, binary, problem,
+                                                                _shown(message, answer))), None
         headers, body = message
         [(tag, fields)] = body.items()
         self.tags[function.name] = self.tags.get(function.name, set()) | {tag}
-        selected = "@select_" in call[0]
+        selected = "@select_" in request[0]
         if selected and tag != "Ok_":
             self.missed[(function.name, "select")] = f"no call with @select_ was answered Ok_ (the last: {tag})"
         checks = [  # each (name, whether it applies, its problems as (path, why)), asked in turn
@@ -204,8 +204,8 @@ class Fuzzer:
             ("result", True, lambda: answers.result_problems(self.schema, function, tag, fields, selected)),
             ("headers", True, lambda: answers.header_problems(self.schema, headers)),
             ("select", selected and tag == "Ok_",
-             lambda: answers.selection_problems(self.schema, function, fields, call[0])),
-            ("binary", binary, lambda: self.parity_problems(made, body)),
+             lambda: answers.selection_problems(self.schema, function, fields, request[0])),
+            ("binary", binary, lambda: self.parity_problems(call, body)),
             ("media", True, lambda: answers.media_problems(labelled, answer)),
         ]
         for check, applies, problems in checks:
@@ -215,15 +215,15 @@ class Fuzzer:
             self.judged(function, [check], started)
             if found:
                 said = "; ".join(f"{where(path)}: {why}" if path else why for path, why in found[:3])
-                return self.links.logged(function, call, Finding(check, function.name, call, binary, said,
-                                                                 _shown(message, answer), tag, tuple(found))), body
-        self.links.logged(function, call, None)
-        if tag == "ErrorUnauthenticated_" and self.links.credentials and call[0].get("@auth_") == \
-                self.links.credentials["@auth_"] and not made.nested:
+                return self.links.logged(function, request, Finding(check, function.name, request, binary, said,
+                                                                    _shown(message, answer), tag, tuple(found))), body
+        self.links.logged(function, request, None)
+        if tag == "ErrorUnauthenticated_" and self.links.credentials and request[0].get("@auth_") == \
+                self.links.credentials["@auth_"] and not call.nested:
             self.links.credentials = self.login() or {}  # (those an answer gave were refused: a logout ended them)
         if tag == "Ok_" and not function.internal:
-            self.links.keep(function, call[1][function.name], fields)
-        if tag == "Ok_" and not selected and not function.internal and not made.nested:
+            self.links.keep(function, request[1][function.name], fields)
+        if tag == "Ok_" and not selected and not function.internal and not call.nested:
             self.follow(function, fields)
         return None, body
 
@@ -260,17 +260,17 @@ class Fuzzer:
                 self.seen[found.kind] += 1
             yield from self.held()
 
-    def parity_problems(self, made, body):
+    def parity_problems(self, call, body):
         """How the MessagePack answer `body` differs from the JSON answer to the same Call, its `before`; None
         when that cannot be told: the JSON answers differ from call to call (unless --deterministic)."""
-        function, call, _, before = made[:4]
+        function, before = call.function, call.before
         if before is None or function.name in self.varying:
             return None
         expected, received = values.as_text(before), values.as_text(body)
         if expected == received:
             return []
         if not self.settings.deterministic:  # the same again on JSON: a difference is the wire's, not the call's
-            again = self.channel.send(call)[1]
+            again = self.channel.send(call.message)[1]
             if again is None or values.as_text(again[1]) != expected:
                 self.vary(function)
                 return None
