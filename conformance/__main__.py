@@ -13,7 +13,8 @@ import signal
 import sys
 
 from .commands import config, driven, fuzz, lint, listing, matrix, run
-from .commands.options import Parser, version
+from .commands.options import Parser
+from .language.suite import version
 
 COMMANDS = (run, driven, fuzz, matrix, listing, lint)  # each adds its commands' parsers, and names what runs each
 FRAMES = 10_000  # recursion to read back what a server may rightly echo thousands of levels deep (@id_)

@@ -156,8 +156,9 @@ QUOTED = [  # a doc -> what it says, with the numbers it quotes as fields of _fa
                               "(without binary)`"),
     ("conformance/README.md", "# {client} passed, 0 failed"),
     ("conformance/README.md", "Running {schema} cases.\n# {schema} passed, 0 failed"),
-    ("conformance/README.md", "# [1] reference (Python), bundled server, engine room: {every_suite} passed\n# [2] "
-                              "reference (Python), bundled server, teaching core alone (--plain): {testbed} passed"),
+    ("conformance/README.md", "# [1] reference (Python), bundled server, engine room: {every_suite} passed, 0 failed; "
+                              "{other} for other services\n# [2] reference (Python), bundled server, teaching core "
+                              "alone (--plain): {testbed} passed, 0 failed; {other} for other services"),
 ]
 
 

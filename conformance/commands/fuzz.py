@@ -12,7 +12,7 @@ from ..fuzz.channel import Channel, Pace
 from ..fuzz.fuzzer import UNREACHED, Fuzzer
 from ..fuzz.verdicts import CHECKS, by_check, verdicts
 from ..reports import terminal
-from ..reports.results import Scope, counts, plural
+from ..reports.results import Scope, counts, plural, seeded
 from ..runs import server_suite
 from ..targets.inprocess import Application
 from ..targets.remote import Target, Trouble
@@ -95,7 +95,7 @@ def main(options, parser):
         return unable(parser, getattr(error, "strerror", None) or error)
     print(f"Fuzzing {target.url}: {service}, {plural(len(functions), 'function')}, "
           f"{plural(asked.max_examples, 'call')} each, "
-          f"seed {asked.seed} (--seed {asked.seed} makes the same calls again).", flush=True)
+          f"seed {asked.seed} ({seeded(asked.seed)}).", flush=True)
     if fuzzer.links.said():
         print(f"Links followed: {fuzzer.links.said()}.", flush=True)
     started, found, unreached, interrupted = time.monotonic(), [], UNREACHED, False

@@ -9,7 +9,6 @@ Each command is a module of this folder that adds its parser (`add`) and names t
 import argparse
 import json
 import sys
-from importlib import metadata
 from pathlib import Path
 
 from ..language import suite
@@ -55,13 +54,6 @@ def option_words(args, commanding):
             return
         if word.startswith("-") and len(word) > 1 and not word[1].isdigit() and word[1] != ".":
             yield word
-
-
-def version():
-    try:
-        return metadata.version("sdms-reference")
-    except metadata.PackageNotFoundError:
-        return "(not installed: run it from a clone with pip install -e .)"
 
 
 def selectors(parser):
@@ -143,10 +135,9 @@ def known_failures(path, everything, parser):
     """The globs of a known-failures file; each must match some case (of fuzz: fuzz/FUNCTION/CHECK, where
     `everything` is None), or it is a typo."""
     try:
-        lines = files.read_text(path).splitlines()
+        globs = {glob for glob, _ in suite.known_lines(files.read_text(path))}
     except ValueError as error:
         parser.error(f"--known-failures {error}")
-    globs = {line.split("#")[0].strip() for line in lines if line.split("#")[0].strip()}
     matches = (lambda g: any(suite.matches([g], c.id) for c in everything)) if everything is not None else (
         lambda g: g.startswith("fuzz/") and g.count("/") == 2)
     unmatched = sorted(g for g in globs if not matches(g))

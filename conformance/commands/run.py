@@ -7,13 +7,14 @@ that cannot be tested, 130 when Ctrl-C or SIGTERM ended the run (after the
 summary and the reports of what ran), 5 when no case ran.
 """
 
+import difflib
 import http.client
 import sys
 from pathlib import Path
 
 from ..language import suite
 from ..reports import terminal
-from ..reports.results import Result, merged, named, plural
+from ..reports.results import named, not_run, plural
 from ..runs import server_suite
 from ..targets.remote import Target, Trouble
 from . import cache, files
@@ -77,7 +78,7 @@ def main(options, parser):
     except (OSError, http.client.HTTPException) as error:
         return unable(parser, f"cannot reach {target.url}: {getattr(error, 'strerror', None) or error}")
     selected, aside = server_suite.sort_out(chosen, profile, asked.without)
-    other, unchecked = (sum(r.status == status for r in aside) for status in ("other-service", "not-checked"))
+    other, unchecked = (sum(r.reason.startswith(words) for r in aside) for words in ("for other", "not checked"))
     declared = named(asked.implementation)
     print(f"Checking {declared + ' at ' if declared else ''}{target.url}: {service}. Running {plural(len(selected), 'case')}"
           + (f"; {other} {'is' if other == 1 else 'are'} for other services" if other else "")
@@ -86,8 +87,8 @@ def main(options, parser):
           + ".", flush=True)
     if asked.limits:
         print("Declared limits: " + ", ".join(f"{name} {value:,}" for name, value in asked.limits.items()), flush=True)
-    ending = terminal.running(asked, selected, lambda progress: merged(
-        [server_suite.Run(target, asked, progress).results(selected) for _ in range(asked.repeat)]), target)
+    ending = terminal.running(asked, selected, lambda progress: server_suite.Run(target, asked, progress).results(
+        selected), target)
     ending = ending._replace(results=ending.results + aside + set_aside)
     return remembered(terminal.finish(asked, ending, target.url, service, unselected), "server", ending.results)
 
@@ -106,6 +107,7 @@ def selected_cases(options, parser, kind):
         everything = own + [c for c in everything if c.kind != "server"]
     known = known_failures(options.known_failures, everything, parser) if options.known_failures else set()
     matched = suite.matching([c for c in everything if c.kind == kind], options.id, options.exclude)
+    unmatched(parser, everything, kind, options)
     failed = cache.last_failed(kind) if options.last_failed or options.failed_first else None
     if (options.last_failed or options.failed_first) and not failed:
         print(f"No failures recorded by the last run; running every case selected "
@@ -121,9 +123,23 @@ def selected_cases(options, parser, kind):
     if not chosen:
         parser.error("no case matches the --id, --exclude and --level given")
     ran = {c.id for c in chosen}
-    aside = [Result(c, "set-aside", [f"its level is {c.level}, beside --level {options.level}"], 0)
+    aside = [not_run(c, f"set aside by --level {options.level}", f"its level is {c.level}")
              for c in matched if c.id not in ran]
     return settings(options, known), chosen, aside, sum(c.kind == kind for c in everything) - len(matched)
+
+
+def unmatched(parser, everything, kind, options):
+    """Stop, with a usage error, on an --id glob that matches none of the cases of `kind` (a typo, or a
+    case of another kind, said so), or an --exclude glob that matches no case at all."""
+    for option, globs, cases in (("--id", options.id, [c for c in everything if c.kind == kind]),
+                                 ("--exclude", options.exclude, everything)):
+        for glob in globs:
+            if not any(suite.matches([glob], c.id) for c in cases):
+                other = next((c.kind for c in everything if suite.matches([glob], c.id)), None)
+                near = difflib.get_close_matches(glob, [c.id for c in cases], n=1)
+                parser.error(f"{option} {glob} matches no {kind} case" + (
+                    f" (it matches {other} cases: python -m conformance {'run' if other == 'server' else other})"
+                    if other else f" (did you mean {near[0]}?)" if near else ""))
 
 
 def own_cases(path):

@@ -22,7 +22,7 @@ from typing import NamedTuple
 from ..language.schema import Type
 from ..language.suite import Case, level_of
 from ..reports.reproduce import Exchange, reproduce
-from ..reports.results import Result, gist, plural, printable
+from ..reports.results import Result, gist, not_run, plural, printable
 
 CHECKS = {  # name -> (what it checks, the requirements it rests on)
     "message": ("every answer is a message, [headers, body], whose body holds one result tag",
@@ -117,7 +117,7 @@ def verdicts(fuzzer, functions, findings, unreached, requires=()):
                 called = fuzzer.evidence[(function.name, "message")]
                 why = (fuzzer.missed.get(key) or fuzzer.missed.get(function.name) or fuzzer.missed.get(check)
                        or (UNJUDGED[check] if called else unreached))
-                results.append(Result(case(function.name, check, requires), "not-run", [why], 0))
+                results.append(not_run(case(function.name, check, requires), "not run", why))
     return results
 
 
@@ -151,8 +151,8 @@ def failure(fuzzer, finding, number, judged, seconds, requires):
     replay = reproduce(fuzzer.channel.target, [Exchange(data, "POST", fuzzer.channel.target.path, media_type, b"")
                                               for data, media_type in calls])
     return Result(made, "fail" if failed == sent else "flaky", [printable(f"{finding.check}: {finding.problem}")],
-                  seconds, made.level, tuple(map(printable, replay)), answer=printable(finding.answer),
-                  evidence=evidence)
+                  seconds, made.level, tries=(failed + 1, sent + 1), replay=tuple(map(printable, replay)),
+                  answer=printable(finding.answer), evidence=evidence)
 
 
 def regression(schema, finding):

@@ -14,44 +14,33 @@ from collections import Counter
 
 from ..language import suite
 from ..language.suite import LEVELS
-from .results import Scope, counts, plural
+from .results import JUDGED, Scope, plural, tally
 
 
 def failed_at(result):
-    """How a failure reads: MUST, or a convention's level when the spec's part passed."""
+    """How a failure reads: MUST, or a convention's level when the spec's part passed (a case that found
+    nothing wrong, a stale one: its own level)."""
+    if not result.level:
+        return result.case.level
     if result.level == "MUST" or "MUST" not in result.case.levels():
         return result.level
     return f"{result.level}: the spec's own part passed"
 
 
 def summary(results, scope=Scope()):
-    """The last line of a run: what passed and failed, at which level, and what was set aside."""
-    tally = counts(results)
-    line = f"{tally['pass']} passed, {tally['fail']} failed"
-    if tally["fail"]:
-        levels = Counter(r.level for r in results if r.status == "fail")
-        line += " (" + ", ".join(f"{levels[level]} {level}" for level in ("MUST", "SHOULD", "MAY") if levels[level]) + ")"
-    if tally["flaky"]:
-        line += f", {tally['flaky']} flaky (their answers differ from run to run)"
-    if tally["known-failure"] or tally["stale"]:
-        line += f", {tally['known-failure']} known failures, {tally['stale']} stale"
-    if tally["errored"]:
-        line += f"; {tally['errored']} errored (the target stopped answering)"
-    if tally["other-service"]:
-        line += f"; {tally['other-service']} for other services"
-    if tally["not-checked"]:
-        line += f"; {tally['not-checked']} not checked (without {', '.join(sorted(scope.without))})"
-    if tally["set-aside"]:
-        line += f"; {tally['set-aside']} set aside by --level {scope.level}"
-    if tally["not-run"]:  # (why, unless the target stopped: that is said above)
-        why = next(r.problems[0] for r in results if r.status == "not-run").removesuffix(" first")
-        line += f"; {tally['not-run']} not run" + ("" if scope.stopped else f" ({why})")
+    """The last line of a run: what passed and failed, at which level, what was not run and why, and what
+    the run was asked to leave out."""
+    line = tally(results)
+    made, asked = scope.rounds
+    if asked > 1:
+        line += f"; every case run {asked} times" if made == asked and not scope.interrupted else \
+            f"; {made} of the {asked} runs of every case made" + (" (the last cut short)" * bool(
+                scope.interrupted or scope.stopped))
     if scope.unselected:
         by = [name for name, used in (("--id", scope.ids), ("--exclude", scope.exclude),
                                       ("--last-failed", scope.last_failed)) if used]
         line += f"; {scope.unselected} not selected by {' or '.join(by or ['--id'])}"
-    partly = sum(r.status in ("pass", "fail", "flaky", "known-failure", "stale") and r.case.level not in LEVELS[scope.level]
-                 for r in results)
+    partly = sum(r.status in JUDGED and r.case.level not in LEVELS[scope.level] for r in results)
     if partly:
         line += f"; {partly} checked only for what the spec demands (MUST)"
     differ = sum(bool(r.diagnostics) for r in results)

@@ -12,8 +12,8 @@ import time
 from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
-from .causes import by_cause, failed_at, first_difference, mix, rule
-from .results import LABELS, STATUSES, Scope, counts, named, plural
+from .causes import by_cause, failed_at, first_difference, mix, rule, summary
+from .results import LABELS, STATUSES, Scope, counts, named, plural, seeded, tally
 
 CSS = Path(__file__).parent / "report.css"  # the style of every page a run or the matrix writes
 
@@ -25,9 +25,11 @@ def junit(results, subject="", scope=Scope()):
     skipped = len(results) - tally["pass"] - failures - errors
     lines = [f'<testsuite name={quoteattr("conformance of " + (named(scope.implementation) or subject))} '
              f'tests="{len(results)}" failures="{failures}" errors="{errors}" skipped="{skipped}" '
-             f'timestamp="{time.strftime("%Y-%m-%dT%H:%M:%S")}">']
-    if scope.seed is not None:
-        lines.append(f'  <properties><property name="seed" value="{scope.seed}"/></properties>')
+             f'time="{scope.seconds:.3f}" timestamp="{time.strftime("%Y-%m-%dT%H:%M:%S")}">']
+    about = {**{f"suite {key}": value for key, value in scope.suite.items()}, **_about(scope)}
+    about.pop("suite", None)
+    lines.append("  <properties>" + "".join(f'<property name="{name}" value={quoteattr(str(value))}/>'
+                                            for name, value in about.items()) + "</properties>")
     for result in results:
         case = result.case
         lines.append(f'  <testcase classname={quoteattr(case.file)} name={quoteattr(case.id)} '
@@ -41,7 +43,8 @@ def junit(results, subject="", scope=Scope()):
                             f"{result.problems[0]}")
             lines.append(f'    <failure message={quoteattr(message)}>{detail}</failure>')
         elif result.status != "pass":
-            lines.append(f'    <skipped message={quoteattr(result.status)}>{detail}</skipped>')
+            why = result.reason if result.status == "not-run" else LABELS[result.status]
+            lines.append(f'    <skipped message={quoteattr(why)}>{detail}</skipped>')
         if result.evidence and not result.failed:
             lines.append(f'    <system-out>{escape(result.evidence)}</system-out>')
         if result.diagnostics:
@@ -56,9 +59,9 @@ def as_json(results, subject, service, scope):
     return json.dumps({
         "target": subject, "implementation": scope.implementation, "service": service, "limits": scope.limits,
         "without": sorted(scope.without), "level": scope.level, **({"stopped": scope.stopped} if scope.stopped else {}),
-        **({"seed": scope.seed} if scope.seed is not None else {}),
-        "summary": counts(results),
+        **_about(scope), "summary": counts(results), "said": tally(results),
         "cases": [{"id": r.case.id, "status": r.status, "level": r.case.level,
+                   **({"reason": r.reason} if r.reason else {}), **({"tries": list(r.tries)} if r.tries else {}),
                    **({"failedLevel": r.level} if r.problems and r.level else {}),
                    "requires": r.case.requires, "features": r.case.features,
                    **({"client": r.case.client} if r.case.client is not None else {}),
@@ -67,6 +70,14 @@ def as_json(results, subject, service, scope):
                    **({"evidence": r.evidence} if r.evidence else {}),
                    **({"diagnostics": list(r.diagnostics)} if r.diagnostics else {})}
                   for r in results]}, indent=2) + "\n"
+
+
+def _about(scope):
+    """What every report says of how its run went, and of the suite that made it."""
+    return {"suite": scope.suite, "seconds": round(scope.seconds, 3),
+            **({"seed": scope.seed} if scope.seed is not None else {}),
+            **({"interrupted": scope.interrupted} if scope.interrupted else {}),
+            **({"runs": {"made": scope.rounds[0], "asked": scope.rounds[1]}} if scope.rounds[1] > 1 else {})}
 
 
 EXPAND = ("<p><button onclick=\"document.querySelectorAll('details').forEach(d => d.open = true)\">Expand all"
@@ -87,9 +98,13 @@ def as_html(results, subject, service, scope, requirements):
              + (f"; declared limits: {e(', '.join(f'{k} {v:,}' for k, v in scope.limits.items()))}" if scope.limits else "")
              + (f"; the target {e(scope.stopped)}" if scope.stopped else "")
              + (f"; --level {e(scope.level)}" if scope.level != "MAY" else "")
-             + (f"; seed {scope.seed} (--seed {scope.seed} makes the same calls again)" if scope.seed is not None else "")
-             + "</p><p class=tally>",
-             *(f"<span class={s}>{tally[s]} {LABELS[s]}</span>" for s in STATUSES if tally[s]), "</p>"]
+             + (f"; seed {scope.seed} ({seeded(scope.seed)})" if scope.seed is not None else "")
+             + f"; it took {scope.seconds:.1f} s"
+             + f". Made by the suite {e(scope.suite.get('version', '?'))}, fixture set {e(scope.suite.get('fixtures', '?'))}."
+             + "</p>" + (f"<p class=interrupted>Cut short: {e(scope.interrupted)}; what it did not reach is not run, "
+                         "never passed.</p>" if scope.interrupted else "") + "<p class=tally>",
+             *(f"<span class={s}>{tally[s]} {LABELS[s]}</span>" for s in STATUSES if tally[s]), "</p>",
+             f"<p>{e(summary(results, scope))}</p>"]
     texts = {r["id"]: r["text"] for r in requirements}
     groups = by_cause(results)
     failures = sum(len(group) for *_, group in groups)
@@ -103,6 +118,11 @@ def as_html(results, subject, service, scope, requirements):
                      f"{e(first_difference(group[0]))}</p></summary>")
         parts += [failure_html(result) for result in group]
         parts.append("</details>")
+    known = [r for r in results if r.status == "known-failure"]
+    if known:
+        parts.append(f"<h2>Known failures: {len(known)}</h2><p>Listed as known, so they fail no run; each is still a "
+                     f"failure, and none is counted as passed.</p>")
+        parts += [failure_html(result) for result in known]
     differ = [r for r in results if r.diagnostics]
     if differ:
         parts.append(f"<h2>Diagnostics: {plural(len(differ), 'case')} with problems placed otherwise</h2><p>The verdicts are right; "
@@ -116,15 +136,19 @@ def as_html(results, subject, service, scope, requirements):
 
 
 def failure_html(result):
-    """One failed case, to expand: what it checks, every difference, and how to see it again."""
+    """One failed case (or known failure, or stale one), to expand: what it checks, every difference, and
+    how to see it again."""
     e, case = html.escape, result.case
-    return (f"<details class=failure><summary>{e(case.id)}"
-            f"{' (stale: it passes, but is listed as a known failure)' if result.status == 'stale' else ''}"
-            f"</summary><p>{e(case.description)} ({e(failed_at(result))}; {e(case.file)}; "
-            f"checks {e(', '.join(case.requirements))})</p><pre>{e(chr(10).join(result.problems) or first_difference(result))}</pre>"
-            + (f"<p>{e(result.evidence)}</p>" if result.evidence else "")
-            + (f"<p>The answer received:</p><pre>{e(result.answer)}</pre>" if result.answer else "")
-            + f"<p>{e(result.replay_title)}:</p><pre>{e(chr(10).join(result.replay))}</pre></details>")
+    status = {"stale": " (stale: it passes, but is listed as a known failure: remove it from the list)",
+              "known-failure": " (a known failure)", "flaky": " (flaky)"}.get(result.status, "")
+    shown = "" if result.status == "stale" else (
+        f"<pre>{e(chr(10).join(result.problems) or first_difference(result))}</pre>"
+        + (f"<p>{e(result.evidence)}</p>" if result.evidence else "")
+        + (f"<p>The answer received:</p><pre>{e(result.answer)}</pre>" if result.answer else "")
+        + (f"<p>{e(result.replay_title)}:</p><pre>{e(chr(10).join(result.replay))}</pre>" if result.replay else ""))
+    return (f"<details class=failure><summary>{e(case.id)}{e(status)}</summary><p>{e(case.description)} "
+            f"({e(failed_at(result))}; {e(case.file)}; checks {e(', '.join(case.requirements))})</p>"
+            f"{shown}</details>")
 
 
 def _grouped(results, keys):

@@ -11,25 +11,27 @@ gone through `printable`, whatever a target answered.
 
 import re
 import time
+from collections import Counter
 from typing import NamedTuple
 
-STATUSES = ("pass", "fail", "flaky", "errored", "known-failure", "stale", "other-service", "not-checked", "set-aside",
-            "not-run")
+from ..language import suite
 
-
+STATUSES = ("pass", "fail", "flaky", "errored", "known-failure", "stale", "not-run")
 LABELS = {"pass": "passed", "fail": "failed", "flaky": "flaky", "errored": "errored", "known-failure": "known failures",
-          "stale": "stale", "other-service": "for other services", "not-checked": "not checked",
-          "set-aside": "set aside by --level", "not-run": "not run"}
+          "stale": "stale", "not-run": "not run"}
+JUDGED = ("pass", "fail", "flaky", "known-failure", "stale")  # the statuses of a verdict that rests on answers
 
 
 class Result(NamedTuple):
-    """The outcome of one case; `status` is one of STATUSES."""
+    """The outcome of one case: its `status` (one of STATUSES), and what it rests on."""
 
-    case: dict
+    case: object  # the Case (language/suite.py), or the check a fuzzing verdict is of
     status: str
-    problems: list  # readable lines
+    problems: list  # what was wrong, as readable lines; of a case not run, what kept it from running
     seconds: float
     level: str = ""  # for a case that found problems: MUST, or the case's level if only its conventions broke
+    reason: str = ""  # of a case not run, why, in words that follow its count: "for other services", "not run"
+    tries: tuple = ()  # of a case run several times: (how many times it failed, of how many it was judged)
     replay: tuple = ()  # for a case that found problems, lines that show them again: commands that
     replay_title: str = "To reproduce"  # resend a server case's requests, or a client case's story
     diagnostics: tuple = ()  # of a schema case: how the loader places problems otherwise (never a verdict)
@@ -38,6 +40,7 @@ class Result(NamedTuple):
 
     @property
     def failed(self):
+        """Whether it fails the run: a failure not listed as known, a known one that passed, or no answer."""
         return self.status in ("fail", "stale", "flaky", "errored")
 
 
@@ -46,7 +49,13 @@ def outcome(case, problems, level, started, replay=(), known=False):
     lines that show them again; a `known` failure is told apart, and one that passes is stale."""
     status = ("known-failure" if problems else "stale") if known else "fail" if problems else "pass"
     return Result(case, status, list(map(printable, problems)), time.monotonic() - started,
-                  level if problems else "", tuple(map(printable, replay)) if problems else ())
+                  level if problems else "", replay=tuple(map(printable, replay)) if problems else ())
+
+
+def not_run(case, reason, detail=""):
+    """The Result of a case that was not run: `reason` follows its count ("for other services"), `detail`
+    says more of this case ("needs calculator")."""
+    return Result(case, "not-run", [printable(detail)] if detail else [], 0, reason=reason)
 
 
 def counts(results):
@@ -54,24 +63,55 @@ def counts(results):
     return {status: sum(r.status == status for r in results) for status in STATUSES}
 
 
-def merged(runs):
-    """One Result for each case of several runs of the same cases: the first run's, unless the case's
-    outcomes differ from run to run, which makes it `flaky`; what varies by design (usernames, a caseId,
-    any value: gist) does not make them differ, where a difference is does."""
-    by_id = {}
-    for results in runs:
+def tally(results):
+    """What `results` come to, in the words every command says it with: "255 passed, 3 failed (2 MUST,
+    1 SHOULD), 10 known failures; 1371 for other services" (why cases were not run said once, when they
+    share it)."""
+    count, levels = counts(results), Counter(r.level for r in results if r.status == "fail")
+    told = f"{count['pass']} passed, {count['fail']} failed" + (" (" + ", ".join(
+        f"{levels[level]} {level}" for level in ("MUST", "SHOULD", "MAY") if levels[level]) + ")") * bool(levels)
+    told += f", {count['flaky']} flaky (failing only some of the times they ran)" * bool(count["flaky"])
+    told += f", {plural(count['known-failure'], 'known failure')}" * bool(count["known-failure"])
+    told += "".join(f", {count[status]} {status}" for status in ("stale", "errored") if count[status])
+    unrun = {}
+    for result in results:
+        if result.status == "not-run":
+            unrun.setdefault(result.reason or "not run", []).append(result.problems[0] if result.problems else "")
+    for reason, details in sorted(unrun.items(), key=lambda item: item[0] == "not run"):  # (what ran short: last)
+        told += f"; {len(details)} {reason}" + (f" ({details[0]})" if details[0] and len(set(details)) == 1 else "")
+    return told
+
+
+def merged(rounds):
+    """One Result for each case run in several `rounds` of the same cases (run --repeat): a case failing
+    in some rounds and passing in others is `flaky`, with how often; one failing in every round is failed
+    (known) however its failures differ; a round without its answer (errored, not run) is no evidence."""
+    tries_of = {}
+    for results in rounds:
         for result in results:
-            by_id.setdefault(result.case.id, []).append(result)
-    merged_ = []
-    for tries in by_id.values():
-        seen = [(r.status, gist(USER.sub("$user", "\n".join(r.problems)))) for r in tries]
-        first = tries[0]
-        if len(set(seen)) > 1 and first.status not in ("known-failure", "stale"):
-            problems = [f"run {number}: {r.problems[0] if r.problems else r.status}" for number, r in enumerate(tries, 1)]
-            failing = next((r for r in tries if r.problems), first)
-            first = failing._replace(status="flaky", problems=problems)
-        merged_.append(first)
-    return merged_
+            tries_of.setdefault(result.case.id, []).append(result)
+    return [_merged(tries) for tries in tries_of.values()]
+
+
+def _merged(tries):
+    judged = [r for r in tries if r.status in JUDGED]
+    if len(tries) == 1 or not judged:
+        return tries[0]
+    failing = [r for r in judged if r.status in ("fail", "known-failure")]
+    first = (failing or judged)[0]
+    rate = (len(failing), len(judged))
+    if not failing or len(failing) == len(judged):  # the same verdict each time it was judged
+        alike = len({gist(USER.sub("$user", "\n".join(r.problems))) for r in failing}) <= 1
+        told = [] if alike else [f"it failed in each of the {len(judged)} runs, not the same way each time: "
+                                 + "; ".join(f"run {number}: {r.problems[0] if r.problems else r.status}"
+                                             for number, r in enumerate(tries, 1) if r in judged)]
+        return first._replace(problems=first.problems + told, tries=rate)
+    said = [f"run {number}: {r.problems[0] if r.problems else 'passed'}" for number, r in enumerate(tries, 1)
+            if r in judged]
+    if first.status == "known-failure":  # (it fails, as listed, though not every time)
+        return first._replace(problems=first.problems + [f"it passed in {rate[1] - rate[0]} of {rate[1]} runs"],
+                              tries=rate)
+    return first._replace(status="flaky", problems=said, tries=rate)
 
 
 USER = re.compile(r"cf-[0-9a-f]{12}")  # the username of a case, another in each run
@@ -96,30 +136,41 @@ def gist(problem):
     return re.sub(r"…(?:, …)+", "…", VALUES.sub("…", problem))  # (a path of any length is one value)
 
 
+def seeded(seed):
+    """What a fuzzing run's seed makes again, and no more: the calls depend on the answers too."""
+    return f"--seed {seed} makes the same calls again where the target answers them as it did this time"
+
+
 def plural(count, word):
     """"1 case", "2 cases"."""
     return f"{count} {word}{'s' * (count != 1)}"
 
 
 class Scope(NamedTuple):
-    """What a run was asked to check: features declared absent, level, id globs, cases the globs left out."""
+    """What a run was asked to check, and how it went: what every report says beside its Results."""
 
-    without: set = set()
+    without: set = set()  # features declared absent
     level: str = "MAY"
-    ids: list = []
-    unselected: int = 0
+    ids: list = []  # id globs of the cases selected
+    unselected: int = 0  # cases the globs left out
     last_failed: bool = False
     stopped: str = ""  # why the target stopped answering during the run, if it did
     implementation: dict = {}  # what the target is, as declared: name, version, language
     limits: dict = {}  # the limits the target declared
     exclude: list = []  # id globs of the cases left out
-    seed: int | None = None  # of a fuzzing run: the same seed makes the same calls again
+    seed: int | None = None  # of a fuzzing run: the seed of the values its calls were made of
+    interrupted: str = ""  # what was never made, if Ctrl-C or SIGTERM ended the run
+    rounds: tuple = (1, 1)  # runs of every case made (the last may be cut short), of those asked (--repeat)
+    seconds: float = 0.0  # how long the run took
+    suite: dict = {}  # the suite that made it: its version, and the digest of its fixture set
 
     @classmethod
-    def of(cls, settings, unselected=0, stopped=""):
-        """The Scope of a run made with `settings` (runs/settings.py), that left out `unselected` cases."""
+    def of(cls, settings, unselected=0, stopped="", **how):
+        """The Scope of a run made with `settings` (runs/settings.py), that left out `unselected` cases; `how`
+        it went (interrupted, rounds, seconds)."""
         return cls(settings.without, settings.level, list(settings.ids), unselected, settings.last_failed, stopped,
-                   settings.implementation, settings.limits, list(settings.exclude), settings.seed)
+                   settings.implementation, settings.limits, list(settings.exclude), settings.seed,
+                   suite=suite.identity(), **how)
 
 
 def named(implementation):

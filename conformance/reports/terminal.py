@@ -4,28 +4,33 @@ its causes, and the reports it writes at the end (run, client, schema and fuzz s
 import json
 import os
 import sys
+import time
 from pathlib import Path
 from typing import NamedTuple
 
 from ..language import suite
 from . import formats
 from .causes import causes, diagnostics, failed_at, summary
-from .results import Result, Scope, merged, plural
+from .results import JUDGED, Scope, merged, not_run, plural
 
 
 class Ending(NamedTuple):
     """How a run of cases ended: its results, and why it ended before its last case ("" if it did not)."""
 
     results: list
-    interrupted: str = ""  # Ctrl-C or SIGTERM
+    interrupted: str = ""  # Ctrl-C or SIGTERM: what it left undone
     stopped: str = ""  # the target stopped answering
+    rounds: tuple = (1, 1)  # runs of every case made (the last may be cut short), of those asked (--repeat)
+    seconds: float = 0.0
 
 
 def running(settings, selected, run, target=None):
-    """Run with a progress line (or a line per case with -v); print each failure; return the Ending:
-    the results, those of the cases --maxfail, or a `target` that stopped answering, kept from starting
-    among them."""
-    done, terminal, interrupted = [], sys.stdout.isatty(), ""
+    """Run the cases `selected` as many times as --repeat says, each time with `run(progress)`, with a
+    progress line (or a line per case with -v); print each failure; return the Ending: one Result for each
+    case (results.merged), those that no run reached `not-run`, with why (--maxfail, Ctrl-C, or a `target`
+    that stopped answering, after which no run starts)."""
+    done, terminal, rounds, asked, started = [], sys.stdout.isatty(), [], settings.repeat, time.monotonic()
+    interrupted = ""
 
     def progress(result):
         done.append(result)
@@ -33,27 +38,43 @@ def running(settings, selected, run, target=None):
             colour = "green" if result.status == "pass" else "red" if result.failed else "yellow"
             print(f"{painted(f'{result.status.upper():>13}', colour)} {result.case.id}", flush=True)
         elif terminal:
-            print(f"\r[{len(done)}/{len(selected)}] {result.case.id[:60]:<60}", end="", flush=True)
+            run_of = f"run {len(rounds) + 1} of {asked}: " * (asked > 1)
+            print(f"\r{run_of}[{len(done)}/{len(selected)}] {result.case.id[:60]:<60}", end="", flush=True)
         return settings.maxfail is not None and sum(r.status in ("fail", "stale") for r in done) >= settings.maxfail
 
+    why = f"--maxfail {settings.maxfail} stopped the run"
     try:
-        results, why = run(progress), f"--maxfail {settings.maxfail} stopped the run"
+        while len(rounds) < asked and not (target and target.stopped) and not _ended(rounds, settings):
+            done.clear()
+            rounds.append(run(progress))
     except KeyboardInterrupt:  # a summary and reports of what ran, as pytest gives
-        order = {c.id: number for number, c in enumerate(selected)}
-        results = sorted(merged([done]), key=lambda r: order[r.case.id])
-        why = interrupted = "the run was interrupted"
+        rounds.append(list(done))
+        why = "the run was interrupted"
+        interrupted = why + (f" in run {len(rounds)} of {asked}" if asked > 1 else "")
+    order = {c.id: number for number, c in enumerate(selected)}
+    results = sorted(merged(rounds), key=lambda r: order[r.case.id])
     ran, stopped = {r.case.id for r in results}, target.stopped if target else ""
+    results += [not_run(c, "not run", f"{'the target stopped answering' if stopped else why} first")
+                for c in selected if c.id not in ran]
     why = f"the target {stopped}" if stopped else why
-    results += [Result(c, "not-run", [f"{why} first"], 0) for c in selected if c.id not in ran]
     if terminal and not settings.verbose:
         print("\r" + " " * 80 + "\r", end="")
     if stopped or interrupted:
-        print(f"\n{why[0].upper()}{why[1:]}: {plural(len(selected) - len(ran), 'case')} left "
-              f"{'was' if len(selected) - len(ran) == 1 else 'were'} not run.", flush=True)
+        left = len(selected) - sum(r.status in JUDGED for r in rounds[-1]) if rounds else len(selected)
+        print(f"\n{why[0].upper()}{why[1:]}" + (
+            f" in run {len(rounds)} of {asked}: {plural(left, 'case')} of that run {'was' if left == 1 else 'were'} "
+            f"not run" + (f", and {plural(asked - len(rounds), 'run')} of every case never made" * (asked > len(rounds)))
+            if asked > 1 else f": {plural(left, 'case')} {'was' if left == 1 else 'were'} not run") + ".", flush=True)
     for result in results:
         if result.failed and result.status != "errored":  # (those the target left unanswered: told once, above)
             print_failure(result)
-    return Ending(results, interrupted, stopped)
+    return Ending(results, interrupted, stopped, (len(rounds), asked), time.monotonic() - started)
+
+
+def _ended(rounds, settings):
+    """Whether a run stopped by --maxfail ends the rounds too."""
+    return bool(rounds) and settings.maxfail is not None and sum(
+        r.status in ("fail", "stale") for results in rounds for r in results) >= settings.maxfail
 
 
 NOTHING_RAN = 5  # the exit status when no case ran, as pytest's when no test ran
@@ -64,11 +85,16 @@ def finish(settings, ending, subject, service, unselected):
     and return the exit status: 130 when interrupted, 2 when the
     target stopped answering, else 1 when a case failed, 5 when none ran."""
     results, stopped = ending.results, ending.stopped
-    scope = Scope.of(settings, unselected, stopped)
+    scope = Scope.of(settings, unselected, stopped, interrupted=ending.interrupted, rounds=ending.rounds,
+                     seconds=ending.seconds)
     requirements = write_reports(settings, results, subject, service, scope)
     grouped = causes(results, {r["id"]: r["text"] for r in requirements})
     if grouped:
         print("\n" + "\n".join(grouped))
+    known = [r.case.id for r in results if r.status == "known-failure"]
+    if known:
+        print(f"\n{plural(len(known), 'known failure')}, listed as such (failing no run): {', '.join(known[:10])}"
+              + (f" and {len(known) - 10} more (the --json and --html reports show each)" if len(known) > 10 else ""))
     if diagnostics(results):
         print("\n" + "\n".join(diagnostics(results)))
     if settings.durations is not None:
@@ -76,7 +102,7 @@ def finish(settings, ending, subject, service, unselected):
         print(f"\nThe {plural(len(ran), 'slowest case')}:" if settings.durations else "\nEvery case, slowest first:")
         print("\n".join(f"{r.seconds:8.3f} s  {r.case.id}" for r in ran))
     print(painted(summary(results, scope), "red" if any(r.failed for r in results) or stopped else "green"))
-    ran = any(r.status in ("pass", "fail", "flaky", "known-failure", "stale") for r in results)
+    ran = any(r.status in JUDGED for r in results)
     if not ran and not ending.interrupted:
         print("No case ran: none of those selected applies to this target (exit status 5, as pytest's).")
     return (130 if ending.interrupted else 2 if stopped else 1 if any(r.failed for r in results) else
@@ -99,6 +125,8 @@ def print_failure(result):
     case = result.case
     label = {"flaky": "FLAKY", "errored": "ERRORED", "stale": "STALE"}.get(result.status, "FAIL")
     level = "listed as a known failure" if result.status == "stale" else failed_at(result)
+    if result.status == "flaky" and result.tries:
+        level = f"failing {result.tries[0]} of {result.tries[1]} times; {level}"
     print(f"\n{painted(label, 'red')} {case.id} ({level}; {case.file}; checks {', '.join(case.requirements)})")
     print(f"  {case.description}")
     if result.status == "stale":

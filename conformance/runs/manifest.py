@@ -26,7 +26,7 @@ import tempfile
 import time
 
 from ..language import suite
-from ..reports.grid import Column, told
+from ..reports.grid import Column
 from ..reports.results import printable
 from ..targets.remote import Target, Trouble
 from . import client_suite, schema_suite, server_suite
@@ -36,12 +36,12 @@ CATEGORIES = ("implementation bug", "convention", "suite problem")
 FIELDS = {  # a manifest entry's keys: whether required, and the type of their value
     "name": (True, str), "version": (False, str), "language": (False, str), "way": (False, str),
     "build": (False, str), "start": (False, str), "target": (False, str), "client": (False, str),
-    "schema": (False, str), "limits": (False, dict), "without": (False, list), "known": (False, list),
+    "schema": (False, str), "limits": (False, dict), "without": (False, list), "known": (False, (list, str)),
 }
 
 
 def problems(manifest, where="the manifest"):
-    """Every way the manifest breaks its shape, each with where it is."""
+    """Every way the manifest breaks its shape, each with where it is, and two entries alike."""
     if type(manifest) is not dict or type(manifest.get("implementations")) is not list:
         return [f"{where}: not an object with a list of \"implementations\""]
     found = []
@@ -53,9 +53,9 @@ def problems(manifest, where="the manifest"):
         found += [f"{at}: unknown key {key!r}" + "".join(f" (did you mean {near!r}?)" for near in
                                                          difflib.get_close_matches(key, FIELDS, n=1))
                   for key in entry if key not in FIELDS]
-        found += [f"{at}.{key}: {'missing' if key not in entry else f'not a {kind.__name__}'}"
+        found += [f"{at}.{key}: {'missing' if key not in entry else _not_a(kind)}"
                   for key, (required, kind) in FIELDS.items()
-                  if (required and key not in entry) or (key in entry and type(entry[key]) is not kind)]
+                  if (required and key not in entry) or (key in entry and type(entry[key]) not in _kinds(kind))]
         if not {"target", "client", "schema"} & entry.keys():
             found.append(f"{at}: no suite to run: give a target, a client driver or a schema driver")
         found += [f"{at}.limits.{name}: not one of {', '.join(suite.LIMITS)}, or not a whole number above 0"
@@ -63,28 +63,64 @@ def problems(manifest, where="the manifest"):
                   if name not in suite.LIMITS or type(value) is not int or value < 1]
         found += [f"{at}.without: {name!r} is not one of {', '.join(suite.FEATURES)}"
                   for name in entry.get("without") or () if name not in suite.FEATURES]
-        for number, known in enumerate(entry.get("known") or ()):
+        for number, known in enumerate(entry.get("known") if type(entry.get("known")) is list else ()):
             place = f"{at}.known[{number}]"
             if type(known) is not dict or not all(type(known.get(k)) is str for k in ("id", "category", "why")):
                 found.append(f"{place}: needs id, category and why, as text")
             elif known["category"] not in CATEGORIES:
                 found.append(f"{place}.category: {known['category']!r} is not one of {', '.join(CATEGORIES)}")
+    entries = [entry for entry in manifest["implementations"] if type(entry) is dict]
+    titles = [Column(entry, []).title for entry in entries]
+    found += [f"{where}: {title!r} is listed {titles.count(title)} times: give each a \"way\" of its own"
+              for title in sorted(set(titles)) if titles.count(title) > 1]
     return found
+
+
+def unmatched(manifest, where, cases):
+    """Each known failure of the manifest (its lists, once files are read into them) that matches none of the
+    suite's `cases`: a typo, which would pass silently."""
+    return [f"{where}: implementations[{index}].known{'' if known.get('file') else f'[{number}]'}: "
+            f"{known['id']!r}" + (f" (in {known['file']})" if known.get("file") else "") + " matches no case of the suite"
+            for index, entry in enumerate(manifest["implementations"]) if type(entry) is dict
+            for number, known in enumerate(entry.get("known") if type(entry.get("known")) is list else ())
+            if type(known) is dict and type(known.get("id")) is str
+            and not any(suite.matches([known["id"]], case.id) for case in cases)]
+
+
+def _kinds(kind):
+    return kind if type(kind) is tuple else (kind,)
+
+
+def _not_a(kind):
+    return "not " + " or ".join({str: "text", list: "a list", dict: "an object"}[k] for k in _kinds(kind))
+
+
+def known_of(entry):
+    """The globs of an entry's known failures (each resolved to a list by the matrix command)."""
+    return frozenset(known["id"] for known in entry.get("known") or ())
 
 
 def run_all(manifest, columns, home=".", say=print):
     """Check every implementation of the manifest, one after the other, adding each Column to `columns` as it
-    is made (so that an interrupted run keeps the ones made); relative program paths are from `home`."""
-    every = suite.everything()
-    for entry in manifest["implementations"]:
-        columns.append(check(entry, every, home, say))
+    is made, and `say`ing what it came to once it is there; relative program paths are from `home`.
+    Interrupted, the one being checked is `interrupted` and those after it `not run`, each with a Column
+    all the same, before KeyboardInterrupt goes on."""
+    every, entries = suite.everything(), manifest["implementations"]
+    for number, entry in enumerate(entries):
+        try:
+            say(f"{Column(entry, []).title}: ", end="", flush=True)
+            columns.append(check(entry, every, home))
+            say(columns[-1].said, flush=True)
+        except KeyboardInterrupt:
+            columns.append(Column(entry, [], "the matrix was interrupted while checking it", "interrupted"))
+            columns += [Column(later, [], "the matrix was interrupted before it", "not run")
+                        for later in entries[number + 1:]]
+            raise
 
 
-def check(entry, every, home=".", say=print):
+def check(entry, every, home="."):
     """Build, start, check and stop one implementation; its Column."""
-    title = Column(entry, []).title
-    say(f"{title}: ", end="", flush=True)
-    settings = Settings(known=frozenset(known["id"] for known in entry.get("known", ())),
+    settings = Settings(known=known_of(entry),
                         without=frozenset(entry.get("without", ())), limits=dict(entry.get("limits") or {}))
     process, results, output = None, [], tempfile.TemporaryFile()
     try:
@@ -105,13 +141,10 @@ def check(entry, every, home=".", say=print):
                 chosen = [c for c in every if c.kind == kind]
                 results += run(chosen, " ".join(command(entry[kind], port, home)), settings)
     except (Trouble, OSError, ValueError, subprocess.SubprocessError) as error:
-        trouble = _told(error)
-        say(f"errored: {trouble}")
-        return Column(entry, results, trouble)
+        return Column(entry, results, _told(error), "errored")
     finally:
         stop(process)
         output.close()
-    say(told(results))
     return Column(entry, results)
 
 

@@ -32,7 +32,7 @@ from ..language.decoding import decode, one_at_a_time, readings, to_msgpack
 from ..language.matchers import compare, excerpt, explain, substitute
 from ..language.suite import LEVELS, LIMITS
 from ..reports.reproduce import Exchange, reproduce, shown
-from ..reports.results import Result, outcome
+from ..reports.results import not_run, outcome
 from ..targets.remote import Overlong, Trouble, read, send
 
 RETRIES = 5
@@ -67,9 +67,9 @@ def sort_out(chosen, profile, without=frozenset()):
     selected, aside = [], []
     for case in chosen:
         if not case.applies(profile):
-            aside.append(Result(case, "other-service", [f"needs {', '.join(case.requires)}"], 0))
+            aside.append(not_run(case, "for other services", f"needs {', '.join(case.requires)}"))
         elif without & set(case.features):
-            aside.append(Result(case, "not-checked", [f"uses {', '.join(sorted(without & set(case.features)))}"], 0))
+            aside.append(not_run(case, f"not checked (without {', '.join(sorted(without))})"))
         else:
             selected.append(case)
     return selected, aside

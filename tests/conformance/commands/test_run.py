@@ -34,14 +34,16 @@ def test_reports_and_known_failures(calculator_url, tmp_path, capsys):
                         "--known-failures", str(known), "--junit", str(junit), "--json", str(report),
                         "--html", str(page))
     mocks, adds = len(cases.select(ALL, ["mock/**"])), len(cases.select(ALL, ["calculator/add/*"]))
-    assert status == 1 and lines[-1] == (f"0 passed, 0 failed, 0 known failures, {adds} stale; {mocks} for other "
-                                         f"services; {len(ALL) - mocks - adds} not selected by --id")
+    assert status == 1 and lines[-1] == (f"0 passed, 0 failed, {adds} stale; {mocks} for other services (needs "
+                                         f"calculator, mock); {len(ALL) - mocks - adds} not selected by --id")
     assert "  It passes, but the known-failures file lists it: remove it from there." in lines
     suite = ElementTree.parse(junit).getroot()
     assert (suite.get("tests"), suite.get("failures"), suite.get("skipped")) == (str(mocks + adds), str(adds), str(mocks))
     data = json.loads(report.read_text())
     assert data["service"] == "the calculator" and data["summary"]["stale"] == adds
-    assert data["summary"]["other-service"] == mocks
+    assert data["summary"]["not-run"] == mocks and data["suite"]["fixtures"] == cases.identity()["fixtures"]
+    assert {(c["reason"], c["problems"][0]) for c in data["cases"] if c["status"] == "not-run"} == {
+        ("for other services", "needs calculator, mock")}
     assert {c["status"] for c in data["cases"] if c["id"].startswith("calculator/")} == {"stale"}
     html = page.read_text()
     assert html.startswith("<!doctype html>") and "http://" not in html.replace(calculator_url, "")
@@ -55,10 +57,16 @@ def test_a_known_failure_that_fails_does_not_fail_the_run(tmp_path, capsys):
     adds = len(cases.select(ALL, ["calculator/add/*"]))
     with serving(Mutated(calculator.service(), drop_result)) as server:
         status, lines = run(capsys, "run", "--target", server.url, "--id", "calculator/add/*",
-                            "--known-failures", str(known))
+                            "--known-failures", str(known), "--html", str(tmp_path / "page.html"))
     overflow = 1  # its answer is an error, which drop_result leaves alone: it passes, so it is stale
     assert status == 1 and lines[-1] == (f"0 passed, 0 failed, {adds - overflow} known failures, {overflow} stale; "
                                          f"{len(ALL) - adds} not selected by --id")
+    listed = [case.id for case in cases.select(ALL, ["calculator/add/*"]) if case.id != "calculator/add/overflow"]
+    assert f"{adds - overflow} known failures, listed as such (failing no run): {', '.join(listed)}" in lines
+    page = (tmp_path / "page.html").read_text()  # (each listed, with what was wrong: pytest's -rx)
+    section = page[page.index(f"<h2>Known failures: {adds - overflow}</h2>"):]
+    assert all(f"<summary>{case_id} (a known failure)</summary>" in section for case_id in listed)
+    assert section.count("[1].Ok_.result: missing") == adds - overflow
 
 
 @pytest.mark.parametrize("args, message", [
@@ -69,7 +77,14 @@ def test_a_known_failure_that_fails_does_not_fail_the_run(tmp_path, capsys):
     (["run", "--target", "http://127.0.0.1:9/api", "--workers", "0"], "'0' is not a positive integer"),
     (["run", "--target", "http://127.0.0.1:9/api", "--wait", "-1"], "'-1' is not a number of seconds"),
     (["run", "--target", "http://127.0.0.1:9/api", "--level", "MAYBE"], "invalid choice: 'MAYBE'"),
-    (["run", "--target", "http://127.0.0.1:9/api", "--id", "no/such/case"], "no case matches the --id, --exclude and --level"),
+    (["run", "--target", "http://127.0.0.1:9/api", "--id", "no/such/case"], "--id no/such/case matches no server case"),
+    (["run", "--target", "http://127.0.0.1:9/api", "--id", "api/ping/ok", "--id", "api/ping/okay"],
+     "--id api/ping/okay matches no server case (did you mean api/ping/ok?)"),
+    (["run", "--target", "http://127.0.0.1:9/api", "--id", "client/**"],
+     "--id client/** matches no server case (it matches client cases: python -m conformance client)"),
+    (["run", "--target", "http://127.0.0.1:9/api", "--exclude", "zzz/*"], "--exclude zzz/* matches no server case"),
+    (["client", "--command", "true", "--id", "api/ping/ok"],
+     "--id api/ping/ok matches no client case (it matches server cases: python -m conformance run)"),
     (["run", "--target", "http://127.0.0.1:9/api", "--json", "/no/such/dir/r.json"], "cannot write the --json report"),
     (["run", "--target", "http://127.0.0.1:9/api", "--known-failures", "/no/such/file"],
      "--known-failures /no/such/file: cannot be read: No such file or directory"),
@@ -85,7 +100,7 @@ def test_bad_command_lines_exit_2_with_one_line(args, message, capsys):
         main(args)
     error = capsys.readouterr().err
     assert exit_.value.code == 2 and message in error and error.count("\n") == 1, error
-    assert error.startswith(f"python -m conformance{' run' if args[0] == 'run' else ''}: error: ")
+    assert error.startswith(f"python -m conformance{' ' + args[0] if args[0] in ('run', 'client') else ''}: error: ")
 
 
 def test_a_known_failure_that_matches_no_case_is_a_typo(tmp_path, capsys):
@@ -189,7 +204,7 @@ def test_a_run_stops_starting_cases_at_maxfail_and_the_next_runs_only_what_faile
         status, lines = run(capsys, "run", "--target", server.url, "--workers", "1", "-x")
         assert status == 1 and sum(line.startswith("FAIL ") for line in lines) == 1
         assert re.search(r"^\d+ passed, 1 failed \(1 \w+\); \d+ for other services; \d+ not run "
-                         r"\(--maxfail 1 stopped the run\)$", lines[-1]), lines[-1]
+                         r"\(--maxfail 1 stopped the run first\)$", lines[-1]), lines[-1]
         run(capsys, "run", "--target", server.url, "--maxfail", "3", "--workers", "1")
         status, lines = run(capsys, "run", "--target", server.url, "--last-failed")
         assert lines[0] == "Running only what failed last time (--last-failed): 3 of the cases selected."
@@ -221,11 +236,15 @@ def test_an_interrupted_run_ends_with_its_summary_and_valid_reports(signal_, tmp
         out, err = process.communicate(timeout=60)
     lines = out.splitlines()
     assert (process.returncode, err) == (130, "")
-    assert re.fullmatch(r"The run was interrupted: \d+ cases? left (was|were) not run\.", lines[-2])
-    assert re.fullmatch(r"\d+ passed, 0 failed; \d+ for other services; \d+ not run \(the run was interrupted\)", lines[-1])
-    summary = json.loads((tmp_path / "r.json").read_text())["summary"]
-    assert summary["pass"] >= 20 and summary["not-run"] > 0
-    assert summary["pass"] + summary["not-run"] + summary["other-service"] == len(ALL)
+    assert re.fullmatch(r"The run was interrupted: \d+ cases? (was|were) not run\.", lines[-2])
+    assert re.fullmatch(r"\d+ passed, 0 failed; \d+ for other services; \d+ not run \(the run was interrupted "
+                        r"first\)", lines[-1])
+    report = json.loads((tmp_path / "r.json").read_text())
+    summary = report["summary"]
+    assert summary["pass"] >= 20 and summary["pass"] + summary["not-run"] == len(ALL)
+    assert report["interrupted"] == "the run was interrupted" and report["seconds"] > 0
+    unrun = [case for case in report["cases"] if case["status"] == "not-run"]
+    assert {case["reason"] for case in unrun} == {"not run", "for other services"}
     assert int(ElementTree.parse(tmp_path / "r.xml").getroot().get("tests")) == len(ALL)
     assert "not run" in (tmp_path / "r.html").read_text()
 

@@ -2,6 +2,7 @@
 
 import json
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -56,7 +57,7 @@ def test_failures_lead_to_their_answers_and_alike_failures_of_independent_implem
     text = "\n".join(lines)
     assert status == 1
     testbed = sum(case.applies({"testbed", "live"}) for case in cases.load())
-    assert f"[1] alpha 1.0 (Go): {testbed - 2} passed, 1 failed, 1 stale" in text
+    assert f"[1] alpha 1.0 (Go): {testbed - 2} passed, 1 failed (1 SHOULD), 1 stale; " in text
     assert "[3] gamma: errored: cannot start '/nonexistent/server {port}': No such file or directory" in text
     assert "  http/length/too-large: expected HTTP 413 (alpha 1.0 (Go), beta (TypeScript))" in lines
     [row] = [line for line in lines if line.startswith("SHOULD Limits")]
@@ -77,6 +78,16 @@ def test_failures_lead_to_their_answers_and_alike_failures_of_independent_implem
     ([{"name": "x", "schema": "d", "known": [{"id": "a", "category": "bug", "why": "w"}, {"id": "b"}]}],
      ["implementations[0].known[0].category: 'bug' is not one of implementation bug, convention, suite problem",
       "implementations[0].known[1]: needs id, category and why, as text"]),
+    # a known failure that matches no case is a typo, which would pass silently; a file that cannot be read
+    ([{"name": "x", "target": "t", "known": [{"id": "headers/id/strnig", "category": "convention", "why": "w"}]},
+      {"name": "y", "target": "t", "known": "no/such/known.txt"}, {"name": "z", "target": "t", "known": 3}],
+     ["implementations[0].known[0]: 'headers/id/strnig' matches no case of the suite",
+      "implementations[1].known: no/such/known.txt (in the manifest's folder or the suite's) cannot be read: No such "
+      "file or directory",
+      "implementations[2].known: not a list or text"]),
+    # two entries alike would be two columns no one can tell apart
+    ([{"name": "x", "version": "1", "target": "t"}, {"name": "x", "version": "1", "target": "u"}],
+     ["'x 1' is listed 2 times: give each a \"way\" of its own"]),
 ])
 def test_a_manifest_that_breaks_its_shape_is_refused_with_every_problem(manifest, problems, capsys, tmp_path):
     with pytest.raises(SystemExit) as exit_:
@@ -84,6 +95,21 @@ def test_a_manifest_that_breaks_its_shape_is_refused_with_every_problem(manifest
     error = capsys.readouterr().err
     assert exit_.value.code == 2 and error.count("\n") == 1
     assert all(f"{tmp_path / 'manifest.json'}: {problem}" in error for problem in problems), error
+
+
+def test_a_manifest_names_a_known_failures_file_as_run_takes_it(capsys, tmp_path, calculator_url):
+    """"known": a file of the suite's known-failures/ (or of the manifest's folder), globs and their reasons:
+    the other implementation's failures, which the reference passes, are stale there."""
+    (tmp_path / "mine.txt").write_text("calculator/add/overflow  # a reason of my own\n")
+    status, lines, page = matrix(capsys, tmp_path, [
+        {"name": "shipped", "target": calculator_url, "known": "known-failures/telepact-cli-1.0.0a339.txt"},
+        {"name": "own", "target": calculator_url, "known": "mine.txt"}])
+    shipped = [glob for glob, _ in cases.known_lines(
+        (cases.HERE / "known-failures/telepact-cli-1.0.0a339.txt").read_text())]
+    text = "\n".join(lines)
+    assert status == 1 and f"[1] shipped: {266 - len(shipped)} passed, 0 failed, {len(shipped)} stale; " in text
+    assert "[2] own: 265 passed, 0 failed, 1 stale; " in text
+    assert "<td>calculator/add/overflow</td><td></td><td>a reason of my own</td>" in page
 
 
 def test_a_target_answering_control_characters_and_lone_surrogates_gets_a_page(capsys, tmp_path):
@@ -134,8 +160,8 @@ def test_a_page_is_the_merge_of_reports_made_anywhere_and_the_same_made_here(cap
     assert len([line for line in markdown if line.startswith("| MUST ") or line.startswith("| SHOULD ")]) == len(table)
     columns = grid.reports(json.loads(beta.read_text()), "beta")
     for (group, level), cells in grid.rows(columns).items():  # a MUST row fails only for a MUST part failed
-        for passed, checked, failed in cells.values():
-            assert level == "SHOULD" or all(result.level == "MUST" for result in failed), (group, failed)
+        for cell in cells.values():
+            assert level == "SHOULD" or all(result.level == "MUST" for result in cell.failed), (group, cell)
 
 
 def test_an_implementation_that_ends_before_answering_is_told_at_once_with_its_last_words(capsys, tmp_path):
@@ -153,5 +179,43 @@ def test_an_implementation_that_ends_before_answering_is_told_at_once_with_its_l
     text = "\n".join(lines)
     assert "[1] dies: errored: it ended (status 1) before answering: ModuleNotFoundError: No module named " \
            "uvicorn" in text, text
-    assert re.search(r"\[2\] relative: \d+ passed$", text, re.M) and time.monotonic() - started < 60
+    assert re.search(r"\[2\] relative: \d+ passed, 0 failed; \d+ for other services$", text, re.M)
+    assert time.monotonic() - started < 60
     assert "its reproductions need it started again, as it was: <code>" + str(script) in page
+
+
+def test_an_interrupted_matrix_says_what_it_never_checked_in_every_file(tmp_path):
+    """Ctrl-C while the second implementation starts: the first column stands, the second is interrupted and
+    the third not run, on the terminal and in the HTML, JSON and Markdown files, never shown as passing."""
+    asleep = {"start": "{python} -c \"import time; time.sleep(120)\"", "target": "http://127.0.0.1:{port}/api"}
+    (tmp_path / "manifest.json").write_text(json.dumps({"implementations": [
+        {"name": "first", "start": SERVER, "target": "http://127.0.0.1:{port}/api"},
+        {"name": "second", **asleep}, {"name": "third", **asleep}]}))
+    files = {kind: tmp_path / f"matrix.{kind}" for kind in ("html", "json", "md")}
+    process = subprocess.Popen([sys.executable, "-m", "conformance", "matrix", "--manifest", str(tmp_path / "manifest.json"),
+                                "--html", str(files["html"]), "--json", str(files["json"]), "--markdown", str(files["md"])],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for line in process.stdout:  # (the second starts once the first's line is out)
+        if line.startswith("first: "):
+            break
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=60)
+    said = "The matrix was interrupted: 2 implementations of 3 not checked to the end (second; third)."
+    assert (process.returncode, err) == (130, "") and said in out
+    assert "[2] second: interrupted: the matrix was interrupted while checking it" in out
+    assert "[3] third: not run: the matrix was interrupted before it" in out
+    assert said in files["html"].read_text() and f"**{said}**" in files["md"].read_text()
+    assert " | interrupted | not run |" in files["md"].read_text()
+    document = json.loads(files["json"].read_text())
+    assert document["interrupted"] and [report.get("column") for report in document["reports"]] == [
+        None, "interrupted", "not run"]
+
+
+def test_two_reports_of_one_implementation_are_two_columns_told_apart(capsys, tmp_path, testbed_url):
+    report = tmp_path / "report.json"
+    main(["run", "--target", testbed_url, "--id", "http/**", "--json", str(report), "--implementation", "acme"])
+    capsys.readouterr()
+    assert main(["matrix", "--report", str(report), "--report", str(report)]) == 0
+    out, err = capsys.readouterr()
+    assert err == "python -m conformance matrix: warning: 2 reports are of acme; each column says which it is\n"
+    assert f"[1] acme, from --report 1, {report}: " in out and f"[2] acme, from --report 2, {report}: " in out

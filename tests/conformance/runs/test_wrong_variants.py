@@ -492,11 +492,13 @@ def test_a_target_that_stops_answering_is_one_line_and_the_rest_is_not_run(tmp_p
                             "--junit", str(tmp_path / "r.xml"))
     assert status == 2 and time.monotonic() - started < 30
     [told] = [line for line in lines if line.startswith("The target stopped answering during ")]
-    assert told.endswith("cases left were not run.") and not [line for line in lines if line.startswith("FAIL")]
-    tally = json.loads((tmp_path / "r.json").read_text())["summary"]
-    assert tally["fail"] == 0 and 1 <= tally["errored"] <= 4 and tally["not-run"] > 1000
-    assert lines[-1].endswith(f"errored (the target stopped answering); {tally['other-service']} for other services; "
-                              f"{tally['not-run']} not run")
+    assert told.endswith("cases were not run.") and not [line for line in lines if line.startswith("FAIL")]
+    report = json.loads((tmp_path / "r.json").read_text())
+    tally, unrun = report["summary"], [case for case in report["cases"] if case["status"] == "not-run"]
+    other = sum(case["reason"] == "for other services" for case in unrun)
+    assert tally["fail"] == 0 and 1 <= tally["errored"] <= 4 and tally["not-run"] - other > 1000
+    assert lines[-1].endswith(f"{tally['errored']} errored; {other} for other services; {tally['not-run'] - other} not "
+                              f"run (the target stopped answering first)")
     assert (tmp_path / "r.xml").read_text().count("<error ") == tally["errored"]
 
 
@@ -509,6 +511,23 @@ def test_a_case_without_an_answer_from_a_target_that_still_answers_is_a_failure(
     with serving(Mutated(testbed.service(), None, closing)) as server:
         status, results = report(tmp_path, capsys, server.url, "--id", "testbed/types/int/argument/**")
     assert status == 1 and {r["status"] for r in results.values()} == {"pass", "fail"}
+
+
+@pytest.mark.parametrize("answers", [200, 2200])  # (dying in the first run of three, or in the second: one takes 1,427)
+def test_no_run_of_repeat_starts_once_the_target_stopped_and_no_case_is_flaky_for_it(answers, tmp_path, capsys):
+    """A target that dies ends the repeats: a case it left unanswered is no evidence, neither a failure nor
+    flaky, and the summary says how many of the runs were made."""
+    dying = Dying(answers)
+    with serving(dying) as dying.server:
+        status, lines = run(capsys, "run", "--target", dying.server.url, "--repeat", "3", "--json", str(tmp_path / "r.json"))
+    made = 1 if answers == 200 else 2
+    [told] = [line for line in lines if line.startswith("The target stopped answering during ")]
+    assert re.search(f" in run {made} of 3: \\d+ cases? of that run (was|were) not run, and {3 - made} runs? of every "
+                     f"case never made\\.$", told), told
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert status == 2 and report["summary"]["flaky"] == report["summary"]["fail"] == 0
+    assert report["runs"] == {"made": made, "asked": 3}
+    assert lines[-1].endswith(f"; {made} of the 3 runs of every case made (the last cut short)")
 
 
 def test_answers_that_change_from_run_to_run_are_flaky_apart_from_failures(tmp_path, capsys):
@@ -524,7 +543,8 @@ def test_answers_that_change_from_run_to_run_are_flaky_apart_from_failures(tmp_p
         assert status == 1 and flaky and flaky <= set(results)
         assert all(r["problems"][0].startswith("run 1: ") for i, r in results.items() if i in flaky)
         status, lines = run(capsys, "run", "--target", server.url, "--repeat", "2", "--id", "testbed/types/int/**")
-    assert re.search(r"\d+ passed, \d+ failed.*, \d+ flaky \(their answers differ from run to run\)", lines[-1])
+    assert re.search(r"\d+ passed, \d+ failed.*, \d+ flaky \(failing only some of the times they ran\); every case "
+                     r"run 2 times", lines[-1])
     assert any(line.startswith("FLAKY testbed/types/int/") for line in lines)
 
 
