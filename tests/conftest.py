@@ -3,6 +3,7 @@ certificates, users, and the reference without its engine room."""
 
 import os
 import shutil
+import signal
 import ssl
 import subprocess
 import sys
@@ -72,6 +73,10 @@ def user():
 
 
 def pytest_configure(config):
+    # (Ctrl-C reaches the commands the tests start as a terminal's does, even when pytest was started as
+    # a background job: `pytest &` in a script ignores SIGINT, and so, inherited, would all they start)
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     # (the client keeps the schemas it fetched in the user's cache folder: the tests' own is this one)
     config.cache_home = os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="sdms-cache-")
     if not hasattr(config, "workerinput"):  # once, in the process that starts the test workers

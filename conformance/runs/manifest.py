@@ -105,17 +105,18 @@ def run_all(manifest, columns, home=".", say=print):
     is made, and `say`ing what it came to once it is there; relative program paths are from `home`.
     Interrupted, the one being checked is `interrupted` and those after it `not run`, each with a Column
     all the same, before KeyboardInterrupt goes on."""
-    every, entries = suite.everything(), manifest["implementations"]
-    for number, entry in enumerate(entries):
-        try:
+    every, entries, before = suite.everything(), manifest["implementations"], len(columns)
+    try:
+        for entry in entries:
             say(f"{Column(entry, []).title}: ", end="", flush=True)
             columns.append(check(entry, every, home))
             say(columns[-1].said, flush=True)
-        except KeyboardInterrupt:
-            columns.append(Column(entry, [], "the matrix was interrupted while checking it", "interrupted"))
-            columns += [Column(later, [], "the matrix was interrupted before it", "not run")
-                        for later in entries[number + 1:]]
-            raise
+    except KeyboardInterrupt:  # (wherever it comes, each entry gets one column: made, interrupted or not run)
+        rest = entries[len(columns) - before:]
+        columns += [Column(entry, [], "the matrix was interrupted while checking it", "interrupted")
+                    for entry in rest[:1]]
+        columns += [Column(later, [], "the matrix was interrupted before it", "not run") for later in rest[1:]]
+        raise
 
 
 def check(entry, every, home="."):
