@@ -24,6 +24,17 @@ def matches(expected, actual, captured=None):
     ({"$partial": {"a": 1}}, {"a": 1, "b": 2}, True),
     ({"$partial": {"a": {"$absent": True}}}, {"b": 2}, True),
     ({"$partial": {"a": {"$absent": True}}}, {"a": 2}, False),
+    # an optional field: absent, or of its type (in a literal object and in a $partial one)
+    ({"a": 1, "b": {"$oneOf": [{"$absent": True}, {"$type": "string"}]}}, {"a": 1}, True),
+    ({"a": 1, "b": {"$oneOf": [{"$absent": True}, {"$type": "string"}]}}, {"a": 1, "b": "x"}, True),
+    ({"a": 1, "b": {"$oneOf": [{"$absent": True}, {"$type": "string"}]}}, {"a": 1, "b": 2}, False),
+    ({"$partial": {"b": {"$oneOf": [{"$absent": True}, {"$type": "string"}]}}}, {"a": 1}, True),
+    ({"$partial": {"b": {"$oneOf": [{"$type": "null"}, {"$type": "string"}]}}}, {"a": 1}, False),
+    # $each over an object: every value (a map's)
+    ({"$each": {"$type": "integer"}}, {"x": 1, "y": 2}, True),
+    ({"$each": {"$type": "integer"}}, {"x": 1, "y": "2"}, False),
+    ({"$each": "$index"}, {"x": "x", "y": "y"}, True),
+    ({"$each": {"$type": "integer"}, "$length": 1}, {"x": 1}, False),
     ({"$oneOf": [1, "x"]}, "x", True),
     ({"$oneOf": [1, "x"]}, 2, False),
     ({"$type": "integer"}, 3, True),
@@ -48,6 +59,11 @@ def test_differences_are_shown_as_json():
     assert why == "expected 1, got NaN"
     [why] = matches({"a": "x"}, {"a": "y" * 500})
     assert why.startswith('expected "x", got "yyy') and why.endswith(" ...") and len(why) < 200
+
+    # a value it must not be names the alternative it matched, not the whole list
+    [why] = matches({"$not": {"$oneOf": [{"$partial": {"A": {"$type": "any"}}}, {"$partial": {"B": {"$type": "any"}}}]}},
+                    {"B": 1})
+    assert why == 'expected anything but {"$partial": {"B": {"$type": "any"}}}, got {"B": 1}'
 
 
 def test_captures_carry_values_between_steps():
