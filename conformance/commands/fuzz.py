@@ -12,7 +12,7 @@ from ..fuzz.channel import Channel, Pace
 from ..fuzz.fuzzer import UNREACHED, Fuzzer
 from ..fuzz.verdicts import CHECKS, by_check, verdicts
 from ..reports import terminal
-from ..reports.results import Scope, counts, plural, seeded
+from ..reports.results import JUDGED, Scope, counts, plural, seeded, tally
 from ..runs import server_suite
 from ..targets.inprocess import Application
 from ..targets.remote import Target, Trouble
@@ -84,7 +84,7 @@ def main(options, parser):
         target = (Application(options.app, options.timeout) if options.app else
                   Target(options.target, options.timeout, options.cafile))
         target.wait(options.wait)
-        profile, service = server_suite.detect(target)
+        _, service = server_suite.detect(target)
         channel = Channel(target, Pace(options.rate), terminal.call_line if asked.verbose else None)
         fuzzer = Fuzzer(channel, random.Random(asked.seed), asked)
         unknown = [name for name in asked.functions + asked.skip if name not in fuzzer.schema.functions]
@@ -106,37 +106,45 @@ def main(options, parser):
     except KeyboardInterrupt:  # what was found so far is reported all the same
         interrupted, unreached = True, "the run was interrupted before its calls"
         print("\nThe fuzzing was interrupted: what was checked so far is reported.", flush=True)
-    results = verdicts(fuzzer, functions, found, unreached, sorted(profile & {"calculator", "testbed"}))
+    results = verdicts(fuzzer, functions, found, unreached)
     for result in results:
         if result.failed:
             terminal.print_failure(result)
     if options.fixtures and found:
         where = f"--app {options.app}" if options.app else f"--target {target.url}"
         write_fixtures(options.fixtures, f"python -m conformance fuzz {where} --seed {asked.seed}", results)
-    terminal.write_reports(asked, results, target.url, service, Scope(seed=asked.seed))
-    return summary(fuzzer, functions, results, time.monotonic() - started, interrupted)
+    seconds = time.monotonic() - started
+    terminal.write_reports(asked, results, target.url, service, Scope.of(
+        asked, seconds=seconds, interrupted="the fuzzing was interrupted" if interrupted else ""))
+    return summary(fuzzer, functions, results, seconds, interrupted)
 
 
 def summary(fuzzer, functions, results, seconds, interrupted):
-    """Print how each check fared and what the run came to; return the exit status."""
-    tally, seed = counts(results), fuzzer.settings.seed
+    """Print how each check fared and what the run came to, in the words of every command; return the exit
+    status."""
+    count, seed = counts(results), fuzzer.settings.seed
     print("\n" + by_check(results))
-    told = (f"{plural(tally['fail'] + tally['flaky'], 'failure')}" + (f" ({tally['flaky']} flaky)" * bool(tally["flaky"]))
-            if tally["fail"] + tally["flaky"] else "no failures") + (
-        f", {plural(tally['known-failure'], 'known failure')}" if tally["known-failure"] else "")
+    for function in functions:
+        if fuzzer.tags.get(function.name) == {"ErrorUnauthenticated_"}:
+            print(f"Every call of {function.name} was answered ErrorUnauthenticated_: none reached its handler, so "
+                  f"what it does was not checked (give -H '@auth_:=...').")
     called = sum(bool(fuzzer.evidence[(function.name, "message")]) for function in functions)
     print(f"Fuzzed {called if called == len(functions) else f'{called} of {len(functions)}'} "
           f"function{'s' * (len(functions) != 1)} with {fuzzer.channel.sent} requests in {seconds:.1f} s "
-          f"({fuzzer.channel.sent / max(seconds, 1e-3):,.0f} a second; seed {seed}): {told}; {tally['pass']} checks passed"
-          + (f", {tally['not-run']} not run" if tally["not-run"] else "") + ".")
-    if not tally["pass"] + tally["fail"] + tally["flaky"] + tally["known-failure"]:
+          f"({fuzzer.channel.sent / max(seconds, 1e-3):,.0f} a second; seed {seed}), checks: {tally(results)}.")
+    if not sum(count[status] for status in JUDGED):
         print("Nothing was checked: no verdict rests on any answer.")
-    return (130 if interrupted else 1 if tally["fail"] + tally["flaky"] else
-            0 if tally["pass"] + tally["known-failure"] else terminal.NOTHING_RAN)
+    return (130 if interrupted else 1 if count["fail"] + count["flaky"] else
+            0 if count["pass"] + count["known-failure"] else terminal.NOTHING_RAN)
 
 
 def write_fixtures(path, command, results):
-    """Write the failed `results` of `command` as cases, in a fixture file at `path`."""
-    fixture = {"description": f"Calls that failed {command}.",
-               "cases": [r.case.as_data() for r in results if r.failed]}
+    """Write the failures of `command` whose reproduction was confirmed as cases, in a fixture file at
+    `path`; say how many, and how many had none."""
+    failed = [r for r in results if r.failed or r.status == "known-failure"]
+    cases = [r.case.as_data() for r in failed if r.case.steps]
+    fixture = {"description": f"Calls that failed {command}, each replayed as a case that failed again.", "cases": cases}
     Path(path).write_text(json.dumps(fixture, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"\nWrote {plural(len(cases), 'reproduction')} to {path} (run --cases {path} runs them)"
+          + (f"; {len(failed) - len(cases)} of the failures had none confirmed, and are not in it"
+             if len(failed) > len(cases) else "") + ".")

@@ -14,6 +14,7 @@ required fields out), its headers named with `@` and of their declared types
 
 from typing import NamedTuple
 
+from ..language.schema import Type
 from . import selections
 
 
@@ -64,6 +65,27 @@ def selection_problems(schema, function, fields, headers):
     selection = headers["@select_"]
     return [(path, "not selected") for path in selections.unselected(
         schema, fields, function.results["Ok_"], selection["->"]["Ok_"], selection, ("Ok_",))]
+
+
+def general(schema, declared, path):
+    """A place in a value of `declared` (fields by name, or results by tag) with every array index and map
+    key written "*": a problem of every element or entry is one problem, at one place."""
+    general_, place = [], declared
+    for key in path:
+        if type(place) is dict:  # (fields by name, or tags by name)
+            general_.append(key)
+            place = place.get(key)
+        elif type(place) is Type and place.kind in ("array", "map"):
+            general_.append("*")
+            place = place.of
+        elif type(place) is Type and place.kind in ("struct", "union", "fn"):
+            fields = schema.struct(place)
+            general_.append(key)
+            place = fields.get(key)
+        else:  # (beyond what the schema declares: an undeclared key, or inside an `any`)
+            general_.append(key)
+            place = None
+    return tuple(general_)
 
 
 def media_problems(labelled, answer):

@@ -29,11 +29,13 @@ import time
 from collections import Counter
 
 from ..language.schema import Schema
+from ..reports.results import plural
 from ..targets.remote import Trouble
-from . import answers, selections, shrinking, values
+from . import answers, reproduction, selections, shrinking, values
 from .answers import Call
 from .links import Links
-from .verdicts import HANDLER_BUGS, REFUSALS, Finding, function_line, verdicts, where
+from .properties import HANDLER_BUGS, REFUSALS
+from .verdicts import Finding, function_line, verdicts, where
 from .workers import shared_out
 
 UNREACHED = "the time limit ended the run before its calls"  # why a function never called was not
@@ -87,7 +89,7 @@ class Fuzzer:
         """Yield the failures of calls answers held since asked last, sent again (not shrunk)."""
         while self.followed:
             follow = self.followed.pop()
-            yield shrinking.confirm(self, self.schema.functions[follow.function], follow)
+            yield reproduction.made(self, shrinking.confirm(self, self.schema.functions[follow.function], follow))
 
     def follow(self, function, fields):
         """Check each call an Ok_ of `function` holds (a `fn.X` value) as a call of its own, as a client would
@@ -117,10 +119,13 @@ class Fuzzer:
             for function in shared:
                 tell(self.said(function, found))
         if len(functions) > 1:
-            mine = list(self.sequences(functions, count * len(functions) // 2))
+            made = []
+            mine = list(self.sequences(functions, count * len(functions) // 2, made))
             found += mine
-            tell("  in sequences of them all: " + (f"{len(mine)} failing ({', '.join(sorted({f'{f.function} {f.check}' for f in mine}))})"
-                                                   if mine else "no new failure"))
+            failing = ", ".join(sorted({f"{f.function} {f.check}" for f in mine}))
+            tell("  in sequences of them all: " + (f"{len(mine)} failing ({failing})" if mine else
+                                                   f"no new failure in {plural(len(made), 'call')}" if made else
+                                                   f"not run ({UNREACHED})"))
 
     def said(self, function, found):
         """The line that says how the checks of `function` went."""
@@ -146,7 +151,7 @@ class Fuzzer:
                 if found.check == "binary" and found.again[0] < found.again[1] and not self.settings.deterministic:
                     self.vary(function)  # (a difference of the wires would come back each time)
                     continue
-                yield found
+                yield reproduction.made(self, found)
             if found:
                 self.seen[found.kind] += 1
             yield from self.held()
@@ -181,43 +186,52 @@ class Fuzzer:
 
     def check(self, call):
         """Send a Call and judge its answer: (the first check it fails, as a Finding, or None; the body
-        answered, or None if no message came)."""
+        answered, or None if no message came). An answer that never reached the handler (no credentials,
+        or none it takes) is evidence for no check of what the handler does."""
         started, function, request, binary = time.monotonic(), call.function, call.message, call.binary
         status, message, answer, labelled = self.channel.send(request, binary)
         problem = answers.message_problem(status, message)
         if problem:
             self.judged(function, ["message"], started)
-            return self.links.logged(function, request, Finding("message", function.name, request, binary, problem,
-                                                                _shown(message, answer))), None
+            at = self.links.logged(function, request, None)
+            return Finding("message", function.name, request, binary, problem, _shown(message, answer), at=at), None
         headers, body = message
         [(tag, fields)] = body.items()
+        at = self.links.logged(function, request, body)
         self.tags[function.name] = self.tags.get(function.name, set()) | {tag}
-        selected = "@select_" in request[0]
+        selected, reached = "@select_" in request[0], tag != "ErrorUnauthenticated_"
         if selected and tag != "Ok_":
             self.missed[(function.name, "select")] = f"no call with @select_ was answered Ok_ (the last: {tag})"
-        checks = [  # each (name, whether it applies, its problems as (path, why)), asked in turn
-            ("message", True, lambda: []),
-            ("handler", True, lambda: [((), f"the service answered {tag}: {_json(fields)}")] if tag in HANDLER_BUGS
-             else []),
-            ("accepted", True, lambda: [((), f"a valid call was refused: {tag} {_json(fields)}")] if tag in REFUSALS
-             else []),
-            ("result", True, lambda: answers.result_problems(self.schema, function, tag, fields, selected)),
-            ("headers", True, lambda: answers.header_problems(self.schema, headers)),
+        if not reached:
+            for check in ("handler", "accepted", "result"):
+                self.missed[(function.name, check)] = ("every call was answered ErrorUnauthenticated_, so none reached "
+                                                       "the handler (give -H '@auth_:=...', or a function that logs in)")
+        results = function.results
+        checks = [  # each (name, whether it applies, its problems as (path, why), what a path is in), asked in turn
+            ("message", True, lambda: [], None),
+            ("handler", reached, lambda: [((), f"the service answered {tag}: {_json(fields)}")] if tag in HANDLER_BUGS
+             else [], None),
+            ("accepted", reached, lambda: [((), f"a valid call was refused: {tag} {_json(fields)}")] if tag in REFUSALS
+             else [], None),
+            ("result", reached, lambda: answers.result_problems(self.schema, function, tag, fields, selected), results),
+            ("headers", True, lambda: answers.header_problems(self.schema, headers), self.schema.response_headers),
             ("select", selected and tag == "Ok_",
-             lambda: answers.selection_problems(self.schema, function, fields, request[0])),
-            ("binary", binary, lambda: self.parity_problems(call, body)),
-            ("media", True, lambda: answers.media_problems(labelled, answer)),
+             lambda: answers.selection_problems(self.schema, function, fields, request[0]), results),
+            ("binary", binary, lambda: self.parity_problems(call, body), results),
+            ("media", True, lambda: answers.media_problems(labelled, answer), None),
         ]
-        for check, applies, problems in checks:
+        for check, applies, problems, declared in checks:
             found = problems() if applies else None
             if found is None:  # (nothing to judge: it does not apply, or could not be told)
                 continue
             self.judged(function, [check], started)
             if found:
                 said = "; ".join(f"{where(path)}: {why}" if path else why for path, why in found[:3])
-                return self.links.logged(function, request, Finding(check, function.name, request, binary, said,
-                                                                    _shown(message, answer), tag, tuple(found))), body
-        self.links.logged(function, request, None)
+                general = tuple((answers.general(self.schema, declared, path), why) for path, why in found) \
+                    if declared is not None else ()
+                return Finding(check, function.name, request, binary, said, _shown(message, answer), tag, tuple(found),
+                               at=at, general=general, message=message, before=call.before), body
+        self.links.passing(function, request, at)
         if tag == "ErrorUnauthenticated_" and self.links.credentials and request[0].get("@auth_") == \
                 self.links.credentials["@auth_"] and not call.nested:
             self.links.credentials = self.login() or {}  # (those an answer gave were refused: a logout ended them)
@@ -228,22 +242,23 @@ class Fuzzer:
         return None, body
 
     def login(self):
-        """The credentials of a new login, from a function that gives them (three tries, as a username may be
-        taken), or None; the run's own stay as they are."""
+        """The credentials of a new login, from a function that gives them (three tries), or None; the run's
+        own stay as they are. Its texts are new to the run (made names repeat: "", "a"), so that the
+        user is a fresh one, who holds no state yet."""
         givers = [f for f in self.schema.functions.values() if self.links.gives(f) and not f.internal]
         for _ in range(3 if givers else 0):
             function = self.rng.choice(givers)
-            arguments = values.Maker(self.schema, self.rng).fields(function.arguments, 0)
+            arguments = _unique(values.Maker(self.schema, self.rng).fields(function.arguments, 0), self.rng)
             _, body = self.check(Call(function, [self.settings.headers, {function.name: arguments}], nested=True))
             credentials = self.links.given(body.get("Ok_") if body else None)
             if credentials:
                 return credentials
         return None
 
-    def sequences(self, functions, count):
+    def sequences(self, functions, count, made):
         """`count` valid calls of `functions` interleaved at random, once each was fuzzed alone: a failure
-        here depends on calls made before it. Yield the Findings of kinds not seen yet, sent again."""
-        self.links.sequencing = True
+        here depends on calls made before it. Yield the Findings of kinds not seen yet, sent again and
+        reproduced; each call made goes into `made`."""
         for _ in range(count):
             if self.late():
                 return
@@ -254,8 +269,9 @@ class Fuzzer:
             except values.TooLarge:
                 continue
             found, _ = self.check(Call(function, [self.headers(), {function.name: arguments}]))
+            made.append(function.name)
             if found and found.kind not in self.seen:
-                yield shrinking.confirm(self, function, shrinking.sequence(self, function, found))
+                yield reproduction.made(self, shrinking.confirm(self, function, found))
             if found:
                 self.seen[found.kind] += 1
             yield from self.held()
@@ -297,7 +313,7 @@ class Fuzzer:
         problem = answers.message_problem(status, message)
         self.judged(function, ["message"], started)
         if problem:
-            return Finding("message", function.name, call, False, problem, _shown(message, answer))
+            return Finding("message", function.name, call, False, problem, _shown(message, answer), at=self.links.count)
         [(tag, fields)] = message[1].items()
         if tag == "ErrorUnauthenticated_" and "@auth_" not in call[0]:  # (credentials come before arguments)
             self.missed[(function.name, "rejected")] = ("every call with one thing wrong was answered "
@@ -310,7 +326,17 @@ class Fuzzer:
         said = (f"it has no case at {json.dumps(list(path))}: {json.dumps(cases)[:300]}" if cases is not None
                 else f"it was answered {tag}")
         return Finding("rejected", function.name, call, False, f"{reason} at {where(path)} should be refused "
-                       f"with a case there; {said}", _shown(message, answer), tag, path=path, reason=reason)
+                       f"with a case there; {said}", _shown(message, answer), tag, path=path, reason=reason,
+                       at=self.links.count, message=message)
+
+def _unique(value, rng):
+    """`value` with every text in it made new: a run's own name, which no earlier call used."""
+    if isinstance(value, str):
+        return f"fuzz-{rng.getrandbits(48):012x}"
+    if isinstance(value, dict):
+        return {key: _unique(element, rng) for key, element in value.items()}
+    return [_unique(element, rng) for element in value] if isinstance(value, list) else value
+
 
 def _shown(message, answer, most=1000):
     text = json.dumps(message, ensure_ascii=False, default=repr) if message is not None else \

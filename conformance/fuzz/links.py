@@ -13,16 +13,16 @@ and type in two functions (an argument of both, or a result of one and an
 argument of the other: `name` saved by one, read by the other) is `shared`:
 the values an accepted call sent in it, or an `Ok_` gave in it, are `kept`,
 and `carry` puts them back into later calls now and then, so that a call
-reads what an earlier one wrote. `logged` keeps the latest
-valid calls, and for a failure met while calls of several functions are
-interleaved (`sequencing`), names the other functions' calls made since the
-failing one last passed.
+reads what an earlier one wrote. `logged` keeps the latest calls, each
+with its place in the run and the Ok_ it was answered (if small), and
+`issued` which call gave each set of credentials: what a reproduction
+replays (reproduction.py) to find the calls a failure needs.
 """
 
 import json
 from collections import defaultdict, deque
 
-LOG, AFTER = 1000, 5  # valid calls remembered; earlier calls a failure shows, the latest
+LOG = 1000  # calls remembered, the latest, with their answers
 KEPT, LARGEST = 20, 4096  # values kept of each shared field, the latest; the longest one kept, as JSON
 
 
@@ -33,8 +33,10 @@ class Links:
         self.tokens = [(tag, name) for tag, fields in schema.unions.get("union.Auth_", {}).items()
                        for name, type_ in fields.items() if len(fields) == 1 and type_.kind == "string"]
         self.credentials = {}  # the @auth_ an answer gave
-        self.log, self.count, self.passed = deque(maxlen=LOG), 0, {}  # valid calls; how many; by function:
-        self.sequencing = False  # how many had been logged when its last call passed; whether calls interleave
+        self.log, self.count = deque(maxlen=LOG), 0  # (place, function, call, Ok_ body or None); how many so far
+        self.issued = {}  # an @auth_ (as JSON) -> the place of the call whose answer gave it
+        self.passed = defaultdict(lambda: deque(maxlen=LOG))  # (function, @auth_ as JSON) -> the places of its
+        # calls that passed every check, the latest
         self.schema, self.shared = schema, shared(schema)
         self.kept = defaultdict(lambda: deque(maxlen=KEPT))  # (name, type) -> (function, a value it sent or gave)
 
@@ -73,18 +75,20 @@ class Links:
         return [(name, type_.of, fields[name]) for name, type_ in function.results["Ok_"].items()
                 if type_.kind == "fn" and type(fields.get(name)) is dict and list(fields[name]) == [type_.of]]
 
-    def logged(self, function, call, found):
-        """Log a valid call; return its Finding with the other functions' calls made since `function` last
-        passed (what may have made it fail), when calls interleave and it ever passed."""
-        first = self.count - len(self.log)  # (the number of the oldest call still in the log)
-        if found is None:
-            self.passed[function.name] = self.count + 1
-        elif self.sequencing and function.name in self.passed and self.passed[function.name] > first:
-            since = list(self.log)[self.passed[function.name] - first:]
-            found = found._replace(after=tuple(entry for entry in since if entry[0] != function.name)[-AFTER:])
-        self.log.append((function.name, call))
-        self.count += 1
-        return found
+    def logged(self, function, call, body):
+        """Log a call, and its answer's `body` if it is an Ok_ of at most LARGEST characters (and who it gave
+        credentials to); return its place in the run."""
+        place, self.count = self.count, self.count + 1
+        ok = type(body) is dict and "Ok_" in body and len(json.dumps(body, default=repr)) <= LARGEST
+        self.log.append((place, function.name, call, body if ok else None))
+        given = self.given(body["Ok_"]) if ok else {}
+        if given:
+            self.issued[json.dumps(given["@auth_"], sort_keys=True)] = place
+        return place
+
+    def passing(self, function, call, place):
+        """Note that the call of `function` at `place` passed every check (a failure after it came after)."""
+        self.passed[(function.name, json.dumps(call[0].get("@auth_"), sort_keys=True))].append(place)
 
     def keep(self, function, arguments, fields):
         """Keep the values of shared fields that an accepted call of `function` sent, and its Ok_ gave."""

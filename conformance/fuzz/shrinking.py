@@ -8,15 +8,10 @@ smaller with the same thing wrong at the same place, a `@select_` with an
 entry fewer) and keeps the first that fails the same way (the same `kind`),
 until none does or MAX_SHRINKS calls are spent. `confirm` then sends the
 call REPEATS times more: a failure that does not come back each time is
-flaky, and its rate shows (verdicts.py). A failure met after other
-functions' calls (`after`) is shrunk to the fewest of them it needs, where
-the target can be made afresh (an application in process, from its
-factory: targets/inprocess.py; or new credentials, for a service that keeps state by
-user): the calls are replayed there, each left out in turn, and one whose
-absence makes the failure go is kept.
+flaky, and its rate shows (verdicts.py). The earlier calls a failure needs
+are found by its reproduction (reproduction.py).
 """
 
-import contextlib
 import itertools
 
 from . import selections, values
@@ -54,8 +49,8 @@ def shrink(fuzzer, function, finding):
         for call, valid in itertools.islice(simpler(fuzzer, function, finding), budget):
             budget -= 1
             again = judge(fuzzer, function, finding._replace(call=call))
-            if again and again.kind == finding.kind:
-                finding = again._replace(valid=valid)
+            if again and again.kind == finding.kind:  # (its place stays the first call's: what came before it)
+                finding = again._replace(valid=valid, at=finding.at)
                 break
         else:  # (none simpler fails so, or the budget is spent)
             return finding
@@ -76,38 +71,3 @@ def simpler(fuzzer, function, finding):
                 fuzzer.schema, valid, function.arguments, (name,)) if path == finding.path and reason == finding.reason)
     yield from (([{**headers, "@select_": selection}, body], finding.valid)
                 for selection in selections.fewer(headers.get("@select_")))
-
-
-def sequence(fuzzer, function, finding):
-    """A failure met after other functions' calls, with only those of them it needs, where a fresh
-    state can be had: a fresh application (in process, from its factory), or a fresh user (new
-    credentials from a function that gives them, for a service that keeps state by user)."""
-    fresh, state = _fresh(fuzzer)
-    if not finding.after or fresh is None:
-        return finding
-
-    def fails(after):
-        with fresh() as credentials:  # (what replaces the credentials the calls were made with, if any)
-            if credentials is None:
-                return False
-            for _, call in after:
-                fuzzer.channel.send([{**call[0], **credentials}, call[1]])
-            again = judge(fuzzer, function, finding._replace(call=[{**finding.call[0], **credentials},
-                                                                   finding.call[1]]))
-        return again is not None and again.kind == finding.kind
-    if not fails(finding.after):  # (it needs more than the calls it shows: what came before them)
-        return finding
-    after = list(finding.after)
-    for call in finding.after:
-        if not fuzzer.late() and fails([kept for kept in after if kept is not call]):
-            after.remove(call)
-    return finding._replace(after=tuple(after), fresh=state)
-
-
-def _fresh(fuzzer):
-    """(how to have a fresh state, as a context giving the credentials calls go with there; what it is)."""
-    if getattr(fuzzer.channel.target, "factory", None):
-        return fuzzer.channel.target.fresh, "a fresh application"
-    if fuzzer.links.credentials and "@auth_" not in fuzzer.settings.headers:
-        return lambda: contextlib.nullcontext(fuzzer.login()), "a fresh user"
-    return None, ""

@@ -10,16 +10,14 @@ makes of them Results (reports/results.py), the shape every report takes: a chec
 judged answers and found nothing `pass`es, naming how many; one that judged
 none is `not-run`, with why, never `pass`; each kind of failure is a Result
 of its own, `flaky` when its call did not fail every time it was sent again.
-`regression` writes a finding as a case step that states the property that
-failed (no refusal of a valid call, no handler's error, the declared type at
-the place the answer broke it, the wrong thing refused where it is), so the
-case fails while the bug is there and passes once it is fixed.
+A failure's case, and the lines that reproduce it, are those of the
+reproduction confirmed for it (reproduction.py); one that none could be
+confirmed for says why, and shows how to send its call again.
 """
 
-import json
+from dataclasses import replace
 from typing import NamedTuple
 
-from ..language.schema import Type
 from ..language.suite import Case, level_of
 from ..reports.reproduce import Exchange, reproduce
 from ..reports.results import Result, gist, not_run, plural, printable
@@ -44,8 +42,6 @@ CHECKS = {  # name -> (what it checks, the requirements it rests on)
     "media": ("an answer's Content-Type is application/octet-stream when it is MessagePack, else "
               "application/json", ["conv.http"]),
 }
-REFUSALS = ("ErrorParseFailure_", "ErrorInvalidRequestHeaders_", "ErrorInvalidRequestBody_")
-HANDLER_BUGS = ("ErrorUnknown_", "ErrorInvalidResponseBody_", "ErrorInvalidResponseHeaders_")
 
 
 class Finding(NamedTuple):
@@ -63,16 +59,20 @@ class Finding(NamedTuple):
     path: tuple = ()  # of a rejected call: where its one wrong thing is, and why it is wrong
     reason: str = ""
     again: tuple = (0, 0)  # (how many times it failed the same way, sent again how many times)
-    after: tuple = ()  # the other functions' calls, (name, call), made since the function last passed this way
     valid: dict = None  # of a rejected call: the valid arguments it was made of, with one thing made wrong
-    fresh: str = ""  # where its earlier calls were shrunk: "a fresh application", "a fresh user" ("": not)
+    at: int = -1  # its call's place in the run (links.py's log): the calls before it are what it may need
+    general: tuple = ()  # its places with every array index and map key "*": where, whatever the element
+    message: list = None  # the answer, decoded (what a fixed service's is mended from: properties.py)
+    before: dict = None  # of a binary finding: the body of the JSON answer to the same call
+    reproduction: object = None  # how it was reproduced, once it was (reproduction.py)
 
     @property
     def kind(self):
         """What tells failures apart: the function, the check, the answer's tag, where and why the answer broke
-        the schema (without values: any array index is one place; a selection ignored anywhere is one kind),
-        what was wrong in a rejected call."""
-        places = frozenset((gist(where(path)), why) for path, why in self.places if path and self.check != "select")
+        the schema (without values: every array element and map entry is one place; a selection ignored
+        anywhere is one kind), what was wrong in a rejected call."""
+        places = frozenset((gist(where(path)), why) for path, why in self.general or self.places
+                           if path and self.check != "select")
         return self.function, self.check, self.tag, places, self.reason, gist(self.problem) * (self.check == "message")
 
 
@@ -93,7 +93,7 @@ UNJUDGED = {  # why a check of a function that was called judged no answer, unle
 }
 
 
-def verdicts(fuzzer, functions, findings, unreached, requires=()):
+def verdicts(fuzzer, functions, findings, unreached):
     """The Results of a run: for each function and check, its failures (`known-failure` where the run's
     Settings list it), else `pass` with the answers it judged, else `not-run` with why (`unreached`: why
     for a function never called)."""
@@ -106,143 +106,50 @@ def verdicts(fuzzer, functions, findings, unreached, requires=()):
             key = (function.name, check)
             judged, seconds = fuzzer.evidence[key], fuzzer.seconds[key]
             if key in failing:
-                made = [failure(fuzzer, finding, number, judged, seconds, requires)
+                made = [failure(fuzzer, finding, number, judged, seconds)
                         for number, finding in enumerate(failing[key], 1)]
                 results += [r._replace(status="known-failure") if fuzzer.settings.known_failure(r.case.id) else r
                             for r in made]
             elif judged:
-                results.append(Result(case(function.name, check, requires), "pass", [], seconds,
+                results.append(Result(case(function.name, check), "pass", [], seconds,
                                       evidence=f"{plural(judged, 'answer')} judged"))
             else:
                 called = fuzzer.evidence[(function.name, "message")]
                 why = (fuzzer.missed.get(key) or fuzzer.missed.get(function.name) or fuzzer.missed.get(check)
                        or (UNJUDGED[check] if called else unreached))
-                results.append(not_run(case(function.name, check, requires), "not run", why))
+                results.append(not_run(case(function.name, check), "not run", why))
     return results
 
 
-def case(function, check, requires, number=1, steps=()):
-    """The case of a function's check (the second kind of failure of a check is `check-2`)."""
+def case(function, check, number=1):
+    """The case of a function's check (the second kind of failure of a check is `check-2`), without steps:
+    a reproduction's case is reproduction.py's."""
     description, requirements = CHECKS[check]
     return Case(f"fuzz/{function}/{check}" + (f"-{number}" if number > 1 else ""), f"{function}: {description}.",
-                tuple(requirements), level_of(requirements), "fuzz", tuple(requires), steps=list(steps))
+                tuple(requirements), level_of(requirements), "fuzz", (function,))
 
 
-def failure(fuzzer, finding, number, judged, seconds, requires):
-    """The Result of one kind of failure: `flaky` unless its call failed again every time it was sent."""
+def failure(fuzzer, finding, number, judged, seconds):
+    """The Result of one kind of failure: `flaky` unless its call failed again every time it was sent;
+    its case and lines to reproduce it those of its reproduction, where one was confirmed."""
     failed, sent = finding.again
     again = f"sent again, it failed {failed} of {sent} times" if sent else "not sent again (the time limit had passed)"
-    seen = fuzzer.seen[finding.kind]
-    evidence = f"failed in {seen} of {plural(judged, 'answer')} judged; {again}"
+    evidence = f"failed in {fuzzer.seen[finding.kind]} of {plural(judged, 'answer')} judged; {again}"
     if failed < sent:
         evidence += f": flaky, failing {(failed + 1) / (sent + 1):.0%} of the times it was sent"
-    if finding.after and finding.fresh:
-        evidence += (f"; for {finding.fresh} it fails after just {plural(len(finding.after), 'call')} of "
-                     f"{', '.join(sorted({n for n, _ in finding.after}))}, each needed (the reproduction sends them first)")
-    elif finding.after:
-        evidence += (f"; it passed before, and failed after calls of {', '.join(sorted({n for n, _ in finding.after}))}"
-                     ": it may depend on them (the reproduction sends the latest first)")
-    elif finding.fresh:
-        evidence += f"; for {finding.fresh} it fails alone, needing no earlier call"
-    made = case(finding.function, finding.check, requires, number, [
-        *({"request": {"message": call}, "response": {"message": [{"$type": "object"}, {"$type": "object"}]}}
-          for _, call in finding.after), regression(fuzzer.schema, finding)])
-    calls = [*(fuzzer.channel.encoded(call) for _, call in finding.after), fuzzer.channel.encoded(finding.call, finding.binary)]
-    replay = reproduce(fuzzer.channel.target, [Exchange(data, "POST", fuzzer.channel.target.path, media_type, b"")
-                                              for data, media_type in calls])
+    reproduction, made = finding.reproduction, case(finding.function, finding.check, number)
+    if reproduction is not None:
+        evidence += f"; {reproduction.said}"
+    if reproduction is not None and reproduction.case is not None:
+        made = replace(reproduction.case, id=made.id)
+        replay, title = reproduction.result.replay, "To reproduce (the confirmed case's requests, as it ran)"
+    else:
+        target, (data, media_type) = fuzzer.channel.target, fuzzer.channel.encoded(finding.call, finding.binary)
+        replay = reproduce(target, [Exchange(data, "POST", target.path, media_type, b"")])
+        title = "To send its call again (no reproduction was confirmed)"
     return Result(made, "fail" if failed == sent else "flaky", [printable(f"{finding.check}: {finding.problem}")],
                   seconds, made.level, tries=(failed + 1, sent + 1), replay=tuple(map(printable, replay)),
-                  answer=printable(finding.answer), evidence=evidence)
-
-
-def regression(schema, finding):
-    """A case step that fails while the finding's bug is there: its call, and the property its answer broke."""
-    headers, body = finding.call  # (on MessagePack: asked for with @bin_ [], as a case cannot know the ids)
-    request = {"message": [{**headers, "@bin_": []}, body] if finding.binary else finding.call}
-    part, made = PROPERTIES[finding.check]
-    return {"request": request, "response": {part: made(schema, finding)}}
-
-
-def _not_one_of(tags):
-    return [{"$type": "object"}, {"$not": {"$oneOf": [{"$partial": {tag: {"$type": "any"}}} for tag in tags]}}]
-
-
-def _refused_there(schema, finding):
-    return [{"$type": "object"}, {"ErrorInvalidRequestBody_": {
-        "cases": {"$includes": [{"path": list(finding.path), "reason": {"$type": "object"}}]}}}]
-
-
-def _in_the_result(schema, finding):
-    """The answer's body, as the function declares it at the place the finding's answer broke it."""
-    (path, why), results = finding.places[0], schema.functions[finding.function].results
-    if why.startswith("no result of"):
-        return [{"$type": "object"}, {"$oneOf": [{"$partial": {tag: {"$type": "any"}}} for tag in sorted(results)]}]
-    return [{"$type": "object"}, _placed(path, _property(schema, results, path, why, finding.binary))]
-
-
-def _in_the_headers(schema, finding):
-    path, why = finding.places[0]
-    return [_placed(path, _property(schema, schema.response_headers, path, why, finding.binary)), {"$type": "object"}]
-
-
-def _selected(schema, finding):
-    return [{"$type": "object"}, _placed(finding.places[0][0], {"$absent": True})]
-
-
-def _same_on_both_wires(schema, finding):
-    """Not the body of the MessagePack answer received (the JSON one it should equal cannot be captured
-    with its bytes alike, by a case)."""
-    try:
-        return [{"$type": "object"}, {"$not": {"$literal": json.loads(finding.answer)[1]}}]
-    except (ValueError, LookupError, TypeError):
-        return [{"$type": "object"}, {"$type": "object"}]
-
-
-def _labelled(schema, finding):
-    return {"Content-Type": "application/octet-stream" if finding.binary else "application/json"}
-
-
-PROPERTIES = {  # check -> (the part of the answer the property is of, the property that failed)
-    "message": ("message", lambda schema, finding: [{"$type": "object"}, {"$type": "object"}]),
-    "accepted": ("message", lambda schema, finding: _not_one_of(REFUSALS)),
-    "handler": ("message", lambda schema, finding: _not_one_of(HANDLER_BUGS)),
-    "rejected": ("message", _refused_there),
-    "result": ("message", _in_the_result),
-    "headers": ("message", _in_the_headers),
-    "select": ("message", _selected),
-    "binary": ("message", _same_on_both_wires),
-    "media": ("headers", _labelled),  # (of the HTTP answer, not of the message it holds)
-}
-
-
-def _placed(path, pattern):
-    """A matcher holding `pattern` at `path` of a value, whatever else the value holds (every element of
-    an array, where the path goes through one: the schema declares them all alike)."""
-    for key in reversed(path):
-        pattern = {"$each": pattern} if type(key) is int else {"$partial": {key: pattern}}
-    return pattern
-
-
-def _property(schema, fields, path, why, binary):
-    """What the schema demands at `path` inside an object of `fields`, for a problem `why` found there."""
-    if why in ("ObjectKeyDisallowed", "RequiredObjectKeyPrefixMissing"):  # (a key that must not be there)
-        return {"$absent": True}
-    place = fields
-    for key in path:  # down the declared types: a field's, an element's, a union tag's fields
-        place = place.of if type(place) is Type and place.kind in ("array", "map") else (
-            schema.struct(place)[key] if type(place) is Type else place[key])
-    if why == "RequiredObjectKeyMissing":
-        place = schema.struct(place) if type(place) is Type else place
-        return {"$partial": {name: {"$type": "any"} for name in place if not name.endswith("!")}}
-    return _typed(place, binary)
-
-
-def _typed(type_, binary):
-    """A matcher of the values of `type_` (the kind alone, for arrays, maps, structs and unions)."""
-    kind = {"boolean": "boolean", "integer": "integer", "number": "number", "string": "string", "array": "array",
-            "bytes": "bytes" if binary else "string"}.get(type_.kind, "object")
-    matcher = {"$not": {"$type": "null"}} if type_.kind == "any" else {"$type": kind}
-    return {"$oneOf": [{"$type": "null"}, matcher]} if type_.nullable else matcher
+                  replay_title=title, answer=printable(finding.answer), evidence=printable(evidence))
 
 
 def function_line(function, results):

@@ -20,9 +20,9 @@ CSS = Path(__file__).parent / "report.css"  # the style of every page a run or t
 
 def junit(results, subject="", scope=Scope()):
     """A JUnit XML report."""
-    tally = counts(results)
-    failures, errors = tally["fail"] + tally["stale"] + tally["flaky"], tally["errored"]
-    skipped = len(results) - tally["pass"] - failures - errors
+    count = counts(results)
+    failures, errors = count["fail"] + count["stale"] + count["flaky"], count["errored"]
+    skipped = len(results) - count["pass"] - failures - errors
     lines = [f'<testsuite name={quoteattr("conformance of " + (named(scope.implementation) or subject))} '
              f'tests="{len(results)}" failures="{failures}" errors="{errors}" skipped="{skipped}" '
              f'time="{scope.seconds:.3f}" timestamp="{time.strftime("%Y-%m-%dT%H:%M:%S")}">']
@@ -87,7 +87,7 @@ EXPAND = ("<p><button onclick=\"document.querySelectorAll('details').forEach(d =
 
 def as_html(results, subject, service, scope, requirements):
     """One self-contained HTML page: the run at a glance, then every failure in detail."""
-    tally = counts(results)
+    count = counts(results)
     e = html.escape
     title = named(scope.implementation) or subject
     parts = [f"<!doctype html><html lang=en><meta charset=utf-8><title>Conformance of {e(title)}</title>",
@@ -103,7 +103,7 @@ def as_html(results, subject, service, scope, requirements):
              + f". Made by the suite {e(scope.suite.get('version', '?'))}, fixture set {e(scope.suite.get('fixtures', '?'))}."
              + "</p>" + (f"<p class=interrupted>Cut short: {e(scope.interrupted)}; what it did not reach is not run, "
                          "never passed.</p>" if scope.interrupted else "") + "<p class=tally>",
-             *(f"<span class={s}>{tally[s]} {LABELS[s]}</span>" for s in STATUSES if tally[s]), "</p>",
+             *(f"<span class={s}>{count[s]} {LABELS[s]}</span>" for s in STATUSES if count[s]), "</p>",
              f"<p>{e(summary(results, scope))}</p>"]
     texts = {r["id"]: r["text"] for r in requirements}
     groups = by_cause(results)
@@ -163,9 +163,9 @@ def _table(groups, texts=None):
     e = html.escape
     head = "".join(f"<th>{LABELS[s]}</th>" for s in STATUSES)
     rows = [f"<table><tr><th>{'requirement' if texts else 'area'}</th>{head}</tr>"]
-    for key, tally in sorted(groups.items()):
-        bad = " class=bad" if tally["fail"] or tally["stale"] or tally["flaky"] or tally["errored"] else ""
+    for key, count in sorted(groups.items()):
+        bad = " class=bad" if count["fail"] or count["stale"] or count["flaky"] or count["errored"] else ""
         title = f"{e(key)}<br><small>{e(texts.get(key, ''))}</small>" if texts else e(key)
-        rows.append(f"<tr{bad}><td>{title}</td>" + "".join(f"<td class=n>{tally[s] or ''}</td>" for s in STATUSES)
+        rows.append(f"<tr{bad}><td>{title}</td>" + "".join(f"<td class=n>{count[s] or ''}</td>" for s in STATUSES)
                     + "</tr>")
     return "".join(rows) + "</table>"

@@ -39,7 +39,8 @@ RETRIES = 5
 
 
 def detect(target):
-    """What the target serves, as (the words cases may require, a description), or raise Trouble."""
+    """What the target serves, as (the words cases may require: its service, whether it is a mock, the
+    functions its schema has; a description), or raise Trouble."""
     try:
         status, data, _ = target.post([{}, {"fn.api_": {"includeInternal!": True}}])
     except Overlong as error:
@@ -56,7 +57,7 @@ def detect(target):
     keys = {key for entry in api if isinstance(entry, dict) for key in entry}
     service = "calculator" if "info.Calculator" in keys else "testbed" if "info.Testbed" in keys else None
     kind = "mock" if "fn.createStub_" in keys else "live"
-    profile = {service, kind} - {None}
+    profile = {service, kind, *(key for key in keys if key.startswith("fn."))} - {None}
     name = {"calculator": "the calculator", "testbed": "the testbed", None: "a service of another schema"}[service]
     return profile, (f"a mock of {name}" if kind == "mock" else name)
 

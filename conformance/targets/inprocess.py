@@ -5,7 +5,8 @@ How this works
 `fuzz --app module:name` imports the module and takes `name` from it: the
 application itself, or a factory that makes it (a callable that takes no
 argument; `module:name()` calls it in any case), which can make a fresh one
-to replay a sequence of calls on (`fresh`, fuzz/shrinking.py). An application whose call
+to replay a reproduction on (`fresh`, fuzz/reproduction.py); `connect` gives
+what a case's steps send their requests on (runs/server_suite.py). An application whose call
 is a coroutine function speaks ASGI, any other WSGI. `Application` stands
 where a `Target` stands (remote.py): `post` hands the request to the
 application as a server would and returns its status, body and Content-Type,
@@ -66,13 +67,17 @@ class Application:
 
     @contextlib.contextmanager
     def fresh(self):
-        """Within, calls go to a fresh application its factory makes (to replay calls on a fresh state);
-        it gives no credentials to change."""
+        """Within, calls go to a fresh application its factory makes (to replay a case on a fresh state)."""
         kept, self.application = self.application, self.factory()
         try:
-            yield {}
+            yield
         finally:
             self.application = kept
+
+    def connect(self):
+        """A connection, as a case's steps take one (runs/server_suite.py), whose requests go to the
+        application."""
+        return Exchanges(self)
 
     def answers(self, tries=2):
         """An application in process always can be called."""
@@ -135,6 +140,43 @@ class Application:
         except Exception as error:
             return _raised(error)
         return _answered(said, _bounded(parts))
+
+
+class Exchanges:
+    """A connection to an application in process, as a case's steps use one: each request a whole POST
+    body, handed to the application (no other method, no body framed by hand: those are HTTP's)."""
+
+    sock = None
+
+    def __init__(self, application):
+        self.application, self.answer = application, None
+
+    def exchange(self, timeout):
+        return self
+
+    def request(self, method, path, body=None, headers=None, **_):
+        if method != "POST" or type(body) is not bytes:
+            raise OSError(f"an application in process is sent whole POST bodies only, not {method} as sent here")
+        self.answer = self.application.post(None, body, (headers or {}).get("Content-Type", "application/json"))
+
+    def getresponse(self):
+        return Answer(*self.answer)
+
+    def close(self):
+        self.answer = None
+
+
+class Answer(io.BytesIO):
+    """An application's answer, read as an HTTP response is: its status, its headers by name, its body."""
+
+    will_close, chunked = False, False
+
+    def __init__(self, status, data, media_type):
+        super().__init__(data)
+        self.status, self.headers = status, {"content-type": media_type, "content-length": str(len(data))}
+
+    def getheader(self, name, default=None):
+        return self.headers.get(name.lower(), default)
 
 
 class Worker:

@@ -36,6 +36,64 @@ def counter_handlers():
             "fn.reset": lambda a, h: state.update(reset=True) or {"Ok_": {}}}
 
 
+NOTEBOOK = [
+    {"info.Notebook": {}}, {"union.Auth_": [{"Session": {"token": "string"}}]},
+    {"$authenticated": False, "fn.login": {"name": "string"}, "->": [{"Ok_": {"token": "string"}}]},
+    {"fn.create": {"text": "string", "tags!": ["string"]}, "->": [{"Ok_": {"id": "string"}}]},
+    {"fn.read": {"id": "string"}, "->": [{"Ok_": {"note": "struct.Note"}}, {"ErrorNotFound": {}}]},
+    {"struct.Note": {"text": "string", "state": "union.State", "marks": ["struct.Mark"]}},
+    {"union.State": [{"Open": {}}, {"Closed": {"at": "integer"}}]},
+    {"struct.Mark": {"at": "integer", "label!": "string"}},
+]
+
+
+def notebook_handlers():
+    """Notes kept by user, each under an id the server makes: a note is read back only by its own user,
+    with an id only fn.create's answer gave; its marks, one for each tag, have a label every other one."""
+    users, notes, made = {}, {}, iter(range(10**9))
+
+    def user(headers):
+        return users.get(headers.get("@auth_", {}).get("Session", {}).get("token"))
+
+    def login(arguments, headers):
+        token = f"token-{next(made)}"
+        users[token] = arguments["name"]
+        return {"Ok_": {"token": token}}
+
+    def create(arguments, headers):
+        note = f"note-{next(made) * 7919 % 10007}"
+        notes[(user(headers), note)] = arguments
+        return {"Ok_": {"id": note}}
+
+    def read(arguments, headers):
+        note = notes.get((user(headers), arguments["id"]))
+        if note is None:
+            return {"ErrorNotFound": {}}
+        marks = [{"at": number, **({"label!": tag} if number % 2 else {})} for number, tag in
+                 enumerate(note.get("tags!", []))]
+        return {"Ok_": {"note": {"text": note["text"], "state": {"Open": {}}, "marks": marks}}}
+    return {"fn.login": login, "fn.create": create, "fn.read": read}
+
+
+NOTEBOOK_BUGS = {  # a bug in what fn.read answers for a note that exists, the schema's checks aside
+    "state": lambda note: {**note, "state": {"Archived": {}}} if "state" in note else note,  # (an object still: a
+    # tag the union lacks)
+    "label": lambda note: {**note, "marks": [{**mark, "label!": 7} if "label!" in mark else mark
+                                             for mark in note["marks"]]} if "marks" in note else note,
+    "text": lambda note: {**note, "text": {"words": note.get("text")}},  # (an object where text goes)
+}
+
+
+def notebook_bug(name):
+    """An answer mutation (servers.Mutated) that plants the NOTEBOOK_BUGS bug `name` in fn.read's notes."""
+    def planted(request, message):
+        note = message[1].get("Ok_", {}).get("note") if request and "fn.read" in request[1] else None
+        if isinstance(note, dict):
+            message[1]["Ok_"]["note"] = NOTEBOOK_BUGS[name](note)
+        return message
+    return planted
+
+
 def fuzzing(capsys, url, *args):
     """Run `python -m conformance fuzz` in-process; return (exit status, output lines, seconds)."""
     started = time.monotonic()

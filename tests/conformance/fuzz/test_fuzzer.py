@@ -35,9 +35,9 @@ def test_a_faulty_service_fails_on_each_of_its_bugs_and_only_those(capsys):
     assert list(typo[1]["fn.typo"]) == ["x"] and typo[1]["fn.typo"]["x"] < 0  # shrunk: the optional fields gone
     assert list(crash[1]["fn.crash"]) == ["x"] and crash[1]["fn.crash"]["x"] > 500
     assert tag[1] == {"fn.tag": {"flag": True}}
-    assert re.fullmatch(r"Fuzzed 4 functions with \d+ requests in [\d.]+ s \([\d,]+ a second; seed 7\): 3 failures; \d+ checks "
-                        r"passed, "
-                        r"2 not run\.", lines[-1]), lines[-1]  # (fn.crash and fn.tag: an Ok_ without fields to select)
+    assert re.fullmatch(r"Fuzzed 4 functions with \d+ requests in [\d.]+ s \([\d,]+ a second; seed 7\), checks: \d+ passed, "
+                        r"3 failed \(3 SHOULD\); 2 not run \(its Ok_ has no fields to select\)\.", lines[-1]), lines[-1]
+    # (fn.crash and fn.tag: an Ok_ without fields to select)
 
 
 @pytest.mark.parametrize("start_methods", [["fork", "spawn"], ["spawn"]], ids=["processes", "threads"])
@@ -52,7 +52,8 @@ def test_workers_share_out_the_functions_and_find_what_one_finds(start_methods, 
         status, shared, _ = fuzzing(capsys, server.url, "--workers", "2")
     assert status == 1 and failures(shared).keys() == failures(alone).keys()
     assert [line for line in shared if line.startswith("  fn.")] == [line for line in alone if line.startswith("  fn.")]
-    assert re.search(r": 3 failures; \d+ checks passed, 2 not run\.$", shared[-1]), shared[-1]
+    assert re.search(r", checks: \d+ passed, 3 failed \(3 SHOULD\); 2 not run \(its Ok_ has no fields to select\)\.$",
+                     shared[-1]), shared[-1]
     with serving(calculator.service()) as server:
         status, lines, _ = fuzzing(capsys, server.url, "--workers", "2", "--max-examples", "20")
     assert status == 0 and not any("ErrorUnauthenticated_" in line for line in lines), "\n".join(lines)
@@ -129,8 +130,12 @@ def test_the_reference_passes_every_check(service, deterministic, capsys):
     with serving(service()) as server:
         status, lines, _ = fuzzing(capsys, server.url, "--max-examples", "30", *["--deterministic"] * deterministic)
     assert status == 0, "\n".join(lines[-30:])
-    checks = re.sub(r" \(\d+\)", "", lines[-2].removeprefix("By check: ")).split(", ")
-    assert checks == [f"{check} passed" for check in findings.CHECKS], lines[-2]
+    [by_check] = [line for line in lines if line.startswith("By check: ")]
+    checks = re.sub(r" \(\d+\)", "", by_check.removeprefix("By check: ")).split(", ")
+    assert checks == [f"{check} passed" for check in findings.CHECKS], by_check
+    if "fn.secret" in "\n".join(lines):  # (the testbed's protected function, called without credentials)
+        assert "Every call of fn.secret was answered ErrorUnauthenticated_: none reached its handler, so what it " \
+               "does was not checked (give -H '@auth_:=...')." in lines
 
 
 class Stopping:
@@ -208,7 +213,8 @@ def test_a_run_that_checks_nothing_says_so_and_does_not_exit_0(capsys):
         status, lines, _ = fuzzing(capsys, server.url, "--time-limit", "0", "--json", "/dev/null")
     assert status == 5 and not any("passed (" in line for line in lines if line.startswith("  fn."))
     assert "  fn.add: not run (the time limit ended the run before its calls)" in lines
-    assert lines[-2].endswith(": no failures; 0 checks passed, 117 not run.")
+    assert "  in sequences of them all: not run (the time limit ended the run before its calls)" in lines
+    assert lines[-2].endswith(", checks: 0 passed, 0 failed; 117 not run (the time limit ended the run before its calls).")
     assert lines[-1] == "Nothing was checked: no verdict rests on any answer."
 
 
@@ -339,7 +345,8 @@ def test_known_failures_are_reported_without_failing_the_run(capsys, tmp_path):
     known.write_text("fuzz/fn.typo/handler*  # wrong types below 0\nfuzz/fn.crash/handler*\nfuzz/fn.tag/handler*\n")
     with serving(Service(load(FAULTY), HANDLERS)) as server:
         status, lines, _ = fuzzing(capsys, server.url, "--known-failures", str(known))
-        assert status == 0 and lines[-1].endswith(": no failures, 3 known failures; 31 checks passed, 2 not run."), lines
+        assert status == 0 and lines[-1].endswith(", checks: 31 passed, 0 failed, 3 known failures; 2 not run (its Ok_ has "
+                                                  "no fields to select)."), lines
         known.write_text("calculator/add/integers\n")
         with pytest.raises(SystemExit) as exit_:
             main(["fuzz", "--target", server.url, "--known-failures", str(known)])
@@ -410,24 +417,31 @@ class Mislabelled:
         return self.service.handle(data, client)._replace(media_type="application/json")
 
 
-def off_by_one_on_messagepack(request, message):
-    """Every integer of a MessagePack answer's body one more than on JSON (its headers hold @bin_)."""
+def off_by_one_on(wire):
+    """Every integer of an answer's body on one wire (MessagePack: its headers hold @bin_) one more than on
+    the other: each answer is of its type, and the two differ."""
     bump = lambda value: {key: bump(item) for key, item in value.items()} if type(value) is dict else (
         value + 1 if type(value) is int else value)
-    return [message[0], bump(message[1])] if "@bin_" in message[0] else message
+    return lambda request, message: [message[0], bump(message[1])] if ("@bin_" in message[0]) == (
+        wire == "msgpack") else message
 
 
 @pytest.mark.parametrize("wrong, check", [(Mislabelled, "media"),
-                                          (lambda service: Mutated(service, off_by_one_on_messagepack), "binary")])
+                                          (lambda service: Mutated(service, off_by_one_on("msgpack")), "binary"),
+                                          (lambda service: Mutated(service, off_by_one_on("json")), "binary")])
 def test_a_wrong_only_on_messagepack_is_found_and_its_case_fails_until_it_is_fixed(wrong, check, capsys, tmp_path):
     """A MessagePack answer labelled JSON went unchecked; the case of a MessagePack failure sent names no
-    server reads on MessagePack, was refused, and so passed while the bug was there."""
+    server reads on MessagePack, was refused, and so passed while the bug was there; where the JSON answer
+    was the wrong one, the case (anything but the MessagePack answer received) failed on the fixed server
+    too: it now holds the MessagePack answer to the JSON one's value."""
     (tmp_path / "cases").mkdir()
     fixtures = tmp_path / "cases" / "fuzz.json"
     with serving(wrong(Service(load(FAULTY), HANDLERS))) as server:
         status, lines, _ = fuzzing(capsys, server.url, "--function", "fn.ok", "--fixtures", str(fixtures))
-        assert status == 1 and [line.split()[1] for line in lines if line.startswith("FAIL ")] == [
-            f"fuzz/fn.ok/{check}"], "\n".join(lines)
+        failing = [line.split()[1] for line in lines if line.startswith("FAIL ")]  # (+1 past 2**63 - 1: a result too)
+        assert status == 1 and f"fuzz/fn.ok/{check}" in failing and set(failing) <= {f"fuzz/fn.ok/{check}",
+                                                                                    "fuzz/fn.ok/result"}, failing
+        assert f"fuzz/fn.ok/{check}" in {case["id"] for case in json.loads(fixtures.read_text())["cases"]}
         assert main(["run", "--target", server.url, "--cases", str(fixtures)]) == 1
     with serving(Service(load(FAULTY), HANDLERS)) as server:
         assert main(["run", "--target", server.url, "--cases", str(fixtures)]) == 0, capsys.readouterr().out
@@ -443,7 +457,8 @@ def test_a_failure_only_after_another_functions_call_is_found_in_sequences_and_s
     text = "\n".join(lines)
     assert status == 1 and "  fn.getCounter: passed (message, accepted" in text, text
     assert "  in sequences of them all: 1 failing (fn.getCounter handler)" in text
-    assert "it passed before, and failed after calls of fn.reset: it may depend on them" in text
+    assert re.search(r"replayed on the target as it was left \(no fresh state can be had\), after the \d+ calls? made since "
+                     r"it last passed, it fails again; which of them it needs cannot be told without a fresh state", text)
     [written] = json.loads(fixtures.read_text())["cases"]
     assert [list(step["request"]["message"][1]) for step in written["steps"]][-2:] == [["fn.reset"], ["fn.getCounter"]]
     with serving(Service(load(COUNTER), counter_handlers())) as server:  # (a fresh one: it fails from the case alone)
@@ -496,7 +511,8 @@ def test_over_http_a_sequence_is_shrunk_for_a_fresh_user_where_state_is_kept_by_
         status, lines, _ = fuzzing(capsys, server.url)
     text = "\n".join(lines)
     assert status == 1 and "  in sequences of them all: 1 failing (fn.getCounter handler)" in text, text
-    assert "for a fresh user it fails after just 1 call of fn.reset, each needed" in text, text
+    assert "replayed on a fresh user, it fails after 1 earlier call (fn.reset), each needed: without any one of them " \
+           "it passes" in text, text
 
 
 BOUNDS = [{"info.Bounds": {}}, {"fn.find": {"id": "integer"}, "->": [{"Ok_": {}}]},
@@ -540,3 +556,44 @@ def test_the_testbed_passes_with_credentials(capsys):
                                    '@auth_:={"Token": {"token": "t"}}')
     assert status == 0 and any(line.startswith("  fn.secret: passed (message, accepted, rejected, result, headers, "
                                                "handler") for line in lines), "\n".join(lines)
+
+
+FILES = [{"info.Files": {}}, {"fn.files": {"names": ["string"]}, "->": [{"Ok_": {"files": {"string": "bytes"},
+                                                                                   "list": ["bytes"]}}]}]
+
+
+def not_base64(request, message):
+    """Every bytes value of fn.files' answer, in its map and its list, as text no base64 reader takes."""
+    ok = message[1].get("Ok_")
+    if isinstance(ok, dict) and "files" in ok:
+        ok["files"] = {name: "not base64!" for name in ok["files"]}
+    if isinstance(ok, dict) and "list" in ok:
+        ok["list"] = ["not base64!" for _ in ok["list"]]
+    return message
+
+
+def test_one_bug_at_every_entry_of_a_map_is_one_failure():
+    """(A wrongly encoded bytes field was 9 to 10 failures: each map key made a new place.) Every entry of a
+    map and every element of an array is one place; the map and the list are two."""
+    handlers = {"fn.files": lambda a, h: {"Ok_": {"files": {name: "AAEC" for name in a["names"]},
+                                                  "list": ["AAEC" for _ in a["names"]]}}}
+    for seed in ("1", "2", "3"):
+        with serving(Mutated(Service(load(FILES), handlers), not_base64)) as server, \
+                contextlib.redirect_stdout(io.StringIO()) as out:
+            assert main(["fuzz", "--target", server.url, "--seed", seed, "--no-binary"]) == 1
+        failing = sorted(line.split()[1] for line in out.getvalue().splitlines() if line.startswith("FAIL "))
+        assert failing in (["fuzz/fn.files/result"], ["fuzz/fn.files/result", "fuzz/fn.files/result-2"]), (seed, failing)
+
+
+def test_a_protected_function_called_without_credentials_has_no_verdict_on_its_handler(capsys, tmp_path):
+    """(Every call answered ErrorUnauthenticated_, and handler, accepted and result passed on 37 answers.) An
+    answer that never reached the handler is evidence of nothing the handler does."""
+    with serving(testbed.service()) as server:
+        status, lines, _ = fuzzing(capsys, server.url, "--function", "fn.secret", "--json", str(tmp_path / "r.json"))
+    verdicts = {case["id"].rsplit("/", 1)[1]: case for case in json.loads((tmp_path / "r.json").read_text())["cases"]}
+    for check in ("handler", "accepted", "result"):
+        assert verdicts[check]["status"] == "not-run", verdicts[check]
+        assert "every call was answered ErrorUnauthenticated_, so none reached the handler" in verdicts[check]["problems"][0]
+    assert verdicts["message"]["status"] == verdicts["headers"]["status"] == "pass"
+    assert status == 0 and "Every call of fn.secret was answered ErrorUnauthenticated_: none reached its handler, so " \
+        "what it does was not checked (give -H '@auth_:=...')." in lines
