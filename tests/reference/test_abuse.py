@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from reference.services import calculator
-from tests.support.servers import Connection, serving, started
+from tests.support.servers import Connection, serving, started, until
 
 PING = b'[{}, {"fn.ping_": {}}]'
 
@@ -42,7 +42,7 @@ def test_a_slow_client_does_not_block_others(server, data):
     """While one client trickles its request (and stalls), others are served at full speed."""
     slow = threading.Thread(target=trickle, args=(server.server_address[:2], data, 0.03), daemon=True)
     slow.start()
-    time.sleep(0.1)
+    until(lambda: server.visits)  # (its connection taken)
     connection = Connection(server.url)
     for _ in range(50):
         assert connection.post(PING)[0] == 200
@@ -69,27 +69,28 @@ def test_a_crowd_of_connections_is_answered_or_refused_cleanly(server):
     statuses = {answer.split(b" ")[1] if answer.startswith(b"HTTP/1.1") else answer for answer in answers}
     assert statuses <= {b"200", b"503", b"reset"} and b"200" in statuses
     assert all(answer.endswith(b'[{}, {"Ok_": {}}]') for answer in answers if answer.startswith(b"HTTP/1.1 200"))
-    time.sleep(0.2)
+    until(lambda: not server.visits)  # (every connection ended)
     assert Connection(server.url).post(PING)[0] == 200
 
 
 def test_slow_clients_by_the_hundred_do_not_lock_out_a_newcomer():
     """150 clients each trickle a header line every half second; a new client is served within 2 s."""
     with serving(calculator.service()) as server:  # 100 connections, 30 s to send a request
-        address, stop = server.server_address[:2], threading.Event()
+        address, stop, under_way = server.server_address[:2], threading.Event(), set()
 
         def slowloris(n):
             try:
                 with socket.create_connection(address, timeout=10) as sock:
                     sock.sendall(b"POST /api HTTP/1.1\r\n")
+                    under_way.add(n)
                     while not stop.wait(0.5):
                         sock.sendall(b"X-Slow-%d: 1\r\n" % n)
             except OSError:
-                pass  # given way to a newcomer
+                under_way.add(n)  # given way to a newcomer
         threads = [threading.Thread(target=slowloris, args=(n,), daemon=True) for n in range(150)]
         for thread in threads:
             thread.start()
-        time.sleep(1.5)
+        until(lambda: len(under_way) == 150)  # (each has sent its first line, or given way)
         started = time.perf_counter()
         assert Connection(server.url).post(PING)[0] == 200
         assert time.perf_counter() - started < 5  # not the 30 s the slow ones could hold their slots

@@ -10,20 +10,21 @@ import time
 
 from reference import engine, load
 from reference.services import calculator
-from tests.support.servers import Connection, raw, serving
+from tests.support.servers import Connection, raw, serving, until
 
 PING = b'[{}, {"fn.ping_": {}}]'
 
 
-def dribbling(address, stop, request, pause, chunk=1):
+def dribbling(address, stop, started, request, pause, chunk=1):
     """Send `request` over and over on one connection, `chunk` bytes every `pause` seconds, reading each
-    answer; start again on a new connection when the server closes this one."""
+    answer; start again on a new connection when the server closes this one (`started` once under way)."""
     while not stop.is_set():
         try:
             with socket.create_connection(address, timeout=10) as sock:
                 while not stop.is_set():
                     for at in range(0, len(request), chunk):
                         sock.sendall(request[at:at + chunk])
+                        started.set()
                         if stop.wait(pause):
                             return
                     if not sock.recv(65536):
@@ -32,7 +33,7 @@ def dribbling(address, stop, request, pause, chunk=1):
             stop.wait(0.05)
 
 
-def pipelining(address, stop, start, burst, pause):
+def pipelining(address, stop, started, start, burst, pause):
     """Send `start`, then `burst` every `pause` seconds on one connection, never reading an answer (and a
     small receive buffer, so that the server's answers soon wait to be taken); again when closed."""
     while not stop.is_set():
@@ -41,6 +42,7 @@ def pipelining(address, stop, start, burst, pause):
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
                 sock.connect(address)
                 sock.sendall(start)
+                started.set()
                 while not stop.wait(pause):
                     sock.sendall(burst)
         except OSError:
@@ -50,12 +52,12 @@ def pipelining(address, stop, start, burst, pause):
 def share(server, attackers, request, seconds=4.0, attack=dribbling, source=""):
     """The share of a normal client's requests (from the address `source`, if given) answered 200
     while the attackers dribble (or `attack` as they do)."""
-    stop = threading.Event()
-    threads = [threading.Thread(target=attack, args=(server.server_address[:2], stop, *attacker), daemon=True)
-               for attacker in attackers]
+    stop, started = threading.Event(), [threading.Event() for _ in attackers]
+    threads = [threading.Thread(target=attack, args=(server.server_address[:2], stop, under_way, *attacker),
+                                daemon=True) for attacker, under_way in zip(attackers, started)]
     for thread in threads:
         thread.start()
-    time.sleep(1.5)  # every attacker under way
+    assert all(under_way.wait(30) for under_way in started), "an attacker never got under way"
     answered, tries, deadline = 0, 0, time.monotonic() + seconds
     try:
         while time.monotonic() < deadline:
@@ -131,10 +133,7 @@ def test_a_client_that_never_reads_its_answer_loses_its_connection_after_the_tim
         sock.connect(server.server_address[:2])
         sock.sendall(request)
         assert Connection(server.url).post(PING)[0] == 200  # while that answer waits to be taken
-        deadline = time.monotonic() + 5
-        while server.visits and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert not server.visits  # its thread is free again
+        until(lambda: not server.visits)  # (its thread is free again)
         sock.settimeout(5)
         received = 0
         while chunk := sock.recv(1 << 20):
@@ -173,7 +172,7 @@ def test_a_simple_head_read_at_once_keeps_the_connection_or_closes_it_as_asked()
     assert received.count(b"HTTP/1.1 200 OK\r\n") == 3 and received.count(b'{"Ok_": {}}') == 3
 
 
-def looping(address, stop, request):
+def looping(address, stop, started, request):
     """Send `request` over and over on one kept-alive connection, reading each answer whole."""
     url = f"http://{address[0]}:{address[1]}/api"
     while not stop.is_set():
@@ -181,6 +180,7 @@ def looping(address, stop, request):
             connection = Connection(url)
             while not stop.is_set():
                 connection.post(request)
+                started.set()
         except (OSError, http.client.HTTPException):
             stop.wait(0.02)
 

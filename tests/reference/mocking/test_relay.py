@@ -15,7 +15,7 @@ from reference.mocking import relay
 from reference.transports import admission, http_client
 from reference.transports.http_client import Client
 from tests.support.mocks import ADD, CALCULATOR, start_mock, stub
-from tests.support.servers import Connection, respond, serving
+from tests.support.servers import Connection, respond, serving, until
 
 
 def test_calls_recorded_from_a_live_server_are_answered_again_without_it(tmp_path, calculator_url):
@@ -163,11 +163,12 @@ def test_an_upstream_that_never_answers_holds_no_place_a_newcomer_needs(caplog):
     """A hundred calls relayed to a server that never answers: at most QUEUE wait on it, the others are told at
     once, each in one line of the log without a traceback, and a newcomer's fn.ping_ is answered all along
     (0 of 10 before: every place waited for 10 s)."""
-    with caplog.at_level(logging.WARNING, logger="reference"), upstream(lambda request: None) as url, \
+    arrived = []
+    with caplog.at_level(logging.WARNING, logger="reference"), upstream(arrived.append) as url, \
             serving(relaying(url, timeout=3)) as proxy:
         with ThreadPoolExecutor(100) as pool:
             waiting = [pool.submit(lambda: Connection(proxy.url).call([{}, ADD])[1]) for _ in range(100)]
-            time.sleep(1)
+            until(lambda: len(arrived) == admission.QUEUE)  # (as many as may wait, waiting upstream)
             pings = [Connection(proxy.url, "127.0.0.2").post(b'[{}, {"fn.ping_": {}}]')[0] for _ in range(10)]
             answers = [future.result() for future in waiting]
     assert pings == [200] * 10

@@ -13,7 +13,7 @@ from reference.transports import admission
 from reference.transports.admission import Admission, Places
 from reference.transports.asgi import make_application as asgi_application
 from reference.transports.wsgi import make_application as wsgi_application
-from tests.support.servers import Connection, serving, uvicorn_serving
+from tests.support.servers import Connection, serving, until, uvicorn_serving
 
 
 def holders(places):
@@ -67,12 +67,12 @@ def test_waiters_for_the_turn_are_bounded_and_a_crowded_one_gives_way():
     waiters = [threading.Thread(target=wait, args=(i, "10.0.0.1")) for i in range(admission.QUEUE)]
     for thread in waiters:
         thread.start()
-    time.sleep(0.2)
+    until(lambda: len(turns.waiting.held) == admission.QUEUE)  # (every waiter in its place)
     wait("one too many", "10.0.0.1")
     assert outcomes["one too many"] == ("no place to wait for the turn of costly requests", 0.0)
     newcomer = threading.Thread(target=wait, args=("newcomer", "10.0.0.2"))
     newcomer.start()
-    time.sleep(0.3)
+    until(lambda: len(outcomes) == 2)  # (a waiter gave its place up)
     given_up = [value for name, value in outcomes.items() if name != "one too many"]
     assert given_up == [("a waiter's place went to a newcomer", given_up[0][1])] and given_up[0][1] < 1
     turns.lock.release()
@@ -98,7 +98,7 @@ def test_a_costly_request_lets_cheap_ones_in_flight_go_first_for_a_while():
             time.sleep(0.02)
             order.append("cheap")
     threading.Thread(target=cheap).start()
-    time.sleep(0.005)
+    until(lambda: turns.in_flight == 1)  # (the cheap one in flight)
     with turns.turn("a"):
         order.append("costly")
     assert order == ["cheap", "costly"]
@@ -115,7 +115,7 @@ def test_a_cheap_request_that_lasts_is_let_go_first_for_a_while_only():
         with turns.cheap():
             release.wait(5)
     threading.Thread(target=lasting).start()
-    time.sleep(0.05)
+    until(lambda: turns.in_flight == 1)  # (the cheap one in flight)
     started = time.monotonic()
     with turns.turn("a"):
         assert admission.CHEAP_FIRST <= time.monotonic() - started < 0.5
@@ -180,7 +180,7 @@ def test_the_plain_transport_keeps_its_connection_limit_too():
     with serving(protocol.Service(SCHEMA, {"fn.cheap": lambda a, h: {"Ok_": {}}, "fn.costly": None}), plain=True,
                  max_connections=2) as server:
         held = [socket.create_connection(server.server_address[:2], timeout=5) for _ in range(2)]
-        time.sleep(0.2)
+        until(lambda: len(server.admission.connections.held) == 2)  # (both places taken)
         with socket.create_connection(server.server_address[:2], timeout=5) as refused:
             assert refused.recv(100).startswith(b"HTTP/1.1 503 ")
         status, _, _ = Connection(server.url, "127.0.0.2").post(b'[{}, {"fn.cheap": {}}]')

@@ -4,7 +4,6 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 
 import pytest
 
@@ -15,7 +14,7 @@ from reference.transports import admission, rules
 from reference.transports.asgi import make_application
 from reference.transports.http_client import Client
 from tests.support import peer
-from tests.support.servers import uvicorn_serving
+from tests.support.servers import until, uvicorn_serving
 
 
 @pytest.mark.parametrize("make, service", [(calculator.asgi, "the calculator"),
@@ -67,16 +66,17 @@ def test_large_requests_take_their_turns_in_a_thread_of_their_own_within_bounds(
     """While a large request is answered, QUEUE - 1 more wait their turn without holding a worker thread
     (small requests are answered all the while), the next is refused 503 before its body is read, and
     one that waits past WAIT is answered 503 with Retry-After, as by the bundled server."""
-    go = threading.Event()
+    go, working = threading.Event(), threading.Event()
     schema = load([{"fn.slow": {"pad": "string"}, "->": [{"Ok_": {}}]}])
-    service = protocol.Service(schema, {"fn.slow": lambda arguments, headers: go.wait(20) and {"Ok_": {}}})
+    service = protocol.Service(schema, {"fn.slow": lambda arguments, headers:
+                                        working.set() or go.wait(20) and {"Ok_": {}}})
     service.admission = admission.Admission(wait=1)  # (the application takes its service's, if it has one)
     large = b'[{}, {"fn.slow": {"pad": "%s"}}]' % (b"x" * 20_000)
     with uvicorn_serving(make_application(service)) as url:
         first = post(url, large)
-        time.sleep(0.2)
+        until(working.is_set)  # (the first at work, in its turn)
         waiting = [post(url, large) for _ in range(admission.QUEUE - 1)]
-        time.sleep(0.2)
+        until(lambda: len(service.admission.large.held) == admission.QUEUE)  # (each holds a place)
         with post(url, large) as refused:
             assert refused.recv(1000).startswith(b"HTTP/1.1 503 ")
         for _ in range(10):  # more than the default executor's threads

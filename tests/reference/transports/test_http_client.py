@@ -13,7 +13,7 @@ import pytest
 from reference import Service, load
 from reference.services import calculator
 from reference.transports.http_client import Client, NotAMessage, TimedOut, TooLarge, Unreachable, Untrusted
-from tests.support.servers import DRIPS, Connection, dripping, endless, refusing, serving
+from tests.support.servers import DRIPS, Connection, dripping, endless, refusing, serving, until
 
 ECHO = load([{"fn.echo": {"blobs!": ["bytes"], "map!": {"string": "bytes"}, "nested!": ["struct.Box"],
                           "n!": "integer"},
@@ -176,10 +176,7 @@ def test_an_idle_connection_closed_by_the_server_is_reopened():
     # A timeout long enough that the fresh connection is not itself closed on a loaded machine.
     with serving(calculator.service(), timeout=1) as server, Client(server.url) as client:
         client.call("fn.ping_")
-        deadline = time.monotonic() + 10
-        while server.visits and time.monotonic() < deadline:  # until the server has closed it
-            time.sleep(0.05)
-        assert not server.visits
+        until(lambda: not server.visits)  # (the server has closed it)
         assert client.call("fn.ping_")[1] == {"Ok_": {}}
 
 

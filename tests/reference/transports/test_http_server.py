@@ -136,9 +136,8 @@ def test_idle_connections_give_their_slots_to_newcomers():
         idle = [Connection(server.url) for _ in range(3)]
         for connection in idle:
             assert connection.post(PING)[0] == 200
-        deadline = time.monotonic() + 2  # (an answer can be read before its thread has said it is idle again)
-        while any(visit.state != "idle" for visit in list(server.visits.values())) and time.monotonic() < deadline:
-            time.sleep(0.01)
+        # (an answer can be read before its thread has said it is idle again)
+        until(lambda: all(visit.state == "idle" for visit in list(server.visits.values())))
         assert Connection(server.url).post(PING)[0] == 200
         assert Connection(server.url).post(PING)[0] == 200
 
@@ -299,7 +298,7 @@ def test_large_requests_queue_in_bounds_and_small_ones_are_always_served():
     held = Held()
     with serving(held, max_connections=20) as server:
         queued = [send(server, LARGE_PING) for _ in range(admission.QUEUE)]
-        time.sleep(0.3)
+        until(lambda: held.waiting == admission.QUEUE)  # every large one held by the service
         refused = raw(server, b"POST /api HTTP/1.1\r\nContent-Length: %d\r\n\r\n" % len(LARGE_PING) + LARGE_PING)
         assert refused.startswith(b"HTTP/1.1 503 ") and b"Retry-After: 1" in refused
         assert b"Too many large requests at once" in refused
@@ -322,7 +321,7 @@ def test_a_costly_request_that_waits_too_long_for_its_turn_gets_503():
     large = b'[{}, {"fn.slow": {"pad": "%s"}}]' % (b"x" * 20_000)
     with serving(service) as server:
         first = send(server, large)
-        time.sleep(0.1)
+        until(lambda: service.admission.owner is not None)  # the first holds the turn
         waiting = send(server, large)
         answer = waiting.recv(1000)
         assert answer.startswith(b"HTTP/1.1 503 ") and b"The server is busy" in answer
@@ -355,8 +354,8 @@ def test_stopping_answers_the_requests_in_flight_and_closes_idle_connections():
     idle = Connection(server.url)
     assert idle.post(PING)[0] == 200
     in_flight = send(server, LARGE_PING)
-    time.sleep(0.2)
-    threading.Timer(0.3, held.go.set).start()
+    until(lambda: held.waiting == 1)  # (at work in the service)
+    threading.Timer(0.3, held.go.set).start()  # (its work ends within the grace)
     started = time.perf_counter()
     assert server.stop(grace=5) == 0
     assert time.perf_counter() - started < 4  # the request ended the wait, not the grace period
@@ -372,7 +371,7 @@ def test_stopping_cuts_off_what_is_still_in_flight_after_the_grace():
     server = guard.Server(held, port=0)
     threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
     in_flight = send(server, LARGE_PING)
-    time.sleep(0.2)
+    until(lambda: held.waiting == 1)  # (at work in the service)
     assert server.stop(grace=0.3) == 1
     assert in_flight.recv(1000) == b""
     held.go.set()
@@ -382,7 +381,7 @@ def test_a_server_used_as_a_library_says_where_it_serves():
     """Without logging set up, serve_forever() still tells its user the URL, on standard error."""
     code = ("import threading, time\nfrom reference import Server\nfrom reference.services import calculator\n"
             "server = Server(calculator.service(), port=0)\n"
-            "threading.Timer(0.5, server.shutdown).start()\nserver.serve_forever()\n")
+            "threading.Thread(target=server.shutdown).start()\nserver.serve_forever()\n")  # (it waits for it)
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
     assert run.returncode == 0 and run.stderr.startswith("Serving at http://127.0.0.1:")
 

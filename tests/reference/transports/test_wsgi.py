@@ -16,6 +16,7 @@ from reference.services import calculator
 from reference.transports import admission
 from reference.transports.http_client import Client
 from reference.transports.wsgi import make_application
+from tests.support.servers import until
 
 
 class QuietHandler(WSGIRequestHandler):
@@ -113,15 +114,15 @@ def test_large_requests_are_bounded_and_a_turn_not_given_in_time_is_a_503(monkey
     try:
         first = socket.create_connection(server.server_address, timeout=10)
         first.sendall(head + large)
-        time.sleep(0.2)
+        until(lambda: service.admission.owner is not None)  # (the first holds the turn)
         held = [socket.create_connection(server.server_address, timeout=10) for _ in range(admission.QUEUE - 1)]
         for sock in held:
             sock.sendall(head)  # their bodies never come: their places are held
-        time.sleep(0.2)
+        until(lambda: len(service.admission.large.held) == admission.QUEUE)
         assert request(server.server_address, "POST", body=large)[0] == 503  # the ninth
         for sock in held:
             sock.close()
-        time.sleep(0.2)
+        until(lambda: len(service.admission.large.held) == 1)  # (theirs given back)
         status, headers, body = request(server.server_address, "POST", body=large)  # waits for the first's turn
         assert (status, headers["Retry-After"]) == (503, "1") and b"busy" in body
         go.set()
