@@ -47,7 +47,9 @@ def apply(commands, argv, path=FILE):
             if given & set(action.option_strings):  # (the command line wins: a list given there replaces this one)
                 continue
             parser.set_defaults(**{action.dest: _value(path, key, value, action)})
-            action.required = False  # (given here, as --target may be)
+            action.required = False  # (given here, as --target may be; and so is a choice it is one of)
+            for group in parser._mutually_exclusive_groups:
+                group.required = group.required and action not in group._group_actions
             taken.setdefault(parser.prog.rsplit(" ", 1)[-1], []).append(key)
     return taken
 

@@ -155,6 +155,13 @@ def own_cases(path):
             more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
             raise ValueError(f"{file}: not a fixture file of server cases: {problems[0]}{more}")
         found += [suite.Case.read(case, file.name) for case in document["cases"]]
+        for index, case in enumerate(document["cases"]):
+            for requirement in case["requirements"]:
+                if requirement not in suite.rule_levels():
+                    near = difflib.get_close_matches(requirement, suite.rule_levels(), n=1)
+                    raise ValueError(f"{file}: cases[{index}] ({case['id']}) cites {requirement}, which is no requirement "
+                                     f"of the suite" + (f": did you mean {near[0]}?" if near else
+                                                        " (python -m conformance coverage lists them)"))
     if not found:
         raise ValueError(f"{path}: holds no cases")
     return found

@@ -4,6 +4,7 @@ its causes, and the reports it writes at the end (run, client, schema and fuzz s
 import json
 import os
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import NamedTuple
@@ -30,17 +31,18 @@ def running(settings, selected, run, target=None):
     case (results.merged), those that no run reached `not-run`, with why (--maxfail, Ctrl-C, or a `target`
     that stopped answering, after which no run starts)."""
     done, terminal, rounds, asked, started = [], sys.stdout.isatty(), [], settings.repeat, time.monotonic()
-    interrupted = ""
+    interrupted, saying = "", threading.Lock()  # (workers finish at once: one line at a time, never two glued)
 
     def progress(result):
-        done.append(result)
-        if settings.verbose:
-            colour = "green" if result.status == "pass" else "red" if result.failed else "yellow"
-            print(f"{painted(f'{result.status.upper():>13}', colour)} {result.case.id}", flush=True)
-        elif terminal:
-            run_of = f"run {len(rounds) + 1} of {asked}: " * (asked > 1)
-            print(f"\r{run_of}[{len(done)}/{len(selected)}] {result.case.id[:60]:<60}", end="", flush=True)
-        return settings.maxfail is not None and sum(r.status in ("fail", "stale") for r in done) >= settings.maxfail
+        with saying:
+            done.append(result)
+            if settings.verbose:
+                colour = "green" if result.status == "pass" else "red" if result.failed else "yellow"
+                print(f"{painted(f'{result.status.upper():>13}', colour)} {result.case.id}", flush=True)
+            elif terminal:
+                run_of = f"run {len(rounds) + 1} of {asked}: " * (asked > 1)
+                print(f"\r{run_of}[{len(done)}/{len(selected)}] {result.case.id[:60]:<60}", end="", flush=True)
+            return settings.maxfail is not None and sum(r.status in ("fail", "stale") for r in done) >= settings.maxfail
 
     why = f"--maxfail {settings.maxfail} stopped the run"
     try:

@@ -17,6 +17,7 @@ MAX_ANSWER = 64 * 1024 * 1024  # bytes of one answer the suite reads; a server t
 MAX_VALUES = 2_000_000  # values (arrays, objects, and what they hold) of one JSON answer the suite decodes:
 MAX_BINARY = 4 * 1024 * 1024  # and bytes of a MessagePack one, whose every byte may be a value: decoding
 # costs about 60 bytes of memory a value (the largest answers the cases expect hold 800,000 or so)
+FIRST_WORD = 1  # seconds of silence after which waiting for a target says why (the rest of --wait follows)
 
 
 class Trouble(Exception):
@@ -64,12 +65,12 @@ class Target:
             return deadlines.SecureConnection(self.host, self.port, context=self.tls)
         return deadlines.Connection(self.host, self.port)
 
-    def post(self, message, data=None, media_type="application/json", keep=False):
+    def post(self, message, data=None, media_type="application/json", keep=False, timeout=None):
         """POST a JSON message (or `data`, bytes of `media_type`); return (HTTP status, the answer's bytes,
         its Content-Type). With `keep`, on one connection kept alive from call to call (for one caller at a time), a new one
-        when the target has closed it."""
+        when the target has closed it. `timeout` is the run's (--timeout) unless given."""
         reused = keep and self.kept is not None
-        connection = (self.kept if reused else self.connect()).exchange(self.timeout)
+        connection = (self.kept if reused else self.connect()).exchange(timeout or self.timeout)
         self.kept = None
         try:
             connection.request("POST", self.path, json.dumps(message).encode() if data is None else data,
@@ -79,7 +80,7 @@ class Target:
         except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError):
             connection.close()
             if reused:  # (closed while idle, between two calls: the call was not read, so it goes again)
-                return self.post(message, data, media_type, keep)
+                return self.post(message, data, media_type, keep, timeout)
             raise
         except BaseException:
             connection.close()
@@ -103,8 +104,12 @@ class Target:
         """Wait until the target answers at all, telling `waiting` why once; raise Trouble if it never does."""
         deadline, tries, hung_up = time.monotonic() + seconds, 0, 0
         while True:
+            # (where --wait leaves room for more tries, a server that takes the connection and is silent is told
+            # of after FIRST_WORD seconds, not --timeout, and no later try waits much past --wait)
+            patience = self.timeout if seconds <= FIRST_WORD else min(self.timeout, FIRST_WORD if tries == 0 else
+                                                                     max(deadline - time.monotonic(), FIRST_WORD))
             try:
-                return self.post([{}, {"fn.ping_": {}}])
+                return self.post([{}, {"fn.ping_": {}}], timeout=patience)
             except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError):  # no answer at all
                 reason = "it closed the connection without answering" + (
                     "" if self.tls else " (an HTTPS server does that to plain HTTP: is it an https:// URL?)")
@@ -124,8 +129,11 @@ class Target:
                     error.reason or error)
                 raise Trouble(f"cannot reach {self.url}: {said}") from None
             except TimeoutError:
-                reason = f"no answer within {self.timeout:g} s" + (f" (see {self.timeout_option})"
-                                                                   if self.timeout_option else "")
+                reason = f"no answer within {self.timeout:g} s" + (f" (see {self.timeout_option})" if self.timeout_option
+                                                                   else "")
+                if patience < self.timeout:
+                    reason = (f"it took the connection but has not answered in {patience:g} s" if tries == 0 else
+                              f"it took the connection but did not answer within {seconds:g} s")
             except OSError as error:
                 reason = error.strerror or str(error)
             if time.monotonic() >= deadline:

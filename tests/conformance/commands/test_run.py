@@ -199,6 +199,19 @@ def test_waiting_for_a_target_says_what_for(capsys):
     assert out == f"Waiting up to 0.3 s for {url} to answer (Connection refused; see --wait)...\n"
 
 
+def test_a_target_that_takes_the_connection_and_is_silent_is_told_of_soon(capsys):
+    """Not after the whole --timeout (10 s) but within a second, and the run ends when --wait is over."""
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)  # (connections are taken, by the system, and never answered)
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}/api"
+        started = time.monotonic()
+        assert main(["run", "--target", url, "--wait", "2", "--timeout", "10"]) == 2
+    said = capsys.readouterr()
+    assert said.out == (f"Waiting up to 2 s for {url} to answer (it took the connection but has not answered in 1 s; "
+                        f"see --wait)...\n") and time.monotonic() - started < 10
+    assert said.err.endswith(f"cannot reach {url}: it took the connection but did not answer within 2 s\n")
+
 def test_a_run_stops_starting_cases_at_maxfail_and_the_next_runs_only_what_failed(capsys):
     """-x, --maxfail N and --last-failed, as pytest has them: the failures are kept between runs."""
     with serving(Mutated(testbed.service(), dropping("@id_"))) as server:
@@ -264,6 +277,16 @@ def test_reports_that_cannot_be_written_stop_the_run_first_and_leave_no_empty_fi
     assert not (tmp_path / "r.xml").exists()
 
 
+def test_verbose_says_each_case_on_a_line_of_its_own_however_many_workers_finish_at_once(calculator_url):
+    """-v with 16 workers: as many lines as cases, each one verdict (workers finishing together glued 209 in a run)."""
+    ran = subprocess.run([sys.executable, "-m", "conformance", "run", "--target", calculator_url, "-v", "--workers", "16"],
+                         capture_output=True, text=True, timeout=300)
+    lines = ran.stdout.splitlines()
+    said = [line for line in lines if re.match(r" *(PASS|FAIL|FLAKY|ERRORED|KNOWN-FAILURE|STALE) ", line)]
+    assert ran.returncode == 0 and len(said) == int(lines[-1].split()[0])
+    assert not [line for line in said if len(re.findall(r"\b(PASS|FAIL)\b", line)) > 1]
+
+
 def test_pytest_s_ways_of_choosing_and_ordering_cases(calculator_url, capsys):
     """--exclude leaves cases out, --ff runs last time's failures first, --durations shows the slowest,
     --level takes any case; list with nothing to list is a usage error."""
@@ -296,6 +319,8 @@ def test_settings_in_pyproject_toml_are_defaults_the_command_line_overrides(calc
     assert status == 0 and sum("PASS" in line for line in lines) == 3
     status, lines = run(capsys, "run", "--id", "calculator/add/integers")
     assert status == 0 and sum("PASS" in line for line in lines) == 1
+    status, lines = run(capsys, "fuzz", "--function", "fn.add", "--max-examples", "3")  # (--target or --app)
+    assert status == 0 and f"Fuzzing {calculator_url}: the calculator, 1 function, 3 calls each" in "\n".join(lines)
     for setting, said in (('targte = "x"', "targte: no command has this option; did you mean target?"),
                           ("workers = 0", "workers: '0' is not a positive integer"),
                           ("verbose = 1", "verbose: a flag takes true or false, not 1"),
@@ -368,3 +393,19 @@ def test_what_a_checkout_plants_in_the_cache_is_never_followed_or_read_whole(pla
     status, lines = run(capsys, "run", "--target", testbed_url, "--lf", "--id", "envelope/**")
     assert status == 0 and lines[0].startswith("No failures recorded by the last run")
     assert elsewhere.read_text() == "kept" and not record.is_symlink() and json.loads(record.read_text()) == {"server": []}
+
+
+def test_a_cases_file_of_one_s_own_is_held_to_the_fixture_format_and_the_suite_s_requirements(tmp_path, capsys):
+    """--cases FILE: a file that is not fixtures, or a case citing a requirement the suite lacks, is a usage
+    error naming the case (a run once went on, and its failure read 'breaks nope.req: ' with nothing after)."""
+    case = {"id": "mine/ping", "description": "Ping answers.", "requirements": [], "level": "MUST", "requires": [],
+            "features": [], "steps": [{"request": {"message": [{}, {"fn.ping_": {}}]}, "response": {"message": [{}, {"Ok_": {}}]}}]}
+    for requirements, said in ((["service.one-cal"], "cites service.one-cal, which is no requirement of the suite: did you mean "
+                                                    "service.one-call?"),
+                               (["nope.req"], "cites nope.req, which is no requirement of the suite (python -m conformance "
+                                              "coverage lists them)")):
+        (tmp_path / "mine.json").write_text(json.dumps({"description": "Mine.", "cases": [{**case, "requirements": requirements}]}))
+        with pytest.raises(SystemExit) as stop:
+            main(["run", "--target", "http://127.0.0.1:9/api", "--cases", str(tmp_path / "mine.json")])
+        error = capsys.readouterr().err
+        assert stop.value.code == 2 and f"--cases {tmp_path / 'mine.json'}: cases[0] (mine/ping) {said}" in error
