@@ -12,9 +12,12 @@ import os
 import signal
 import sys
 
-from .commands import config, driven, fuzz, lint, listing, matrix, run
-from .commands.options import Parser
-from .language.suite import version
+try:  # (Ctrl-C while the suite loads ends it as Ctrl-C at work does, below: status 130, no traceback)
+    from .commands import config, driven, fuzz, lint, listing, matrix, run
+    from .commands.options import Parser
+    from .language.suite import version
+except KeyboardInterrupt:
+    sys.exit(130)
 
 COMMANDS = (run, driven, fuzz, matrix, listing, lint)  # each adds its commands' parsers, and names what runs each
 FRAMES = 10_000  # recursion to read back what a server may rightly echo thousands of levels deep (@id_)

@@ -13,31 +13,32 @@ Serve any schema with plain Python functions:
 
 and call any server with `Client(url).call("fn.add", {"x": 1, "y": 2})`.
 
-`Service` and `Server` are the engine room's (reference/engine/), loaded when
-first asked for, so that `reference.protocol`, the teaching core, loads none
-of it and serves alone: `protocol.Service` and `http_server.Server`.
+Each name is imported from its module when first asked for: `import
+reference` loads nothing else, so that a command starts (and Ctrl-C in its
+first moment ends it quietly), and `reference.protocol`, the teaching core,
+loads none of the engine room (reference/engine/), whose `Service` and
+`Server` these are; the core's own serve alone: `protocol.Service` and
+`http_server.Server`.
 """
 
+from importlib import import_module
 from typing import TYPE_CHECKING
-
-from .protocol import Refusal, Reply, Schema, SchemaError
-from .sources import load
-from .transports.http_client import Client
 
 if TYPE_CHECKING:
     from .engine.guard import Server
     from .engine.service import Service
+    from .protocol import Refusal, Reply, Schema, SchemaError
+    from .sources import load
+    from .transports.http_client import Client
 
 __version__ = "0.3.0"
 __all__ = ["Client", "Refusal", "Reply", "Schema", "SchemaError", "Server", "Service", "load", "__version__"]
+MODULES = {"Client": ".transports.http_client", "Refusal": ".protocol", "Reply": ".protocol", "Schema": ".protocol",
+           "SchemaError": ".protocol", "Server": ".engine.guard", "Service": ".engine.service", "load": ".sources"}
 
 
 def __getattr__(name):
-    """`Service` and `Server`, imported from the engine room when first asked for."""
-    if name == "Service":
-        from .engine.service import Service
-        return Service
-    if name == "Server":
-        from .engine.guard import Server
-        return Server
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    """A name of `__all__`, imported from its module when first asked for."""
+    if name not in MODULES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(MODULES[name], __name__), name)

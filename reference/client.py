@@ -28,13 +28,15 @@ import sys
 import time
 from pathlib import Path
 
-from . import sources
-from .cli import drivers, fetched
-from .cli.options import Parser, interruptible, positive, program, timeout
-from .cli.printing import listing, print_json, readable, wire_text
-from .mocking import stubs
-from .protocol.documents import Document
-from .transports.http_client import MAX_RESPONSE, Client, TransportError, Untrusted
+from .cli.options import Parser, interruptible, loading, positive, program, timeout
+
+with loading():  # (Ctrl-C while the command loads its parts: status 130, no traceback)
+    from . import sources
+    from .cli import drivers, fetched
+    from .cli.printing import listing, print_json, readable, wire_text
+    from .mocking import stubs
+    from .protocol.documents import Document
+    from .transports.http_client import MAX_RESPONSE, Client, TransportError, Untrusted
 
 PAIR = re.compile(r"(@?[A-Za-z_][\w!]*)(:?=)(.*)", re.DOTALL)  # NAME=TEXT, NAME:=JSON
 TEXT = ("string", "string?", "bytes", "bytes?")  # the types whose values `=` gives as they are written
@@ -46,6 +48,8 @@ def main(argv=None):
     """Make one call (or list or fetch the schema) as the command line says; return the exit status."""
     parser = _parser()
     options = parser.parse_intermixed_args(argv)
+    if options.url is None and options.driver:
+        parser.error("--driver drives calls to a server: give its URL, such as http://127.0.0.1:8000/api")
     if options.url is None:
         parser.error("give the server's URL, then a FUNCTION to call: python -m reference.client "
                      "http://127.0.0.1:8000/api fn.ping_")
@@ -179,6 +183,8 @@ class Call:
                   f"< {len(received)} bytes in {(time.perf_counter() - started) * 1000:.1f} ms", file=sys.stderr)
         if "ErrorInvalidRequestBody_" in answer[1]:
             _suggest(self.client, self.options.function, answer[1])
+        if "ErrorInvalidRequestHeaders_" in answer[1] and "@select_" in headers:
+            _fields_near(self.entries(), self.options.function, headers["@select_"], answer[1])
         if self.options.session:
             self.keep(headers, answer[1])
         paths: list = []
@@ -206,7 +212,7 @@ class Call:
                 values[name] = text
             else:
                 try:
-                    values[name] = sources.parse_json(text, f"{name}=")
+                    values[name] = sources.parse_json(text, f"{name}={text if len(text) <= 40 else text[:40] + '...'}")
                 except ValueError as error:  # sent as it is, for the server to say what is wrong, if anything
                     if types[name] not in ("any", "any?"):
                         print(f"note: {name} is {json.dumps(types[name])}, and {error}: sent as text", file=sys.stderr)
@@ -290,6 +296,29 @@ def _suggest(client, function, body):
     near = difflib.get_close_matches(function, names, n=3) or [n for n in names if n == f"fn.{function}"]
     if near:
         print(f"note: the server has no {function}; did you mean {' or '.join(near)}?", file=sys.stderr)
+
+
+def _fields_near(entries, function, selection, body):
+    """On standard error, for each field a @select_ names that its place does not have, the fields it has
+    (the nearest first)."""
+    for case in body["ErrorInvalidRequestHeaders_"].get("cases") or []:
+        path = case.get("path") if type(case) is dict else None
+        if type(path) is not list or path[:1] != ["@select_"] or "ArrayElementDisallowed" not in case.get("reason", {}):
+            continue
+        place, named = path[1:-1], selection
+        for step in path[1:]:
+            try:
+                named = named[step]
+            except (KeyError, IndexError, TypeError):
+                named = None
+        key = function if place[:1] == ["->"] else place[0] if place else None
+        found = next((entry[key if key == place[0] else "->"] for entry in entries if key in entry), None)
+        if type(found) is list:  # (a result's or a union's tags: the fields of the tag named)
+            found = next((tag[place[1]] for tag in found if len(place) > 1 and place[1] in tag), None)
+        if type(found) is dict and type(named) is str:
+            near = difflib.get_close_matches(named, list(found), n=1)
+            print(f"note: {' '.join(map(str, place))} has no field {named!r}" + (f"; did you mean {near[0]!r}?" if near
+                  else "") + f" (its fields: {', '.join(found) or 'none'})", file=sys.stderr)
 
 
 def _given(argument):

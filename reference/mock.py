@@ -26,16 +26,18 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
-from . import mocking, sources
-from .cli.fetched import default_cache, fetch
-from .cli.options import Parser, interruptible, positive, program, rate, seconds
-from .cli.serving import add_server_options, check_server_options, kind, serve
-from .mocking import relay
-from .mocking.stub_files import load_stubs
-from .protocol.documents import SchemaError
-from .sources import load
-from .transports import asgi as asgi_, wsgi as wsgi_
-from .transports.http_client import Client, TimedOut, TransportError, Unreachable
+from .cli.options import Parser, interruptible, loading, positive, program, rate, seconds
+
+with loading():  # (Ctrl-C while the command loads its parts: status 130, no traceback)
+    from . import mocking, sources
+    from .cli.fetched import default_cache, fetch
+    from .cli.serving import add_server_options, check_server_options, kind, serve
+    from .mocking import relay
+    from .mocking.stub_files import load_stubs
+    from .protocol.documents import SchemaError
+    from .sources import load
+    from .transports import asgi as asgi_, wsgi as wsgi_
+    from .transports.http_client import Client, TimedOut, TransportError, Unreachable
 
 
 @interruptible

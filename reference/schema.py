@@ -17,12 +17,14 @@ import json
 import sys
 from pathlib import Path
 
-from . import sources
-from .changes import compatibility, traffic
-from .cli import drivers
-from .cli.options import Parser, interruptible, program, timeout
-from .protocol.documents import Document
-from .transports.http_client import Client, TransportError
+from .cli.options import Parser, interruptible, loading, program, timeout
+
+with loading():  # (Ctrl-C while the command loads its parts: status 130, no traceback)
+    from . import sources
+    from .changes import compatibility, traffic
+    from .cli import drivers
+    from .protocol.documents import Document
+    from .transports.http_client import Client, TransportError
 
 
 @interruptible

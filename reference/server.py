@@ -6,9 +6,11 @@ options, HTTP or HTTPS, the core alone or the engine room) is cli/serving.py's.
 
 import sys
 
-from .cli.options import Parser, interruptible, positive, program, rate
-from .cli.serving import add_server_options, check_server_options, kind, serve
-from .services import calculator, memory, testbed
+from .cli.options import Parser, interruptible, loading, positive, program, rate
+
+with loading():  # (Ctrl-C while the command loads its parts: status 130, no traceback)
+    from .cli.serving import add_server_options, check_server_options, kind, serve
+    from .services import calculator, memory, testbed
 
 
 @interruptible

@@ -7,7 +7,9 @@ Each command is a module of this folder that adds its parser (`add`) and names t
 """
 
 import argparse
+import difflib
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -21,6 +23,9 @@ class Parser(argparse.ArgumentParser):
     as such by the command it was given to, before any missing argument."""
 
     def error(self, message):
+        chosen = re.search(r"invalid choice: '(.*?)' \(choose from (.*)\)$", message)
+        if chosen:  # (a misspelt command or choice gets the nearest, as a misspelt option does)
+            message += near(chosen[1], re.findall(r"'(.*?)'", chosen[2]))
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
     commands = {}  # a parser of commands: each name's parser
@@ -29,7 +34,9 @@ class Parser(argparse.ArgumentParser):
         args = sys.argv[1:] if args is None else list(args)
         unknown = next((word for word in option_words(args, bool(self.commands)) if not self.knows(word)), None)
         if unknown:
-            self.error(f"unrecognized option {unknown}")
+            name = unknown.split("=")[0]
+            self.error(f"unrecognized option {unknown}" + near(name, [known for action in self._actions
+                                                                     for known in action.option_strings]))
         return super().parse_known_args(args, namespace)
 
     def parse_args(self, args=None, namespace=None):
@@ -44,6 +51,13 @@ class Parser(argparse.ArgumentParser):
         name = word.split("=")[0] if word.startswith("--") else word[:2]
         return any(known == name or (name.startswith("--") and known.startswith(name))
                    for action in self._actions for known in action.option_strings)
+
+
+def near(word, known):
+    """"; did you mean --target?": the name of `known` nearest to a misspelt `word`, if one is near."""
+    starting = [name for name in known if name.startswith(word)]
+    nearest = starting if len(starting) == 1 else difflib.get_close_matches(word, known, n=1)
+    return f"; did you mean {nearest[0]}?" if nearest else ""
 
 
 def option_words(args, commanding):

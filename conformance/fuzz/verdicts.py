@@ -88,7 +88,7 @@ UNJUDGED = {  # why a check of a function that was called judged no answer, unle
     "headers": "no call reached it: each failed an earlier check",
     "select": "no call was made with @select_ (one in two is, when the others pass)",
     "binary": "no call was made on MessagePack (one in three is, once negotiated)",
-    "rejected": "no call with one thing wrong was answered",
+    "rejected": "no call with one thing wrong was sent (one follows each valid call that passed the other checks)",
     "media": "no call reached it: each failed an earlier check",
 }
 
@@ -136,7 +136,7 @@ def failure(fuzzer, finding, number, judged, seconds):
     again = f"sent again, it failed {failed} of {sent} times" if sent else "not sent again (the time limit had passed)"
     evidence = f"failed in {fuzzer.seen[finding.kind]} of {plural(judged, 'answer')} judged; {again}"
     if failed < sent:
-        evidence += f": flaky, failing {(failed + 1) / (sent + 1):.0%} of the times it was sent"
+        evidence += f": flaky, failing {failed + 1} of the {sent + 1} times it was sent, the first included"
     reproduction, made = finding.reproduction, case(finding.function, finding.check, number)
     if reproduction is not None:
         evidence += f"; {reproduction.said}"

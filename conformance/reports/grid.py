@@ -247,7 +247,7 @@ def as_html(columns):
     parts = ["<!doctype html><html lang=en><meta charset=utf-8><title>Conformance matrix</title>",
              f"<style>{formats.CSS.read_text(encoding='utf-8')}</style>",
              f"<h1>Conformance matrix</h1><p>{time.strftime('%Y-%m-%d %H:%M')}: the suites against "
-             f"{len(columns)} implementations, by the suite {e(suite.identity()['version'])} (fixture set "
+             f"{plural(len(columns), 'implementation')}, by the suite {e(suite.identity()['version'])} (fixture set "
              f"{e(suite.identity()['fixtures'])}). A cell counts the cases passed of those that cite the group's "
              f"requirements (a known failure is no pass); one that is not all passes leads to its cases.</p>"]
     if cut_short(columns):

@@ -9,12 +9,26 @@ each. The library modules know nothing of command lines.
 """
 
 import argparse
+import contextlib
+import difflib
 import functools
 import math
 import os
+import re
 import sys
 
 from .. import __version__
+
+
+@contextlib.contextmanager
+def loading():
+    """Around a command's imports: Ctrl-C while it loads ends it as Ctrl-C at work does (`interruptible`),
+    with status 130 and no traceback."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        print(file=sys.stderr)
+        raise SystemExit(130) from None
 
 
 def interruptible(command):
@@ -48,17 +62,22 @@ class Parser(argparse.ArgumentParser):
         self.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
 
     def error(self, message):
+        chosen = re.search(r"invalid choice: '(.*?)' \(choose from (.*)\)$", message)
+        if chosen:  # (a misspelt choice gets the nearest, as a misspelt option does)
+            message += near(chosen[1], re.findall(r"'(.*?)'", chosen[2]))
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
     def parse_known_args(self, args=None, namespace=None):
-        """As argparse's, but an option this command does not know is told as such, before any missing
-        argument (argparse names the missing ones first)."""
+        """As argparse's, but an option this command does not know is told as such, with the nearest it
+        knows, before any missing argument (argparse names the missing ones first)."""
         args = sys.argv[1:] if args is None else list(args)
         for word in args:
             if word == "--":
                 break
             if word.startswith("-") and len(word) > 1 and not word[1].isdigit() and not self._knows(word):
-                self.error(f"unrecognized option {word.split('=')[0]}")
+                name = word.split("=")[0]
+                self.error(f"unrecognized option {name}" + near(name, [known for action in self._actions
+                                                                        for known in action.option_strings]))
         return super().parse_known_args(args, namespace)
 
     def _knows(self, word):
@@ -71,6 +90,13 @@ class Parser(argparse.ArgumentParser):
         print(f"{self.prog}: error: {message}", file=sys.stderr)
         return 2
 
+
+
+def near(word, known):
+    """"; did you mean --target?": the name of `known` nearest to a misspelt `word`, if one is near."""
+    starting = [name for name in known if name.startswith(word)]
+    nearest = starting if len(starting) == 1 else difflib.get_close_matches(word, known, n=1)
+    return f"; did you mean {nearest[0]}?" if nearest else ""
 
 
 def _number(text, most, what):

@@ -212,6 +212,27 @@ def test_ctrl_c_ends_every_command_quietly(args, waiting, url):
     assert process.returncode == 130 and "Traceback" not in err, err
 
 
+@pytest.mark.parametrize("args", [
+    ["reference.client", "URL", "fn.add", "-"], ["reference.server"], ["reference.mock", "--schema-url", "URL"],
+    ["reference.schema", "--driver"], ["conformance", "run", "--target", "URL"],
+])
+def test_ctrl_c_while_a_command_loads_its_parts_ends_it_quietly_too(args, url):
+    """Ctrl-C in a command's first moment, while it imports what it needs (-X importtime says which module
+    is loaded), ends it with status 130 and no traceback, as Ctrl-C at work does (it printed 20 lines)."""
+    process = subprocess.Popen([sys.executable, "-X", "importtime", "-m", *[url if arg == "URL" else arg for arg in args]],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        for line in process.stderr:  # (the first of its own modules loaded past what loads the guard)
+            module = line.rsplit("|", 1)[-1].strip()
+            if module.startswith(("reference.", "conformance.")) and module not in ("reference.cli", "reference.cli.options"):
+                break
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=30)
+    finally:
+        process.kill()
+    assert process.returncode == 130 and "Traceback" not in err, err
+
+
 def reading_its_input(process, seconds=60):
     """Whether `process` comes to wait on a read of its standard input (Linux's /proc names the system call
     a process is in: its number, then its first argument, the file descriptor)."""
@@ -235,7 +256,7 @@ def test_text_and_json_are_said_as_httpie_says_them_and_the_schema_decides_the_r
     assert client(url, "fn.saveVariable", "name:=\"n\"", "value:=2.5", *user).returncode == 0
     wrong = client(url, "fn.add", "x=one", "y=2")
     assert wrong.returncode == 1 and "TypeUnexpected" in wrong.stdout
-    assert wrong.stderr == 'note: x is "number", and x=: not JSON: Expecting value (line 1, column 1): sent as text\n'
+    assert wrong.stderr == 'note: x is "number", and x=one: not JSON: Expecting value (line 1, column 1): sent as text\n'
 
 
 def test_a_session_keeps_the_headers_and_the_token_of_a_login(url, tmp_path):
@@ -350,3 +371,21 @@ def test_calls_written_name_text_reach_a_mock_whose_schema_holds_its_own_kinds()
         assert stubbed.returncode == 0, stubbed.stderr
         run = client(server.url, "fn.getVariable", "name=annabel")
     assert (run.returncode, json.loads(run.stdout)) == (0, {"Ok_": {"variable!": {"name": "a", "value": 1}}}), run.stderr
+
+
+def test_a_field_a_selection_misspells_is_told_with_the_fields_its_place_has(url, user):
+    """The server's answer is a case at the place (ArrayElementDisallowed); the note says what it meant."""
+    wrong = client(url, "fn.add", "x=1", "y=2", "--select", '{"->": {"Ok_": ["reslt"]}}')
+    assert wrong.returncode == 1 and "ArrayElementDisallowed" in wrong.stdout
+    assert wrong.stderr == "note: -> Ok_ has no field 'reslt'; did you mean 'result'? (its fields: result)\n"
+    tape = client(url, "fn.getPaperTape", "--select", '{"struct.Evaluation": ["result", "expresion"]}', "-H",
+                  f"@auth_:={json.dumps(user['@auth_'])}")
+    assert tape.stderr == ("note: struct.Evaluation has no field 'expresion'; did you mean 'expression'? (its fields: "
+                           "expression, result, timestamp, successful)\n")
+
+
+def test_a_driver_without_its_url_is_told_what_it_needs():
+    alone = client("--driver")
+    assert alone.returncode == 2 and alone.stderr.startswith(
+        "python -m reference.client: error: --driver drives calls to a server: give its URL, such as "
+        "http://127.0.0.1:8000/api")

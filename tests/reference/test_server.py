@@ -31,6 +31,9 @@ def run_cli(*args, **options):
     (["--log-level", "loud"], "argument --log-level: invalid choice: 'loud'"),
     (["--nope"], "unrecognized option --nope"),
     (["--service", "nope"], "argument --service: invalid choice: 'nope'"),
+    (["--servce", "testbed"], "unrecognized option --servce; did you mean --service?"),
+    (["--service", "calc"], "argument --service: invalid choice: 'calc' (choose from 'calculator', 'testbed'); did "
+                            "you mean calculator?"),
     (["--max-body", "0"], "--max-body must be positive"),
 ])
 def test_bad_command_lines_are_one_line_and_exit_2(args, message):

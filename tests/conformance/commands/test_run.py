@@ -93,6 +93,9 @@ def test_a_known_failure_that_fails_does_not_fail_the_run(tmp_path, capsys):
     (["run", "--target", "http://127.0.0.1:9/api", "--cafile", "ca.pem"], "--cafile is for an https:// target"),
     (["nope"], "invalid choice: 'nope'"),
     (["run", "--bogus"], "python -m conformance run: error: unrecognized option --bogus"),  # (not --target missing)
+    (["rn"], "invalid choice: 'rn' (choose from 'run', "),  # (a misspelt command or option: the nearest)
+    (["rn"], "; did you mean run?"),
+    (["run", "--targt", "x"], "unrecognized option --targt; did you mean --target?"),
     (["run", "--target", "http://127.0.0.1:9/api", "extra"], "python -m conformance run: error: unrecognized "
                                                              "arguments: extra"),  # (not the top-level command's)
 ])
