@@ -67,6 +67,7 @@ def as_json(results, subject, service, scope):
                    **({"client": r.case.client} if r.case.client is not None else {}),
                    "requirements": r.case.requirements, "seconds": round(r.seconds, 3), "problems": r.problems,
                    "reproduce": list(r.replay) if r.failed else [], **({"answer": r.answer} if r.answer else {}),
+                   **({"expected": r.expected} if r.expected else {}),
                    **({"evidence": r.evidence} if r.evidence else {}),
                    **({"diagnostics": list(r.diagnostics)} if r.diagnostics else {})}
                   for r in results]}, indent=2) + "\n"
@@ -144,6 +145,8 @@ def failure_html(result):
     shown = "" if result.status == "stale" else (
         f"<pre>{e(chr(10).join(result.problems) or first_difference(result))}</pre>"
         + (f"<p>{e(result.evidence)}</p>" if result.evidence else "")
+        + (f"<p>The answer expected (in the matching language):</p><pre>{e(result.expected)}</pre>"
+           if result.expected else "")
         + (f"<p>The answer received:</p><pre>{e(result.answer)}</pre>" if result.answer else "")
         + (f"<p>{e(result.replay_title)}:</p><pre>{e(chr(10).join(result.replay))}</pre>" if result.replay else ""))
     return (f"<details class=failure><summary>{e(case.id)}{e(status)}</summary><p>{e(case.description)} "

@@ -72,9 +72,19 @@ def _readable(data, most=300):
     return printable(text if len(text) <= most else text[:most] + " ...")
 
 
-def shown(answer, encodings, most=2000):
-    """An answer as text to show: its message as JSON (MessagePack decoded), else its bytes; printable."""
+def shown(answer, encodings):
+    """An answer as text to show: its message as JSON (MessagePack decoded), else its bytes; printable. An
+    encoding it carries (@enc_, a name for each of the schema's words) is told by its size, so that what
+    follows it shows."""
     with one_at_a_time(answer):
         message = decode(answer, encodings)
+        if type(message) is list and message and type(message[0]) is dict and type(message[0].get("@enc_")) is dict:
+            message = [{**message[0], "@enc_": f"(an encoding of {len(message[0]['@enc_'])} names, not shown)"},
+                       *message[1:]]
         text = json.dumps(message, ensure_ascii=False) if message is not None else answer.decode(errors="replace")
+    return cut(text)
+
+
+def cut(text, most=2000):
+    """`text` to show, printable, and cut after `most` characters, saying how many more there were."""
     return printable(text if len(text) <= most else text[:most] + f" ... ({len(text) - most} characters more)")

@@ -36,6 +36,7 @@ class Result(NamedTuple):
     replay_title: str = "To reproduce"  # resend a server case's requests, or a client case's story
     diagnostics: tuple = ()  # of a schema case: how the loader places problems otherwise (never a verdict)
     answer: str = ""  # of a failed server case: the last answer received, as text
+    expected: str = ""  # and what its failing step expected, in the matching language
     evidence: str = ""  # what a fuzzing verdict rests on (a case's is its steps): the answers it judged
 
     @property

@@ -44,7 +44,9 @@ def problems(manifest, where="the manifest"):
     """Every way the manifest breaks its shape, each with where it is, and two entries alike."""
     if type(manifest) is not dict or type(manifest.get("implementations")) is not list:
         return [f"{where}: not an object with a list of \"implementations\""]
-    found = []
+    found = [f"{where}: unknown key {key!r}" + "".join(f" (did you mean {near!r}?)" for near in
+                                                    difflib.get_close_matches(key, ("description", "implementations"), n=1))
+             for key in manifest if key not in ("description", "implementations")]
     for index, entry in enumerate(manifest["implementations"]):
         at = f"{where}: implementations[{index}]"
         if type(entry) is not dict:

@@ -31,7 +31,7 @@ import msgpack
 from ..language.decoding import decode, one_at_a_time, readings, to_msgpack
 from ..language.matchers import compare, excerpt, explain, substitute
 from ..language.suite import LEVELS, LIMITS
-from ..reports.reproduce import Exchange, reproduce, shown
+from ..reports.reproduce import Exchange, cut, reproduce, shown
 from ..reports.results import not_run, outcome
 from ..targets.remote import Overlong, Trouble, read, send
 
@@ -135,7 +135,7 @@ class Steps:
     def result(self):
         """Run the steps at the run's level; a step that breaks a MUST, or the case's only level, ends them.
         A step's `undeclared` response is expected instead when a limit the case depends on was not declared."""
-        case, problems, failed_level = self.case, [], ""
+        case, problems, failed_level, wanted = self.case, [], "", None
         undeclared = not set(case.limits) <= self.run.settings.limits.keys()
         self.connection = self.target.connect()
         try:
@@ -145,10 +145,10 @@ class Steps:
                 where = f"step {number} of {len(case.steps)}" + (" (on a new connection)" * (
                     step["request"].get("connection") == "new"))
                 if must or (rest and "spec" not in step and case.level == "MUST"):
-                    problems, failed_level = [f"{where}: {p}" for p in must or rest], "MUST"
+                    problems, failed_level, wanted = [f"{where}: {p}" for p in must or rest], "MUST", expected
                     break
                 if rest and not problems:
-                    problems, failed_level = [f"{where}: {p}" for p in rest], case.level
+                    problems, failed_level, wanted = [f"{where}: {p}" for p in rest], case.level, expected
                     if not any("spec" in later for later in case.steps[number:]):
                         break
         except (OSError, http.client.HTTPException) as error:  # an answer is what every request is owed
@@ -164,7 +164,9 @@ class Steps:
         received = shown(self.transcript[-1].answer, self.encodings) if problems and self.transcript else ""
         replay = problems and reproduce(self.target, self.transcript)
         known = self.run.settings.known_failure(case.id)
-        return outcome(case, problems, failed_level, self.started, replay, known)._replace(answer=received)
+        expected = cut(json.dumps(wanted, ensure_ascii=False)) if problems and wanted is not None else ""
+        return outcome(case, problems, failed_level, self.started, replay, known)._replace(answer=received,
+                                                                                          expected=expected)
 
     def step(self, request, expected):
         """Send one step's request (again while unexpectedly unavailable); return how the answer differs

@@ -78,3 +78,14 @@ def test_a_report_of_an_older_suite_reads_back_and_says_its_fixture_set_differs(
     assert column.results[1].status == "not-run" and column.results[1].reason == "for other services"
     assert column.said.endswith("; made by the suite 0.1.0 with another fixture set (0123456789abcdef, not "
                                 f"{suite.identity()['fixtures']}): its cases may differ")
+
+
+def test_the_page_heads_only_what_has_something_under_it_and_says_limits_as_words():
+    """A column that passed every case gets no empty heading; one with a failure gets its heading, its cases
+    and the buttons that open them all; declared limits read as words, not JSON."""
+    columns = [grid.Column({"name": "clean", "limits": {"depth": 64, "body": 2097152}}, [result(MUST_CASE, "pass")]),
+               grid.Column({"name": "failing"}, [result(MUST_CASE, "fail", "MUST")])]
+    page = grid.as_html(columns)
+    assert "<h2>clean</h2>" not in page and "<h2>failing</h2>" in page and ">Expand all</button>" in page
+    assert "declared limits: depth 64, body 2097152" in page
+    assert ">Expand all</button>" not in grid.as_html(columns[:1])

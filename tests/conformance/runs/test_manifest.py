@@ -23,7 +23,7 @@ def matrix(capsys, tmp_path, manifest=None):
     """Run the matrix (of `manifest`, else the shipped one); return (status, output lines, the HTML page)."""
     arguments = ["matrix", "--html", str(tmp_path / "matrix.html")]
     if manifest is not None:
-        (tmp_path / "manifest.json").write_text(json.dumps({"implementations": manifest}))
+        (tmp_path / "manifest.json").write_text(json.dumps(manifest if type(manifest) is dict else {"implementations": manifest}))
         arguments += ["--manifest", str(tmp_path / "manifest.json")]
     status = main(arguments)
     return status, capsys.readouterr().out.splitlines(), (tmp_path / "matrix.html").read_text()
@@ -85,6 +85,9 @@ def test_failures_lead_to_their_answers_and_alike_failures_of_independent_implem
       "implementations[1].known: no/such/known.txt (in the manifest's folder or the suite's) cannot be read: No such "
       "file or directory",
       "implementations[2].known: not a list or text"]),
+    # a key of the manifest itself that it does not have, as one of an entry
+    ({"implementation": [], "description": "d", "implementations": [{"name": "x", "target": "t"}]},
+     ["unknown key 'implementation' (did you mean 'implementations'?)"]),
     # two entries alike would be two columns no one can tell apart
     ([{"name": "x", "version": "1", "target": "t"}, {"name": "x", "version": "1", "target": "u"}],
      ["'x 1' is listed 2 times: give each a \"way\" of its own"]),

@@ -3,6 +3,7 @@ should; and every exchange with a target ends, whatever the target does."""
 
 import http.client
 import http.server
+import json
 import socket
 import sys
 import threading
@@ -326,3 +327,20 @@ def test_a_failure_repeated_with_values_that_vary_by_design_is_not_flaky(capsys)
         status, lines = run(capsys, "run", "--target", server.url, "--id", "api/ping/ok", "--repeat", "3")
     assert status == 1 and any(line.startswith("FAIL api/ping/ok ") for line in lines), "\n".join(lines)
     assert lines[-1].startswith("0 passed, 1 failed (1 MUST)") and "flaky" not in lines[-1]
+
+
+def test_a_failure_shows_what_its_step_expected_beside_what_came_and_an_encoding_by_its_size(tmp_path, capsys):
+    """The reports put the failing step's expected answer (in the matching language) beside the answer received;
+    a MessagePack answer's @enc_ (110 names) is told by its size, so the header that differs shows."""
+    def extra(request, message):
+        if request and "fn.ping_" in request[1] and "@enc_" in message[0]:
+            message[0]["@extra"] = 1
+        return message
+    with serving(Mutated(testbed.service(), extra)) as server:
+        assert main(["run", "--target", server.url, "--id", "binary/negotiate/first", "--json", str(tmp_path / "r.json"),
+                     "--html", str(tmp_path / "r.html")]) == 1
+    [case] = json.loads((tmp_path / "r.json").read_text())["cases"]
+    assert json.loads(case["expected"])["message"][0]["@enc_"] == {"$type": "object"}
+    assert case["answer"].startswith('[{"@enc_": "(an encoding of ') and '"@extra": 1}, {"Ok_": {}}]' in case["answer"]
+    page = (tmp_path / "r.html").read_text()
+    assert page.index("The answer expected (in the matching language):") < page.index("The answer received:")

@@ -49,15 +49,17 @@ def pipelining(address, stop, started, start, burst, pause):
             stop.wait(0.05)
 
 
-def share(server, attackers, request, seconds=4.0, attack=dribbling, source=""):
+def share(server, attackers, request, seconds=4.0, attack=dribbling, source="", ready=None):
     """The share of a normal client's requests (from the address `source`, if given) answered 200
-    while the attackers dribble (or `attack` as they do)."""
+    while the attackers dribble (or `attack` as they do), from when each is under way (and `ready(server)`)."""
     stop, started = threading.Event(), [threading.Event() for _ in attackers]
     threads = [threading.Thread(target=attack, args=(server.server_address[:2], stop, under_way, *attacker),
                                 daemon=True) for attacker, under_way in zip(attackers, started)]
     for thread in threads:
         thread.start()
     assert all(under_way.wait(30) for under_way in started), "an attacker never got under way"
+    if ready:
+        until(lambda: ready(server))
     answered, tries, deadline = 0, 0, time.monotonic() + seconds
     try:
         while time.monotonic() < deadline:
@@ -93,8 +95,9 @@ def test_connections_that_pipeline_requests_and_never_read_the_answers_give_way_
     service = engine.Service(schema, {"fn.big": lambda arguments, headers: {"Ok_": {"text": "x" * 256_000}}})
     request = b'POST /api HTTP/1.1\r\nHost: x\r\nContent-Length: 20\r\n\r\n[{}, {"fn.big": {}}]'
     with caplog.at_level(logging.INFO, logger="reference"), serving(service, max_connections=20) as server:
-        assert share(server, [(request, request * 20, 0.01)] * 20, PING, attack=pipelining,
-                     source="127.0.0.2") >= 0.9
+        assert share(server, [(request, request * 20, 0.01)] * 20, PING, attack=pipelining, source="127.0.0.2",
+                     ready=lambda server: len(server.visits) == 20 and all(  # (every place held by a slow one)
+                         visit.slow(time.monotonic()) for visit in list(server.visits.values()))) >= 0.9
     said = [record.getMessage() for record in caplog.records]
     assert any(line.endswith(": closed a connection sending slower than 16 KiB/s, for a newcomer") for line in said)
 
