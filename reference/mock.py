@@ -33,7 +33,7 @@ with loading():  # (Ctrl-C while the command loads its parts: status 130, no tra
     from .cli.fetched import default_cache, fetch
     from .cli.serving import add_server_options, check_server_options, kind, serve
     from .mocking import relay
-    from .mocking.stub_files import load_stubs
+    from .mocking.stub_files import StubProblems, load_stubs
     from .protocol.documents import SchemaError
     from .sources import load
     from .transports import asgi as asgi_, wsgi as wsgi_
@@ -76,6 +76,11 @@ def main(argv=None):
         print("\n".join(map(str, error.problems)), file=sys.stderr)
         return parser.fail(f"the schema of {url or options.schema_file or options.schema_dir} does not load: "
                            f"{len(error.problems)} problem{'s' * (len(error.problems) != 1)}")
+    except StubProblems as error:  # the same way (one problem alone: its line)
+        if len(error.problems) == 1:
+            return parser.fail(error.problems[0])
+        print("\n".join(error.problems), file=sys.stderr)
+        return parser.fail(f"the stubs of {options.stubs} do not load: {len(error.problems)} problems")
     except (TransportError, OSError, ValueError) as error:
         return parser.fail(str(error))
     what = (f"a recorder of {url}, saving to {options.stubs}" if options.record else

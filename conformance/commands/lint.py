@@ -19,27 +19,32 @@ from ..language import suite
 from ..language.matchers import compare, is_matcher
 from ..reports.results import plural
 from ..tables.spec import HEADERS, RESULTS, TYPE_NAMES
+from . import files
 from .options import unable
 
 
 def add(commands):
     """check and generate: the suite's checks on itself, and its generated files."""
-    commands.add_parser("check", help="lint the suite itself", description=(
+    checking = commands.add_parser("check", help="lint the suite itself, or cases of your own", description=(
         "Check the fixtures: their format, unique ids, known requirements, the features they use, that the "
-        "generated ones are current, and that what they expect fits the schema of their service.")).set_defaults(
-        run=checked)
+        "generated ones are current, and that what they expect fits the schema of their service."))
+    checking.add_argument("--cases", metavar="PATH", help="check this file of server cases of your own (or the "
+                          "*.json files of a folder), as run --cases takes it, instead of the suite's")
+    checking.set_defaults(run=checked)
     commands.add_parser("generate", help="write the testbed schema and cases from conformance/tables",
                         description="Write testbed.json, cases/testbed-*.json and clients/*.json from the "
                                     "tables in conformance/tables.").set_defaults(run=generated)
 
 
 def checked(options, parser):
-    """check: every problem of the suite itself; status 1 if there is one."""
-    problems = check()
+    """check: every problem of the suite itself (or of the --cases given); status 1 if there is one."""
+    problems, cases = own(Path(options.cases)) if options.cases else (check(), None)
     for problem in problems:
         print(problem)
     if problems:
         print(f"{plural(len(problems), 'problem')}")
+    elif cases is not None:
+        print(f"{options.cases} is sound: {plural(len(cases), 'server case')}.")
     else:
         servers, clients, loaders = len(suite.load()), len(suite.load(suite.CLIENTS)), len(suite.load(suite.SCHEMAS))
         print(f"The suite is sound: {servers} server cases, {clients} client cases and {loaders} schema cases.")
@@ -110,6 +115,36 @@ def check(directory=suite.CASES):
             problems += [f"{where}: {p}" for p in consistent(case, schema)]
             problems += [f"{where}: {p}" for p in fair(case, schema)]
     return problems
+
+
+def own(path):
+    """Every problem of a file (or a folder of files) of one's own server cases, as `check` finds them in the
+    suite's (but whether they fit a schema: theirs is the target's own), and the cases it read."""
+    fixture_schema, problems, cases, seen = suite.load_json("fixture.schema.json"), [], [], {}
+    for file in sorted(path.glob("*.json")) if path.is_dir() else [path]:
+        try:
+            document = files.read_json(file)
+        except ValueError as error:
+            problems.append(str(error))
+            continue
+        shape = list(suite.conforms(document, fixture_schema, fixture_schema))
+        problems += [f"{file}: {problem}" for problem in shape]
+        cases += [] if shape else [suite.Case.read(case, str(file)) for case in document["cases"]]
+    for case in cases:
+        where = f"{case.file}: {case.id}"
+        if case.id in seen:
+            problems.append(f"{where}: the id is also used in {seen[case.id]}")
+        seen[case.id] = case.file
+        unknown = [f"{where}: unknown requirement {r}" for r in case.requirements if r not in suite.rule_levels()]
+        problems += unknown
+        if tables.features(case.steps) != list(case.features):
+            problems.append(f"{where}: its requests use the features {tables.features(case.steps)}, "
+                            f"not {list(case.features)}")
+        problems += [f"{where}: {p}" for p in limited(case)]
+        problems += [] if unknown else [f"{where}: {p}" for p in fair(case, {})]  # (levels follow requirements)
+    if not cases and not problems:
+        problems.append(f"{path}: holds no cases")
+    return problems, cases
 
 
 def limited(case):

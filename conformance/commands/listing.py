@@ -21,9 +21,12 @@ def add(commands):
 
 def listed(options, parser):
     """list: one line for each case selected."""
-    listed = suite.select(suite.everything(), options.id, options.level, options.exclude)
+    try:
+        listed = suite.select(suite.everything(), options.id, options.level, options.exclude, options.keyword)
+    except ValueError as error:
+        parser.error(str(error))
     if not listed:
-        parser.error("no case matches the --id, --exclude and --level given")
+        parser.error("no case matches the --id, --exclude, -k and --level given")
     for case in listed:
         needs = {"client": lambda: f"client:{case.client['mode']}", "schema": lambda: "schema loader",
                  "server": lambda: ",".join(case.requires) or "any"}[case.kind]()

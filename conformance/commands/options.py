@@ -77,6 +77,9 @@ def selectors(parser):
                         help="leave out cases whose id matches, as --id would select them; repeatable")
     parser.add_argument("--level", type=str.upper, choices=["MUST", "SHOULD", "MAY"], default="MAY",
                         help="MUST cases only, MUST and SHOULD, or all of them (MAY, the default)")
+    parser.add_argument("-k", dest="keyword", default="", metavar="EXPRESSION",
+                        help="only cases whose id holds these words, as pytest's -k takes them: "
+                             "'add and not (overflow or fractions)'")
 
 
 def outcomes(parser):
@@ -93,7 +96,10 @@ def outcomes(parser):
     for kind, what in (("junit", "a JUnit XML report"), ("json", "a JSON report"),
                        ("html", "an HTML report: one self-contained page, to open in a browser")):
         parser.add_argument(f"--{kind}", metavar="FILE", help=f"write {what} there")
-    parser.add_argument("-v", "--verbose", action="store_true", help="print every case, not only failures")
+    told = parser.add_mutually_exclusive_group()
+    told.add_argument("-v", "--verbose", action="store_true", help="print every case, not only failures")
+    told.add_argument("-q", "--quiet", action="store_true", help="print a line for each failure and the summary, "
+                      "no more (the reports keep the rest)")
     named = parser.add_argument_group("what is checked, named in every report")
     named.add_argument("--implementation", default="", metavar="NAME", help="the implementation's name")
     named.add_argument("--implementation-version", default="", metavar="VERSION", help="its version")
@@ -103,7 +109,8 @@ def outcomes(parser):
 SETTINGS = {  # an option's name on the command line (its dest) -> the setting it gives, and how
     "level": ("level", str), "id": ("ids", tuple), "exclude": ("exclude", tuple), "last_failed": ("last_failed", bool),
     "without": ("without", frozenset), "limit": ("limits", dict), "workers": ("workers", int),
-    "repeat": ("repeat", int), "maxfail": ("maxfail", None), "verbose": ("verbose", bool),
+    "repeat": ("repeat", int), "maxfail": ("maxfail", None), "verbose": ("verbose", bool), "quiet": ("quiet", bool),
+    "keyword": ("keyword", str),
     "durations": ("durations", None), "seed": ("seed", None), "max_examples": ("max_examples", int),
     "function": ("functions", tuple), "skip": ("skip", tuple), "header": ("headers", dict),
     "time_limit": ("time_limit", float), "deterministic": ("deterministic", bool),

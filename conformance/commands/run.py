@@ -106,7 +106,11 @@ def selected_cases(options, parser, kind):
             parser.error(f"--cases {error}")
         everything = own + [c for c in everything if c.kind != "server"]
     known = known_failures(options.known_failures, everything, parser) if options.known_failures else set()
-    matched = suite.matching([c for c in everything if c.kind == kind], options.id, options.exclude)
+    try:
+        matched = suite.matching([c for c in everything if c.kind == kind], options.id, options.exclude,
+                                 options.keyword)
+    except ValueError as error:
+        parser.error(str(error))
     unmatched(parser, everything, kind, options)
     failed = cache.last_failed(kind) if options.last_failed or options.failed_first else None
     if (options.last_failed or options.failed_first) and not failed:
@@ -121,7 +125,7 @@ def selected_cases(options, parser, kind):
               f"of the cases selected.")
     chosen = [c for c in matched if c.levels() & suite.LEVELS[options.level]]
     if not chosen:
-        parser.error("no case matches the --id, --exclude and --level given")
+        parser.error("no case matches the --id, --exclude, -k and --level given")
     ran = {c.id for c in chosen}
     aside = [not_run(c, f"set aside by --level {options.level}", f"its level is {c.level}")
              for c in matched if c.id not in ran]

@@ -203,8 +203,9 @@ def case_of(fuzzer, finding, earlier):
         else {"$type": "object"}]}} for number, message in enumerate(sent[:len(entries)])]
     steps += [{**step, "request": {"message": message}} for step, message in zip(last, sent[len(entries):])]
     functions = sorted({entry[1] for entry in entries} | {finding.function})
-    features = sorted(feature for feature, header in (("binary", "@bin_"), ("select", "@select_"))
-                      if any(header in message[0] for message in sent))
+    features = sorted({feature for feature, header in (("binary", "@bin_"), ("select", "@select_"))
+                       if any(header in message[0] for message in sent)}
+                      | {"http" for step in steps if {"status", "headers"} & step["response"].keys()})  # (media's)
     description, requirements = CHECKS[finding.check]
     return Case(f"fuzz/{finding.function}/{finding.check}", f"{finding.function}: {description}.", tuple(requirements),
                 level_of(requirements), "fuzz", tuple(functions), tuple(features), steps=steps)

@@ -37,7 +37,7 @@ def summary(results, scope=Scope()):
             f"; {made} of the {asked} runs of every case made" + (" (the last cut short)" * bool(
                 scope.interrupted or scope.stopped))
     if scope.unselected:
-        by = [name for name, used in (("--id", scope.ids), ("--exclude", scope.exclude),
+        by = [name for name, used in (("--id", scope.ids), ("--exclude", scope.exclude), ("-k", scope.keyword),
                                       ("--last-failed", scope.last_failed)) if used]
         line += f"; {scope.unselected} not selected by {' or '.join(by or ['--id'])}"
     partly = sum(r.status in JUDGED and r.case.level not in LEVELS[scope.level] for r in results)

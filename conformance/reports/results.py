@@ -164,6 +164,7 @@ class Scope(NamedTuple):
     rounds: tuple = (1, 1)  # runs of every case made (the last may be cut short), of those asked (--repeat)
     seconds: float = 0.0  # how long the run took
     suite: dict = {}  # the suite that made it: its version, and the digest of its fixture set
+    keyword: str = ""  # the -k expression the ids selected hold
 
     @classmethod
     def of(cls, settings, unselected=0, stopped="", **how):
@@ -171,7 +172,7 @@ class Scope(NamedTuple):
         it went (interrupted, rounds, seconds)."""
         return cls(settings.without, settings.level, list(settings.ids), unselected, settings.last_failed, stopped,
                    settings.implementation, settings.limits, list(settings.exclude), settings.seed,
-                   suite=suite.identity(), **how)
+                   suite=suite.identity(), keyword=settings.keyword, **how)
 
 
 def named(implementation):

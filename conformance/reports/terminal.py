@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 from ..language import suite
 from . import formats
-from .causes import causes, diagnostics, failed_at, summary
+from .causes import causes, diagnostics, failed_at, first_difference, summary
 from .results import JUDGED, Scope, merged, not_run, plural
 
 
@@ -69,7 +69,10 @@ def running(settings, selected, run, target=None):
             if asked > 1 else f": {plural(left, 'case')} {'was' if left == 1 else 'were'} not run") + ".", flush=True)
     for result in results:
         if result.failed and result.status != "errored":  # (those the target left unanswered: told once, above)
-            print_failure(result)
+            if settings.quiet:
+                print(f"{result.status.upper()} {result.case.id}: {first_difference(result)}")
+            else:
+                print_failure(result)
     return Ending(results, interrupted, stopped, (len(rounds), asked), time.monotonic() - started)
 
 
@@ -90,7 +93,7 @@ def finish(settings, ending, subject, service, unselected):
     scope = Scope.of(settings, unselected, stopped, interrupted=ending.interrupted, rounds=ending.rounds,
                      seconds=ending.seconds)
     requirements = write_reports(settings, results, subject, service, scope)
-    grouped = causes(results, {r["id"]: r["text"] for r in requirements})
+    grouped = causes(results, {r["id"]: r["text"] for r in requirements}) if not settings.quiet else []
     if grouped:
         print("\n" + "\n".join(grouped))
     known = [r.case.id for r in results if r.status == "known-failure"]

@@ -26,6 +26,7 @@ class Settings:
     level: str = "MAY"  # the level checked: MUST, SHOULD (and MUST) or MAY (all of them)
     ids: tuple = ()  # id globs of the cases selected (none: all of them)
     exclude: tuple = ()  # id globs of the cases left out
+    keyword: str = ""  # an expression of words the ids selected hold (pytest's -k)
     last_failed: bool = False  # only what failed last time
     known: frozenset = frozenset()  # id globs of the verdicts expected to fail
     without: frozenset = frozenset()  # protocol features the target lacks
@@ -36,6 +37,7 @@ class Settings:
     maxfail: int | None = None  # failures after which no case starts
     # What is said
     verbose: bool = False  # a line for every case, or every call
+    quiet: bool = False  # a line for every failure, and the summary: no diffs, causes or ways to reproduce
     durations: int | None = None  # the slowest cases shown (0: all of them)
     reports: dict = field(default_factory=dict)  # the files written: "junit", "json" or "html" -> path
     # How a fuzzing run calls

@@ -285,13 +285,22 @@ def nearest(candidates, arguments, headers, matching):
         return written[(part, name)]
     found = []
     for stub in candidates:
-        names = list(stub.arguments) + [name for name in arguments if stub.strict and name not in stub.arguments]
-        differences = [f"{name}: the stub has {as_json(stub.arguments.get(name, '(nothing)'))[:80]}, the call "
-                       f"{shown('', arguments, name)}" for name in names
-                       if not matching.matches({name: stub.arguments.get(name)}, {name: arguments.get(name)},
-                                               stub.strict, 0)]
+        called, missed = (arguments, headers), []
+        for (place, pattern), one in zip(stub.written.items(), stub.match):  # (a place a pattern holds differs not)
+            made = matching.patterned([one], *called, stub)
+            if made is None:
+                value, there = patterns.at(called[1] if place.startswith("@") else called[0], one[0])
+                missed.append(f"{place}: the call's {as_json(value)[:80] if there else '(nothing)'} does not match "
+                              f"the stub's pattern {as_json(pattern)[:80]}")
+                made = matching.patterned([(one[0], lambda value, spend: True)], *called, stub) or called
+            called = made
+        names = list(stub.arguments) + [name for name in called[0] if stub.strict and name not in stub.arguments]
+        differences = missed + [f"{name}: the stub has {as_json(stub.arguments.get(name, '(nothing)'))[:80]}, the "
+                                f"call {shown('', arguments, name)}" for name in names
+                                if not matching.matches({name: stub.arguments.get(name)}, {name: called[0].get(name)},
+                                                        stub.strict, 0)]
         differences += [f"header {name}: the stub has {as_json(value)[:80]}, the call {shown('@', headers, name)}"
-                        for name, value in stub.headers.items() if not stubs.partial({name: value}, headers)]
+                        for name, value in stub.headers.items() if not stubs.partial({name: value}, called[1])]
         found.append((len(differences), len(found), stub, differences))  # (the newest of the nearest)
     _, _, stub, differences = min(found)
     return stub.shown(), differences

@@ -110,10 +110,10 @@ def patterned(match, arguments, headers, given, given_headers, spend=lambda step
     the most steps each test may take (the engine room's matching keeps a budget)."""
     for path, test in match:
         header = path[0].startswith("@")
-        value, found = _at(headers if header else arguments, path)
+        value, found = at(headers if header else arguments, path)
         if not found or not test(value, spend):
             return None
-        stub_value, stubbed = _at(given_headers if header else given, path)
+        stub_value, stubbed = at(given_headers if header else given, path)
         if header:
             headers = _put(headers, path, stub_value, stubbed)
         else:
@@ -121,7 +121,7 @@ def patterned(match, arguments, headers, given, given_headers, spend=lambda step
     return arguments, headers
 
 
-def _at(value, path):
+def at(value, path):
     """(the value at `path`, whether there is one)."""
     for step in path:
         if type(step) is str and type(value) is dict and step in value:

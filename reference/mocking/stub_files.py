@@ -9,6 +9,14 @@ from .. import sources
 OPTIONS = ("strictMatch!", "count!")  # what fn.createStub_ takes beside its stub
 
 
+class StubProblems(ValueError):
+    """Stub files that do not load: `problems`, a line for each thing wrong, saying where."""
+
+    def __init__(self, problems):
+        super().__init__("\n".join(problems))
+        self.problems = problems
+
+
 def load_stubs(service, folder):
     """Give `service` the stubs of every *.json file in `folder`, in name order, each checked as
     fn.createStub_ checks it; the number loaded, or ValueError with a line for each thing wrong in every
@@ -35,7 +43,7 @@ def load_stubs(service, folder):
                 problems.append(_wrong(path, text, [index] * (type(found) is list), inside, case["reason"],
                                        service.schema))
     if problems:
-        raise ValueError("\n".join(problems))
+        raise StubProblems(problems)
     return count
 
 

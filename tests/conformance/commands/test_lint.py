@@ -49,3 +49,24 @@ def test_generate_refuses_to_write_into_an_installed_copy(monkeypatch, tmp_path,
     assert capsys.readouterr().err == (f"python -m conformance generate: error: generate rewrites the suite's own "
                                        f"files, in a clone of its repository; this copy is installed at "
                                        f"{tmp_path / 'site-packages' / 'conformance'}\n")
+
+
+def test_check_cases_holds_one_s_own_cases_to_what_the_suite_s_are_held_to(tmp_path, capsys):
+    """check --cases FILE: an id used twice, a requirement the suite lacks, features not listed, a MUST case
+    that pins the HTTP status; a sound file is said to be so, with its count."""
+    ping = {"id": "mine/ping", "description": "Ping.", "requirements": ["service.one-call"], "level": "MUST",
+            "requires": [], "features": [], "steps": [{"request": {"message": [{}, {"fn.ping_": {}}]},
+                                                       "response": {"message": [{}, {"Ok_": {}}]}}]}
+    mine = tmp_path / "mine.json"
+    mine.write_text(json.dumps({"description": "Mine.", "cases": [ping]}))
+    assert main(["check", "--cases", str(mine)]) == 0 and capsys.readouterr().out == f"{mine} is sound: 1 server case.\n"
+    pinned = {**ping, "id": "mine/status", "steps": [{**ping["steps"][0], "response": {"status": 200, **ping["steps"][0]["response"]}}]}
+    mine.write_text(json.dumps({"description": "Mine.", "cases": [ping, ping, {**ping, "id": "mine/x", "requirements": ["no.rule"]},
+                                                                  pinned]}))
+    assert main(["check", "--cases", str(mine)]) == 1
+    assert capsys.readouterr().out.splitlines() == [
+        f"{mine}: mine/ping: the id is also used in {mine}",
+        f"{mine}: mine/x: unknown requirement no.rule",
+        f"{mine}: mine/status: its requests use the features ['http'], not []",
+        f"{mine}: mine/status: step 1: at MUST, the HTTP status, which the spec does not show",
+        "4 problems"]

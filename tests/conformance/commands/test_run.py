@@ -311,7 +311,7 @@ def test_pytest_s_ways_of_choosing_and_ordering_cases(calculator_url, capsys):
     assert status == 0 and len(lines) == slowest + 4
     with pytest.raises(SystemExit) as stop:
         main(["list", "--id", "no/such/**"])
-    assert stop.value.code == 2 and "no case matches the --id, --exclude and --level given" in capsys.readouterr().err
+    assert stop.value.code == 2 and "no case matches the --id, --exclude, -k and --level given" in capsys.readouterr().err
 
 
 def test_settings_in_pyproject_toml_are_defaults_the_command_line_overrides(calculator_url, capsys, tmp_path):
@@ -412,3 +412,24 @@ def test_a_cases_file_of_one_s_own_is_held_to_the_fixture_format_and_the_suite_s
             main(["run", "--target", "http://127.0.0.1:9/api", "--cases", str(tmp_path / "mine.json")])
         error = capsys.readouterr().err
         assert stop.value.code == 2 and f"--cases {tmp_path / 'mine.json'}: cases[0] (mine/ping) {said}" in error
+
+
+def test_pytest_s_k_and_q(calculator_url, capsys):
+    """-k takes words the ids hold, joined by and, or, not and brackets, as pytest's does (a bad expression is
+    a usage error); -q says each failure in a line and the summary, without diffs or causes."""
+    status, lines = run(capsys, "run", "--target", calculator_url, "-k", "calculator and add and not (overflow or fr "
+                        "or evaluate)", "-v")
+    assert status == 0 and [line.split()[-1] for line in lines if "PASS" in line] == [
+        "calculator/add/integers", "calculator/add/negatives"]
+    assert lines[-1].endswith(f"; {len(ALL) - 2} not selected by -k")
+    for expression, said in (("add and", "a word was expected at its end"), ("(add", "a bracket is not closed")):
+        with pytest.raises(SystemExit) as stop:
+            main(["run", "--target", calculator_url, "-k", expression])
+        assert stop.value.code == 2 and f"-k '{expression}': {said}" in capsys.readouterr().err
+    with serving(Mutated(calculator.service(), lambda request, message: (
+            [{}, {"Ok_": {"result": 0}}] if request and "fn.add" in request[1] else message))) as server:
+        status, lines = run(capsys, "run", "--target", server.url, "-k", "calculator/add", "-q")
+    failing = [line for line in lines if line.startswith("FAIL ")]
+    assert status == 1 and failing and all(re.fullmatch(r"FAIL calculator/add/\S+: step \d of \d: .+", line)
+                                           for line in failing)
+    assert lines == [lines[0], *failing, lines[-1]] and "curl" not in "\n".join(lines)

@@ -95,3 +95,30 @@ def test_a_fresh_user_holds_no_state_of_another_by_the_same_name(capsys, tmp_pat
     for bug, expected in ((True, 1), (False, 0)):
         with serving(Service(load(NAMED), named_handlers(bug))) as server:
             assert main(["run", "--target", server.url, "--cases", str(fixtures)]) == expected
+
+
+class Mislabelled:
+    """The calculator, but its MessagePack answers are labelled application/json (the other implementation's)."""
+
+    def __init__(self):
+        self.service = calculator.service()
+        self.schema = self.service.schema
+
+    def handle(self, data, client=""):
+        reply = self.service.handle(data)
+        return reply._replace(media_type="application/json") if reply.data[:1] == b"\x92" else reply
+
+
+def test_a_media_reproduction_names_the_http_feature_it_uses_and_is_sound(capsys, tmp_path):
+    """Its step checks an HTTP header, so the case lists http (it listed only binary, and check --cases found it)."""
+    fixtures = tmp_path / "fuzz.json"
+    with serving(Mislabelled()) as server:
+        status, lines, _ = fuzzing(capsys, server.url, "--function", "fn.add", "--fixtures", str(fixtures))
+        assert status == 1 and "FAIL fuzz/fn.add/media " in "\n".join(lines)
+        [case] = written(fixtures)
+        assert case["features"] == ["binary", "http"]
+        assert main(["check", "--cases", str(fixtures)]) == 0
+        assert capsys.readouterr().out == f"{fixtures} is sound: 1 server case.\n"
+        assert main(["run", "--target", server.url, "--cases", str(fixtures)]) == 1
+    with serving(calculator.service()) as server:
+        assert main(["run", "--target", server.url, "--cases", str(fixtures)]) == 0

@@ -254,6 +254,20 @@ def test_a_call_no_stub_matches_is_answered_with_the_nearest_stub_and_where_it_d
         assert connection.call([{}, {"fn.add": {"x": 1, "y": 3}}])[1] == {"Ok_": {"result": 0}}
 
 
+def test_the_nearest_stub_s_differences_honour_its_patterns_and_name_one_that_fails():
+    """A place a stub's match! covers differs only where the call breaks its pattern, and then says so."""
+    with serving(mocking.service(calculator.entries(), options=mocking.Options(generation=False))) as server:
+        connection = Connection(server.url)
+        connection.call([{}, stub({"fn.saveVariable": {"name": "ann1", "value": 1},
+                                   "match!": {"name": {"Glob": {"pattern": "ann*"}}}}, OK)])
+        user = {"@auth_": {"Ephemeral": {"username": "near"}}}
+        missed = connection.call([user, {"fn.saveVariable": {"name": "annabel", "value": 2}}])[1]["ErrorNoMatchingStub_"]
+        assert missed["differences!"] == ["value: the stub has 1, the call 2"]  # (not name: "annabel" is ann*)
+        missed = connection.call([user, {"fn.saveVariable": {"name": "bob", "value": 1}}])[1]["ErrorNoMatchingStub_"]
+        assert missed["differences!"] == ['name: the call\'s "bob" does not match the stub\'s pattern '
+                                          '{"Glob": {"pattern": "ann*"}}']
+
+
 def test_faults_and_delays_are_answered_as_asked():
     with serving(mocking.service(calculator.entries(), options=mocking.Options(faults=1.0, delay=0.3))) as server:
         connection = Connection(server.url)
