@@ -65,6 +65,8 @@ def main(argv=None):
         parser.error("name a FUNCTION to call (--list shows them), or ask for --schema")
     if options.internal and not asked:
         parser.error("--internal goes with --schema or --list")
+    if options.offline and asked:
+        parser.error(f"--offline shows a call's request; --{asked[0]} asks the server")
     if options.cafile and not options.url.startswith("https://"):
         parser.error("--cafile is for an https:// URL; this one is plain HTTP")
     try:
@@ -125,6 +127,12 @@ def _parser():
                         "for an https:// URL (by default, the system's authorities)")
     parser.add_argument("--max-response", type=positive, default=MAX_RESPONSE, metavar="BYTES",
                         help="the longest answer read (default %(default)s)")
+    parser.add_argument("--print", dest="parts", metavar="WHAT", type=_parts,
+                        help="what to print, as httpie's --print: H the request's headers, B its body, h the "
+                             "answer's headers, b its body, each as JSON on a line of its own (default b; HB "
+                             "with --offline)")
+    parser.add_argument("--offline", action="store_true", help="print the request as it would be sent, and "
+                        "send nothing (NAME=TEXT is typed by the schema kept from an earlier call, else text)")
     parser.add_argument("-v", "--verbose", action="store_true", help="also show the request and the whole "
                         "answer, [headers, body], with its size and the time it took, on standard error")
     parser.add_argument("--driver", action="store_true", help="speak the conformance suite's client driver "
@@ -168,7 +176,11 @@ class Call:
             self.headers["@select_"] = _object(options.select, "--select")
 
     def make(self, pretty):
-        """Make the call, print what it answered; the exit status."""
+        """Make the call, print what it answered (or, --offline, what it would send); the exit status."""
+        if self.options.offline:
+            headers, arguments = self.made()
+            self.show({"H": headers, "B": {self.options.function: arguments}}, self.options.parts or "HB", pretty)
+            return 0
         started = time.perf_counter()
         headers, answer = self.send()
         if "ErrorInvalidRequestBody_" in answer[1] and self.unconfirmed:  # (refused, so it changed nothing)
@@ -187,18 +199,29 @@ class Call:
             _fields_near(self.entries(), self.options.function, headers["@select_"], answer[1])
         if self.options.session:
             self.keep(headers, answer[1])
-        paths: list = []
-        print_json(readable(answer[1], [], paths), pretty)
-        for path in paths:
-            print(f"note: {'.'.join(map(str, path))} is bytes, shown as base64", file=sys.stderr)
+        self.show({"H": headers, "B": {self.options.function: self.arguments_sent}, "h": answer[0], "b": answer[1]},
+                  self.options.parts or "b", pretty)
         return 0 if "Ok_" in answer[1] else 1
+
+    def show(self, parts, chosen, pretty):
+        """Print the `parts` (H, B, h, b) `chosen`, in that order, each as JSON; bytes as base64, with a note."""
+        for part in "HBhb":
+            if part in chosen and part in parts:
+                paths: list = []
+                print_json(readable(parts[part], [], paths), pretty)
+                for path in paths:
+                    print(f"note: {'.'.join(map(str, path))} is bytes, shown as base64", file=sys.stderr)
+
+    def made(self):
+        """The call as the command line and the schema make it: (its headers, its arguments)."""
+        headers = {**self.headers, **self.values([PAIR.fullmatch(text).groups() for text in self.options.header],
+                                                 self.declared_headers)}
+        return headers, {**self.arguments, **self.values(self.pairs, self.declared_arguments)}
 
     def send(self):
         """Send the call as the command line and the schema make it: (its headers, the answer)."""
-        headers = {**self.headers, **self.values([PAIR.fullmatch(text).groups() for text in self.options.header],
-                                                 self.declared_headers)}
-        arguments = {**self.arguments, **self.values(self.pairs, self.declared_arguments)}
-        return headers, self.client.call(self.options.function, arguments, headers)
+        headers, self.arguments_sent = self.made()
+        return headers, self.client.call(self.options.function, self.arguments_sent, headers)
 
     def values(self, pairs, declared):
         """The values of NAME=TEXT and NAME:=JSON pairs, `=` giving JSON where `declared` (the types of
@@ -222,6 +245,11 @@ class Call:
     def entries(self):
         """The server's schema, with its stock entries: as kept from an earlier run (cli/fetched.py), else asked
         for once, and kept (checked either way: ValueError if unsound)."""
+        if self.schema is None and self.options.offline:  # (what was kept, if anything: nothing is asked)
+            self.schema = fetched.kept(self.client.url) or []
+            if not self.schema:
+                print(f"note: no schema of {self.client.url} is kept (one is, once a call is made): NAME=TEXT "
+                      f"goes as text", file=sys.stderr)
         if self.schema is None:
             kept = fetched.kept(self.client.url)
             self.unconfirmed = kept is not None and not problems(self.client.url, kept)
@@ -319,6 +347,14 @@ def _fields_near(entries, function, selection, body):
             near = difflib.get_close_matches(named, list(found), n=1)
             print(f"note: {' '.join(map(str, place))} has no field {named!r}" + (f"; did you mean {near[0]!r}?" if near
                   else "") + f" (its fields: {', '.join(found) or 'none'})", file=sys.stderr)
+
+
+def _parts(text):
+    """The parts --print names: letters of HBhb."""
+    if not text or set(text) - set("HBhb"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not letters of HBhb (H and B: the request's headers and "
+                                         f"body; h and b: the answer's)")
+    return text
 
 
 def _given(argument):

@@ -389,3 +389,19 @@ def test_a_driver_without_its_url_is_told_what_it_needs():
     assert alone.returncode == 2 and alone.stderr.startswith(
         "python -m reference.client: error: --driver drives calls to a server: give its URL, such as "
         "http://127.0.0.1:8000/api")
+
+
+def test_offline_shows_the_request_and_print_chooses_the_parts_as_httpie_does(url, tmp_path):
+    """--offline sends nothing and prints the request (NAME=TEXT typed by the schema kept from an earlier call,
+    else text, with a note); --print takes httpie's letters: H and B the request's, h and b the answer's."""
+    alone = client("http://127.0.0.1:9/api", "fn.add", "x=1", "y=2", "-H", "@id_=a1", "--offline")
+    assert (alone.returncode, alone.stdout) == (0, '{"@id_": "a1"}\n{"fn.add": {"x": "1", "y": "2"}}\n')
+    assert alone.stderr.startswith("note: no schema of http://127.0.0.1:9/api is kept")
+    assert client(url, "fn.add", "x=1", "y=2").returncode == 0  # (its schema is kept from here on)
+    typed = client(url, "fn.add", "x=1", "y=2", "--offline", "--print", "B")
+    assert (typed.returncode, typed.stdout, typed.stderr) == (0, '{"fn.add": {"x": 1, "y": 2}}\n', "")
+    both = client(url, "fn.add", "x=1", "y=2", "-H", "@id_=a1", "--print", "Hhb")
+    assert both.stdout.splitlines() == ['{"@id_": "a1"}', '{"@id_": "a1"}', '{"Ok_": {"result": 3}}']
+    wrong = client(url, "fn.add", "--print", "Z")
+    assert wrong.returncode == 2 and "argument --print: 'Z' is not letters of HBhb" in wrong.stderr
+    assert "--offline shows a call's request; --list asks the server" in client(url, "--list", "--offline").stderr
