@@ -33,7 +33,7 @@ with loading():  # (Ctrl-C while the command loads its parts: status 130, no tra
     from .cli.fetched import default_cache, fetch
     from .cli.serving import add_server_options, check_server_options, kind, serve
     from .mocking import relay
-    from .mocking.stub_files import StubProblems, load_stubs
+    from .mocking.stub_files import StubProblems, export_stubs, load_stubs
     from .protocol.documents import SchemaError
     from .sources import load
     from .transports import asgi as asgi_, wsgi as wsgi_
@@ -54,6 +54,10 @@ def main(argv=None):
         parser.error("--cafile is for an https:// --schema-url, --record or --proxy")
     if options.record and not options.stubs:
         parser.error("--record needs --stubs DIR, where the answers are saved")
+    exported = Path(options.export_stubs or ".")
+    if options.export_stubs and (exported.exists() and (not exported.is_dir() or any(exported.iterdir()))):
+        parser.error(f"--export-stubs {exported}: give a folder that is empty or not there yet (its stub files "
+                     "would mix with what is there)")
     if options.record and options.no_generation:
         parser.error("--no-generation is for a mock that answers from stubs; --record answers every call from "
                      "the server")
@@ -85,7 +89,13 @@ def main(argv=None):
         return parser.fail(str(error))
     what = (f"a recorder of {url}, saving to {options.stubs}" if options.record else
             f"a validating proxy of {url}" if options.proxy else f"a mock of {url or source}")
-    return serve(service, options, what, parser)
+    status = serve(service, options, what, parser)
+    if options.export_stubs:  # (the stubs it held when it stopped, fn.createStub_'s at run time too)
+        written, omitted = export_stubs(service, Path(options.export_stubs))
+        print(f"Wrote {written} stub{'s' * (written != 1)} to {options.export_stubs}" + (
+            f" ({omitted} older ones were past what fn.listStubs_ lists, and are not written)" if omitted else ""),
+            flush=True)
+    return status
 
 
 
@@ -120,6 +130,8 @@ def _parser():
                         "(with strictMatch! and count!, request headers a call must hold: \"@auth_\": ..., and places "
                         "that match patterns instead: \"match!\": {\"name\": {\"Glob\": {\"pattern\": \"ann*\"}}}), "
                         "or an array of those; with --record, where the answers are saved")
+    parser.add_argument("--export-stubs", metavar="DIR", help="when the mock stops, write the stubs it holds "
+                        "then (those fn.createStub_ made while it ran too) to DIR, a file each, as --stubs loads them")
     add_server_options(parser, port=8080)
     parser.add_argument("--seed", type=int, default=0, help="seed of the generated values (default %(default)s)")
     parser.add_argument("--collection-length", type=int, nargs=2, default=mocking.LENGTH, metavar=("MIN", "MAX"),

@@ -72,3 +72,13 @@ def _keys(value):
     if type(value) is dict:
         return [key for key, element in value.items() for key in (key, *_keys(element))]
     return [key for element in value for key in _keys(element)] if type(value) is list else []
+
+
+def export_stubs(service, folder):
+    """Write the stubs `service` holds, a file each (stub-0001.json, ... oldest first), as load_stubs reads
+    them; (how many were written, how many older ones fn.listStubs_ left out past its bound)."""
+    listed = json.loads(service.handle(b'[{}, {"fn.listStubs_": {}}]').data)[1]["Ok_"]
+    folder.mkdir(parents=True, exist_ok=True)
+    for number, stub in enumerate(listed["stubs"], 1):
+        sources.write_file(folder / f"stub-{number:04}.json", json.dumps(stub, indent=2) + "\n")
+    return len(listed["stubs"]), listed.get("omittedStubs!", 0)

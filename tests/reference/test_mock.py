@@ -164,3 +164,21 @@ def test_the_mock_is_made_for_wsgi_and_asgi_servers_from_the_environment(tmp_pat
     (tmp_path / "stubs" / "add.json").write_text('{"fn.ad": {}, "->": {"Ok_": {}}}')
     with pytest.raises(SystemExit, match=r'^reference.mock: error: .*add.json:1:2: at fn.ad: no such function; did you mean "fn.add"\?$'):
         mock.wsgi()
+
+
+def test_the_stubs_made_at_run_time_are_exported_when_it_stops_and_load_again(tmp_path):
+    """--export-stubs DIR, as WireMock's export: a stub made by fn.createStub_ is a file when the mock stops,
+    which --stubs loads in the next mock; a folder that holds files already is refused (they would mix)."""
+    exported = tmp_path / "made"
+    first = start_mock("--schema-file", str(CALCULATOR), "--export-stubs", str(exported))
+    assert first.connection.call([{}, stub({"fn.add": {"x": 1, "y": 2}}, {"Ok_": {"result": 42}})])[1] == OK
+    first.process.terminate()  # (SIGTERM stops it as Ctrl-C does)
+    out, _ = first.process.communicate(timeout=30)
+    assert out.endswith(f"Wrote 1 stub to {exported}\n") and [p.name for p in exported.iterdir()] == ["stub-0001.json"]
+    second = start_mock("--schema-file", str(CALCULATOR), "--stubs", str(exported), "--no-generation")
+    try:
+        assert second.connection.call([{}, {"fn.add": {"x": 1, "y": 2}}])[1] == {"Ok_": {"result": 42}}
+    finally:
+        second.stop()
+    refused = run_mock("--schema-file", str(CALCULATOR), "--export-stubs", str(exported))
+    assert refused.returncode == 2 and f"--export-stubs {exported}: give a folder that is empty" in refused.stderr
