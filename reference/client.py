@@ -26,6 +26,7 @@ import json
 import re
 import sys
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 
 from .cli.options import Parser, interruptible, loading, positive, program, timeout
@@ -199,6 +200,11 @@ class Call:
             _fields_near(self.entries(), self.options.function, headers["@select_"], answer[1])
         if self.options.session:
             self.keep(headers, answer[1])
+        times = [call.get("at") for call in answer[1].get("Ok_", {}).get("calls", [])
+                 if self.options.function == "fn.listCalls_" and type(call) is dict and type(call.get("at")) is int]
+        if times:  # (a mock's calls: when they came, for a person to read)
+            print(f"note: at is milliseconds since 1970: these calls came from {_moment(min(times))} to "
+                  f"{_moment(max(times))}", file=sys.stderr)
         self.show({"H": headers, "B": {self.options.function: self.arguments_sent}, "h": answer[0], "b": answer[1]},
                   self.options.parts or "b", pretty)
         return 0 if "Ok_" in answer[1] else 1
@@ -347,6 +353,11 @@ def _fields_near(entries, function, selection, body):
             near = difflib.get_close_matches(named, list(found), n=1)
             print(f"note: {' '.join(map(str, place))} has no field {named!r}" + (f"; did you mean {near[0]!r}?" if near
                   else "") + f" (its fields: {', '.join(found) or 'none'})", file=sys.stderr)
+
+
+def _moment(milliseconds):
+    """A time given in milliseconds since 1970, as a person reads it: 2026-11-28 06:19:03.477 UTC."""
+    return datetime.fromtimestamp(milliseconds / 1000, timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + " UTC"
 
 
 def _parts(text):

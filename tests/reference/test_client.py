@@ -405,3 +405,13 @@ def test_offline_shows_the_request_and_print_chooses_the_parts_as_httpie_does(ur
     wrong = client(url, "fn.add", "--print", "Z")
     assert wrong.returncode == 2 and "argument --print: 'Z' is not letters of HBhb" in wrong.stderr
     assert "--offline shows a call's request; --list asks the server" in client(url, "--list", "--offline").stderr
+
+
+def test_when_a_mock_s_calls_came_is_said_as_a_person_reads_a_time():
+    """fn.listCalls_'s `at` is milliseconds since 1970 (1795822373754); a note says when, in UTC."""
+    with serving(mocking.service(calculator.entries())) as server:
+        assert client(server.url, "fn.add", "x=1", "y=2").returncode == 0
+        listed = client(server.url, "fn.listCalls_")
+    [at] = [call["at"] for call in json.loads(listed.stdout)["Ok_"]["calls"]]
+    moment = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(at / 1000)) + f".{at % 1000:03} UTC"
+    assert listed.stderr == f"note: at is milliseconds since 1970: these calls came from {moment} to {moment}\n"

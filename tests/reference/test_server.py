@@ -14,7 +14,7 @@ import pytest
 import trustme
 
 from reference.services import calculator
-from tests.support.servers import Connection, started
+from tests.support.servers import Connection, started, taken, until
 
 PING = b'[{}, {"fn.ping_": {}}]'
 
@@ -104,7 +104,7 @@ def test_a_second_signal_during_the_stop_stops_at_once_and_quietly(second):
     try:
         with socket.create_connection(("127.0.0.1", urllib.parse.urlsplit(url).port), timeout=10) as sock:
             sock.sendall(b"POST /api HTTP/1.1\r\nContent-Length: 100\r\n\r\n[{}, ")
-            time.sleep(0.3)
+            until(lambda: taken(sock))  # (the server has read what came of the request: it is in flight)
             process.send_signal(signal.SIGINT)
             assert process.stdout.readline().startswith("Stopping: requests in flight get up to 10 s")
             started_at = time.monotonic()
@@ -126,9 +126,9 @@ def test_a_signal_lets_the_request_in_flight_be_answered_then_exits_0(signal_, m
     try:
         with socket.create_connection(("127.0.0.1", urllib.parse.urlsplit(url).port), timeout=10) as sock:
             sock.sendall(b"POST /api HTTP/1.1\r\nContent-Length: 22\r\n\r\n" + PING[:5])
-            time.sleep(0.3)
+            until(lambda: taken(sock))  # (the server has read what came of the request: it is in flight)
             process.send_signal(signal_)
-            time.sleep(0.3)
+            assert process.stdout.readline().startswith("Stopping")  # (it is stopping, with the request in flight)
             sock.sendall(PING[5:])
             answer = sock.recv(1000)
         out, err = process.communicate(timeout=10)

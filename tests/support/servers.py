@@ -227,3 +227,15 @@ def until(condition, seconds=30):
     while not condition():
         assert time.monotonic() < deadline, f"waited {seconds} s in vain for {condition.__doc__ or 'a state'}"
         time.sleep(0.01)
+
+
+def taken(sock):
+    """Whether the server at the other end of `sock` has read every byte sent on it (Linux's /proc/net/tcp
+    keeps, for each socket, the bytes received and not read yet): a state a test can wait for."""
+    (_, mine), (_, theirs) = sock.getsockname(), sock.getpeername()
+    with open("/proc/net/tcp") as table:
+        for line in table.readlines()[1:]:
+            _, local, remote, _, queues = line.split()[:5]
+            if int(local.split(":")[1], 16) == theirs and int(remote.split(":")[1], 16) == mine:
+                return int(queues.split(":")[1], 16) == 0
+    return False
