@@ -11,8 +11,9 @@ core. Every function of the schema gets the same handler, `Mock.answer`:
 1. record the call, `{"fn.name": arguments}`;
 2. answer with the result of the newest stub that matches and has uses left,
    its missing required fields generated (`fill`);
-3. otherwise generate a result (or, with generation off and no `@gen_: true`
-   header, answer `ErrorNoMatchingStub_`).
+3. otherwise generate a result: `Ok_`, or the one its `@result_` header names
+   (or, with generation off and neither `@gen_: true` nor `@result_`, answer
+   `ErrorNoMatchingStub_`).
 
 A stub matches a call partially by default (stubs.py, `partial`): every
 argument it names must be in the call with a matching value, where an object
@@ -165,10 +166,16 @@ class Mock:
                     context = Context(self.random, "none", self.options.length, function)
                     return {name: stub.arguments}, stubs.fill(msgpack.unpackb(stub.result),
                                                               Type("union", False, function.result), context)
-                if not self.options.generation and headers.get("@gen_") is not True:
+                wanted = headers.get("@result_", "Ok_")  # (a result asked for by the call, as Prism's Prefer)
+                if type(wanted) is not str or wanted not in function.result.tags:
+                    log.info("%s: @result_ %.80s is none of its results: %s", name, as_json(wanted),
+                             ", ".join(function.result.tags))
+                    return None, {"ErrorInvalidRequestHeaders_": {"cases": [{"path": ["@result_"], "reason": {
+                        "ObjectKeyDisallowed": {}}}]}}
+                if not self.options.generation and headers.get("@gen_") is not True and "@result_" not in headers:
                     return None, no_matching_stub(missed)
                 context = Context(self.random, self.options.optional, self.options.length, function)
-                return None, {"Ok_": make(Type("struct", False, function.result.tags["Ok_"]), context)}
+                return None, {wanted: make(Type("struct", False, function.result.tags[wanted]), context)}
             except OverBudget as error:
                 log.warning("%s: its result is too large to make up (%s); stub it whole", name, error)
                 return None, no_matching_stub(missed)

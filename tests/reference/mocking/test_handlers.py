@@ -474,3 +474,18 @@ def test_a_glob_made_to_be_slow_is_taken_as_no_match_within_the_matching_budget(
         with caplog.at_level(logging.WARNING, logger="reference"):
             answer = connection.call([{}, {"fn.getVariable": {"name": "a" * 1_000_000}}])[1]
     assert "Ok_" in answer and "a glob of a stub's match! would take over 16 steps per byte" in caplog.text
+
+
+def test_a_call_may_ask_for_one_of_its_results_without_a_stub_as_prism_s_prefer_does():
+    """@result_ names the result tag to generate (an error of the function's, to see a client cope); a tag the
+    function lacks is a header case, and the log lists those it has; a matching stub still wins."""
+    with serving(mocking.service(calculator.entries())) as server:
+        connection = Connection(server.url)
+        evaluate = {"fn.evaluate": {"expression": {"Constant": {"value": 1}}}}
+        [(tag, fields)] = connection.call([{"@result_": "ErrorUnknownVariables"}, evaluate])[1].items()
+        assert tag == "ErrorUnknownVariables" and all(type(name) is str for name in fields["unknownVariables"])
+        assert connection.call([{"@result_": "ErrorUnavailable"}, ADD])[1] == {"ErrorUnavailable": {}}
+        assert connection.call([{"@result_": "ErrorX"}, ADD])[1] == {"ErrorInvalidRequestHeaders_": {"cases": [
+            {"path": ["@result_"], "reason": {"ObjectKeyDisallowed": {}}}]}}
+        connection.call([{}, stub(ADD, {"Ok_": {"result": 7}})])
+        assert connection.call([{"@result_": "ErrorUnavailable"}, ADD])[1] == {"Ok_": {"result": 7}}
