@@ -38,8 +38,8 @@ def apply(commands, argv, path=FILE):
         owners = [(parser, action) for parser in commands.values() for action in parser._actions
                   if f"--{key.replace('_', '-')}" in action.option_strings]
         if not owners:
-            known = sorted({next(o[2:] for o in a.option_strings if o.startswith("--")) for p in commands.values()
-                            for a in p._actions if a.option_strings and "--help" not in a.option_strings})
+            known = sorted({o[2:] for p in commands.values() for a in p._actions for o in a.option_strings
+                            if o.startswith("--") and o != "--help"})
             near = difflib.get_close_matches(key, known, n=1)
             raise ValueError(f"{path}: [tool.conformance] {key}: no command has this option; "
                              + (f"did you mean {near[0]}?" if near else f"they have {', '.join(known)}"))

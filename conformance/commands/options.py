@@ -77,7 +77,7 @@ def selectors(parser):
                         help="leave out cases whose id matches, as --id would select them; repeatable")
     parser.add_argument("--level", type=str.upper, choices=["MUST", "SHOULD", "MAY"], default="MAY",
                         help="MUST cases only, MUST and SHOULD, or all of them (MAY, the default)")
-    parser.add_argument("-k", dest="keyword", default="", metavar="EXPRESSION",
+    parser.add_argument("-k", "--keyword", default="", metavar="EXPRESSION",
                         help="only cases whose id holds these words, as pytest's -k takes them: "
                              "'add and not (overflow or fractions)'")
 
