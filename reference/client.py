@@ -26,14 +26,13 @@ import json
 import re
 import sys
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 
 from .cli.options import Parser, interruptible, loading, positive, program, timeout
 
 with loading():  # (Ctrl-C while the command loads its parts: status 130, no traceback)
     from . import sources
-    from .cli import drivers, fetched
+    from .cli import drivers, fetched, notes
     from .cli.printing import listing, print_json, readable, wire_text
     from .mocking import stubs
     from .protocol.documents import Document
@@ -197,14 +196,11 @@ class Call:
         if "ErrorInvalidRequestBody_" in answer[1]:
             _suggest(self.client, self.options.function, answer[1])
         if "ErrorInvalidRequestHeaders_" in answer[1] and "@select_" in headers:
-            _fields_near(self.entries(), self.options.function, headers["@select_"], answer[1])
+            notes.fields_near(self.entries(), self.options.function, headers["@select_"], answer[1])
         if self.options.session:
             self.keep(headers, answer[1])
-        times = [call.get("at") for call in answer[1].get("Ok_", {}).get("calls", [])
-                 if self.options.function == "fn.listCalls_" and type(call) is dict and type(call.get("at")) is int]
-        if times:  # (a mock's calls: when they came, for a person to read)
-            print(f"note: at is milliseconds since 1970: these calls came from {_moment(min(times))} to "
-                  f"{_moment(max(times))}", file=sys.stderr)
+        if self.options.function == "fn.listCalls_":
+            notes.when_calls_came(answer[1])
         self.show({"H": headers, "B": {self.options.function: self.arguments_sent}, "h": answer[0], "b": answer[1]},
                   self.options.parts or "b", pretty)
         return 0 if "Ok_" in answer[1] else 1
@@ -330,34 +326,6 @@ def _suggest(client, function, body):
     near = difflib.get_close_matches(function, names, n=3) or [n for n in names if n == f"fn.{function}"]
     if near:
         print(f"note: the server has no {function}; did you mean {' or '.join(near)}?", file=sys.stderr)
-
-
-def _fields_near(entries, function, selection, body):
-    """On standard error, for each field a @select_ names that its place does not have, the fields it has
-    (the nearest first)."""
-    for case in body["ErrorInvalidRequestHeaders_"].get("cases") or []:
-        path = case.get("path") if type(case) is dict else None
-        if type(path) is not list or path[:1] != ["@select_"] or "ArrayElementDisallowed" not in case.get("reason", {}):
-            continue
-        place, named = path[1:-1], selection
-        for step in path[1:]:
-            try:
-                named = named[step]
-            except (KeyError, IndexError, TypeError):
-                named = None
-        key = function if place[:1] == ["->"] else place[0] if place else None
-        found = next((entry[key if key == place[0] else "->"] for entry in entries if key in entry), None)
-        if type(found) is list:  # (a result's or a union's tags: the fields of the tag named)
-            found = next((tag[place[1]] for tag in found if len(place) > 1 and place[1] in tag), None)
-        if type(found) is dict and type(named) is str:
-            near = difflib.get_close_matches(named, list(found), n=1)
-            print(f"note: {' '.join(map(str, place))} has no field {named!r}" + (f"; did you mean {near[0]!r}?" if near
-                  else "") + f" (its fields: {', '.join(found) or 'none'})", file=sys.stderr)
-
-
-def _moment(milliseconds):
-    """A time given in milliseconds since 1970, as a person reads it: 2026-11-28 06:19:03.477 UTC."""
-    return datetime.fromtimestamp(milliseconds / 1000, timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + " UTC"
 
 
 def _parts(text):
