@@ -293,8 +293,8 @@ def test_http_and_https_mixed_up_are_told_apart(tls, calculator_url, capsys):
     with serving(calculator.service(), tls=context) as server:
         plain = server.url.replace("https://", "http://")
         started = time.monotonic()
-        assert main(["run", "--target", plain, "--wait", "10"]) == 2
-        assert time.monotonic() - started < 3
+        assert main(["run", "--target", plain, "--wait", "60"]) == 2
+        assert time.monotonic() - started < 30  # (told after three hang-ups, not after the whole --wait)
     assert capsys.readouterr().err == (f"python -m conformance run: error: cannot reach {plain}: it closed the "
                                        f"connection without answering (an HTTPS server does that to plain HTTP: is it "
                                        f"an https:// URL?)\n")
