@@ -299,7 +299,8 @@ EVERY_TYPE = [
 @pytest.mark.parametrize("options, seeds", [({}, 25), ({"mode": "binary"}, 15), ({"mode": "packed"}, 15)])
 def test_generated_answers_are_valid_for_every_type(options, seeds):
     """The mock validates its own answers, so none is ever ErrorInvalidResponseBody_; every wire reads them."""
-    with serving(mocking.service(EVERY_TYPE, options=mocking.Options(length=(0, 4)))) as server, Client(server.url, **options) as client:
+    with serving(mocking.service(EVERY_TYPE, options=mocking.Options(length=(0, 4)))) as server, \
+            Client(server.url, timeout=60, **options) as client:  # (answers of up to 2 MB, on a busy machine too)
         for seed in range(seeds):
             client.call("fn.setRandomSeed_", {"seed": seed})
             headers, body = client.call("fn.all")
