@@ -112,11 +112,11 @@ def compare(argv=None):
     if None in schemas:
         return 2
     comparison = compatibility.compare(*schemas)
+    replay = traffic.Replay(recorded, comparison) if options.traffic else None  # (its evidence may add findings)
     findings = sorted(comparison.findings.values(), key=lambda f: (f.order, f.rule))
     for finding in findings:
         finding.accepted = any(rule == finding.rule and fnmatch.fnmatchcase(finding.element, element or "*")
                                for rule, element in options.accepted)
-    replay = traffic.Replay(recorded, comparison) if options.traffic else None
     if options.json:
         print(json.dumps(_comparison_data(options, findings, comparison, replay), indent=1))
     else:

@@ -53,7 +53,8 @@ RULES = {  # id -> (side, level, what an old client meets, an example), as refer
     "response-field-renamed": ("response", "breaking", "a required field it reads comes under another name "
                                "(`!` is part of the name)", "`id` -> `id!`"),
     "response-optional-field-removed": ("response", "warning", "an optional field no longer comes (it took its "
-                                        "absence already)", '`{"note!": "string"}` -> `{}`, or `note!` -> `note`'),
+                                        "absence already); one no selection can name", "`ErrorBusy`'s "
+                                        '`{"note!": "string"}` -> `{}`, or `note!` -> `note`'),
     "response-type-widened": ("response", "breaking", "a value it does not read may come",
                               "`integer` -> `number`, `T` -> `T?`, `string` -> `any`"),
     "response-tag-added": ("response", "breaking", "a union tag it does not know may come",
@@ -62,8 +63,20 @@ RULES = {  # id -> (side, level, what an old client meets, an example), as refer
                          '`"->": [{"Ok_": {}}]` -> `[{"Ok_": {}}, {"ErrorSoldOut": {}}]`'),
     "errors-tag-added": ("response", "breaking", "every function may answer a tag it does not know",
                          "a new `errors.*` entry, or a tag added to one"),
+    "selected-field-removed": ("selection", "breaking", "a `@select_` naming the optional field is refused; "
+                               "a client that selects nothing took its absence already",
+                               '`{"note!": "string"}` -> `{}` in `struct.Item`, which an `Ok_` reaches'),
+    "selected-tag-removed": ("selection", "breaking", "a `@select_` naming the tag's fields is refused; a client "
+                             "that selects nothing never meets it", "`union.Shape` loses `Circle`, which has "
+                             "fields, where only results reach it"),
+    "selected-type-renamed": ("selection", "breaking", "a `@select_` naming the old name is refused; a client "
+                              "that selects nothing never sees a name", "`struct.Item` -> `struct.Product`, "
+                              "which an `Ok_` reaches (a `fn.*` value's arguments too)"),
     "type-changed": ("both", "breaking", "no value of the old type is one of the new",
                      '`string` -> `integer`, `["T"]` -> `{"string": "T"}`'),
+    "recorded-call-refused": ("request", "breaking", "a call an old client made (`--traffic`) is refused by "
+                              "the new schema, and no rule above says why", "the rules have a gap; the evidence "
+                              "decides"),
     "binary-checksum-changed": ("binary", "note", "a binary client negotiates once more (its next MessagePack "
                                 "request is refused, or its JSON one answered with `@enc_`)",
                                 "any change of a name the encoding covers"),
@@ -79,15 +92,15 @@ class Comparison:
         self.notes: list = []
         self.waiting: list = []  # Pairs to walk (a list, not recursion: a chain of definitions may be long)
         self.headers: dict = {}  # side -> the old schema's headers of that side, as one struct (Headers)
+        self.unselected: list = []  # (Pair, field or tag, detail, where): gone from a result; breaks selections?
 
     def walk(self):
-        """Compare every public function of the old schema, then the headers, then the encodings."""
+        """Compare every function of the old schema a client can call (a service's own `fn.x_` and
+        `$internal` ones too), then the headers, what selections name, and the encodings."""
         old, new = self.old, self.new
         for name, function in sorted(old.functions.items()):
-            if function.internal:
-                continue
             now = new.functions.get(name)
-            if now is None or now.internal:
+            if now is None:
                 gone = self.visit(function.arguments, None, "request", Root("call", name))
                 self.found("function-removed", name, self.before.where(name, [name]), f"{name} is gone").add(gone)
                 continue
@@ -103,6 +116,7 @@ class Comparison:
         while self.waiting:
             pair = self.waiting.pop()
             WALKS[type(pair.old)](self, pair)
+        self.selections()
         checksums = codec.encoding(old).checksum, codec.encoding(new).checksum
         if checksums[0] != checksums[1]:
             self.notes.append(("binary-checksum-changed", f"the binary checksum changes from {checksums[0]} to "
@@ -154,12 +168,13 @@ class Comparison:
                 self.types(type_, new[name], pair, name)
                 continue
             other = bare.get(name.rstrip("!"))
-            optional = name.endswith("!")
-            rule = ("request-field-" + ("renamed" if other else "removed") if request else
-                    "response-optional-field-removed" if optional else
-                    "response-field-" + ("renamed" if other else "removed"))
             said = f"{name} -> {other}" if other else f"{name} is gone"
-            self.changed(rule, pair, name, said, self.before.where(*self.before.field(pair.old, name)))
+            where = self.before.where(*self.before.field(pair.old, name))
+            if not request and name.endswith("!"):  # (a warning, or a break if a selection may name it)
+                self.unselected.append((pair, name, said, where))
+                continue
+            rule = "request-field-" if request else "response-field-"
+            self.changed(rule + ("renamed" if other else "removed"), pair, name, said, where)
         for name in new:
             if request and name not in old and not name.endswith("!") and name + "!" not in old:
                 self.changed("request-field-added", pair, name, f"{name} is required", site=None)
@@ -177,9 +192,12 @@ class Comparison:
         for tag, struct in old.items():
             if tag in new:
                 self.visit(struct, new[tag], pair.side, parent=pair, step=tag)
-            elif pair.side == "request":
-                self.changed("request-tag-removed", pair, tag, f"{tag} is gone",
-                             self.before.where(*self.before.node(struct)))
+            elif pair.side == "request" or struct.fields:
+                where = self.before.where(*self.before.node(struct))
+                if pair.side == "request":
+                    self.changed("request-tag-removed", pair, tag, f"{tag} is gone", where)
+                else:  # (a selection may name its fields)
+                    self.unselected.append((pair, tag, f"{tag} is gone", where))
         for tag, struct in new.items():
             if tag in old or pair.side == "request" or tag.endswith("_"):  # (the protocol's own: every client's)
                 continue
@@ -188,6 +206,36 @@ class Comparison:
                 "response-tag-added"
             place = self.after.node(struct)
             self.found(rule, element_of(*place), self.after.where(*place), f"{tag} is new").add(pair, tag)
+
+    def selections(self):
+        """Judge what a result lost by what an old client's `@select_` may name (select.py's options):
+        `struct.X` and `union.X` wherever an `Ok_` reaches, and the fields of those and of `Ok_`. A name
+        gone, or an optional field or a tag with fields gone, breaks clients that select it."""
+        below = {}  # id(pair) -> the pairs it leads to
+        for pair in self.pairs.values():
+            for parent, _ in pair.parents:
+                below.setdefault(id(parent), []).append(pair)
+        reached = [pair for pair in self.pairs.values() if _named(pair) == "Ok_"]
+        seen = {id(pair) for pair in reached}
+        for pair in reached:  # (which grows as it is walked)
+            for inner in below.get(id(pair), ()):
+                if id(inner) not in seen:
+                    seen.add(id(inner))
+                    reached.append(inner)
+        named = {id(pair) for pair in reached if _named(pair)}
+        for pair in reached:
+            old, new = pair.old, pair.new
+            if id(pair) in named and old.name.startswith(("struct.", "union.")) and old.name != new.name and (
+                    isinstance(old, Union) or old.fields):  # (a struct without fields has no name to select)
+                self.found("selected-type-renamed", old.name, self.after.where(*self.after.node(new)),
+                           f"{old.name} -> {new.name}").add(pair)
+        selected = {(id(pair.old), name) for pair, name, _, _ in self.unselected if id(pair) in named}
+        for pair, name, said, where in self.unselected:
+            field = isinstance(pair.old, Struct)
+            if (id(pair.old), name) in selected:
+                self.changed(f"selected-{'field' if field else 'tag'}-removed", pair, name, said, where)
+            elif field:  # (a tag no selection names, gone from what clients read, breaks nothing)
+                self.changed("response-optional-field-removed", pair, name, said, where)
 
     def changed(self, rule, pair, name, detail, where=None, site=""):
         """A finding at the field or tag `name` of `pair` (its site: that name, or with site=None the whole);
@@ -230,6 +278,17 @@ WALKS = {Struct: Comparison.fields, Union: Comparison.tags, Headers: Comparison.
 def compare(old, new):
     """How `new` (a Schema) changes `old` for the old one's clients: a Comparison, walked."""
     return Comparison(old, new).walk()
+
+
+def _named(pair):
+    """What a selection calls a result's definition: "Ok_" for a result's `Ok_` fields (`"->"`), its
+    name for a struct.X or union.X, "tag" for a union.X tag's fields, else "" (a call's, an error's)."""
+    old, parents = pair.old, pair.parents
+    if old.name.startswith(("struct.", "union.")):
+        return old.name
+    if any(step == "Ok_" and parent.old.name.endswith(" ->") for parent, step in parents):
+        return "Ok_"
+    return "tag" if any(parent.old.name.startswith("union.") for parent, _ in parents) else ""
 
 
 def _wider(wide, narrow):

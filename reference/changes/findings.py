@@ -57,7 +57,7 @@ class Finding:
         self.pairs.append(pair)
         self.last.append(last)
         self.sites.add(("call", pair.roots[0].name) if self.rule.startswith("function-") else
-                       (pair.side, id(pair.old), site))
+                       ("select" if self.rule.startswith("selected-") else pair.side, id(pair.old), site))
 
     def routes(self, most=None):
         """The path to the element from each Root it is reached from (the first `most`), the shortest each."""

@@ -8,14 +8,20 @@ the stub files `python -m reference.mock --record` writes (`{"stub":
 or JSON lines of `[request, answer]` pairs, each a message `[headers, body]`.
 A `Replay` asks of each exchange what the new schema makes of it:
 
-- would the new server refuse the request? The core's own steps 3 to 6
-  (headers, @auth_, the function, its arguments) answer, with the cases;
-- is the recorded answer still one of the function's results in the new schema?
+- would the new server refuse a request the old one took? The core's own
+  steps 3 to 6 (headers, @auth_, the function, its arguments) answer, with
+  the cases;
+- is the recorded answer still one of the function's results in the new
+  schema (less what its `@select_` dropped)?
 - which findings of the Comparison does it touch? A request-side change
   touches the calls it gets refused: each case's path, read with the old
   schema's types, leads to the site it is at (a field, a tag, a whole
-  object, a function's calls). A response-side change touches the answers
-  that hold a value at its site (`held`): those the old clients read there.
+  object, a function's calls, a name a selection carries). A response-side
+  change touches the answers that hold a value at its site (`held`): those
+  the old clients read there.
+
+Evidence decides: a refused call that no breaking finding explains shows a
+gap in the rules, and becomes a finding of its own, `recorded-call-refused`.
 """
 
 import json
@@ -23,7 +29,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .. import sources
-from ..protocol import Refusal, Service, validate
+from ..protocol import Refusal, Service, select, validate
 from ..protocol.service import Exchange as Step
 from ..protocol.types import Union
 
@@ -95,39 +101,57 @@ class Replay:
 
     def __init__(self, exchanges, comparison):
         self.exchanges, self.comparison = exchanges, comparison
-        new = comparison.new
-        self.service = Service(new, {name: _never for name in new.functions if name not in ("fn.ping_", "fn.api_")})
-        self.refused = []  # (Exchange, the answer the new server gives it)
+        self.old, self.new = _checker(comparison.old), _checker(comparison.new)
+        self.refused = []  # (Exchange, the answer the new server gives it), of those the old one took
+        self.refused_before = 0  # recorded requests the old schema refuses too: no evidence either way
         self.outside = []  # (Exchange, the first case of its answer against the new results)
         self.touched = {key: [] for key in comparison.findings}  # finding key -> Exchanges
+        self.unexplained = []  # (Exchange, refusal): refused, and touching no breaking finding
         for exchange in exchanges:
             self.replay(exchange)
+        if self.unexplained:
+            self.evidence()
 
     def replay(self, exchange):
-        refusal = self.refusal(exchange)
-        sites = held(self.comparison, exchange)
+        refusal = refusal_by(self.new, exchange)
+        if refusal is not None and refusal_by(self.old, exchange) is not None:
+            self.refused_before, refusal = self.refused_before + 1, None
+        sites, refused = held(self.comparison, exchange), set()
         if refusal is not None:
             self.refused.append((exchange, refusal))
-            sites |= refused_at(self.comparison, exchange, refusal)
+            refused = refused_at(self.comparison, exchange, refusal)
         function = self.comparison.new.functions.get(exchange.function)
         if function is not None and exchange.result is not None:
-            cases = validate.first(validate.check_tags(exchange.result, function.result, (), function))
+            found = validate.check_tags(exchange.result, function.result, (), function)
+            selection = exchange.headers.get("@select_")
+            if type(selection) is dict:  # (a selection drops required fields legitimately)
+                found = (case for case in found if not _dropped(case, selection, function))
+            cases = validate.first(found)
             if cases:
                 self.outside.append((exchange, cases[0]))
+        explained = False
         for key, finding in self.comparison.findings.items():
-            if finding.sites & sites:
+            if finding.sites & (sites | refused):
                 self.touched[key].append(exchange)
+                explained = explained or bool(finding.sites & refused and finding.level == "breaking")
+        if refusal is not None and not explained:
+            self.unexplained.append((exchange, refusal))
 
-    def refusal(self, exchange):
-        """The answer the new server gives the request before any handler, or None if it would call one."""
-        step = Step(exchange.headers, exchange.function, exchange.arguments)
-        try:
-            for check in (self.service.check_headers, self.service.check_auth, self.service.find_function,
-                          self.service.check_arguments):
-                check(step)
-        except Refusal as refused:
-            return refused.result
-        return None
+    def evidence(self):
+        """A `recorded-call-refused` finding for each function whose recorded calls were refused where no
+        breaking finding says why: the rules missed a break that the traffic shows."""
+        comparison, by_function = self.comparison, {}
+        for exchange, refusal in self.unexplained:
+            by_function.setdefault(exchange.function, []).append((exchange, refusal))
+        for name, listed in by_function.items():
+            old, new = comparison.old.functions[name], comparison.new.functions.get(name)
+            exchange, refusal = listed[0]
+            where = (comparison.after if new else comparison.before).where(name, [name])
+            finding = comparison.found("recorded-call-refused", name, where, f"{len(listed):,} recorded call"
+                                       f"{'s' * (len(listed) != 1)} refused, the first {exchange.source}: "
+                                       f"{json.dumps(refusal)[:300]}")
+            finding.add(comparison.pairs[(id(old.arguments), id(new.arguments) if new else None, "request")])
+            self.touched[("recorded-call-refused", name)] = [e for e, _ in listed]
 
     def affected(self):
         """The exchanges a breaking finding not accepted touches, in the order recorded."""
@@ -148,9 +172,14 @@ class Replay:
                 exchange, why = listed[0]
                 lines.append(f"{said}: {len(listed):,} of {total:,}; the first, {exchange.source} "
                              f"({exchange.function}): {json.dumps(why)[:300]}")
+        if self.refused_before:
+            lines.append(f"Requests the old schema refuses too (no evidence either way): {self.refused_before:,} "
+                         f"of {total:,}")
         affected = self.affected()
         verdict = "breaking" if self.comparison.breaking() else "compatible"
-        lines.append(f"{verdict.capitalize()} by the rules, {len(affected):,} of {total:,} recorded calls affected"
+        shown = ("by the recorded calls, which the rules call compatible" if self.unexplained and any(
+            f.rule == "recorded-call-refused" for f in self.comparison.breaking()) else "by the rules")
+        lines.append(f"{verdict.capitalize()} {shown}, {len(affected):,} of {total:,} recorded calls affected"
                      + (f" (the first: {affected[0].source})." if affected else "."))
         return lines
 
@@ -158,12 +187,35 @@ class Replay:
         """The replay as JSON data."""
         first = lambda listed: [{"source": e.source, "function": e.function, "why": why} for e, why in listed[:10]]
         return {"calls": len(self.exchanges), "affected": len(self.affected()), "refused": len(self.refused),
+                "refusedBefore": self.refused_before,
                 "firstRefused": first(self.refused), "outside": len(self.outside), "firstOutside": first(self.outside)}
 
 
 def _never(arguments, headers):
     """A handler no replay calls: it stops at the steps before it."""
     raise AssertionError("a replay never calls a handler")
+
+
+def _checker(schema):
+    """A Service of `schema` whose handlers are never called: its steps 3 to 6 judge recorded requests."""
+    return Service(schema, {name: _never for name in schema.functions if name not in ("fn.ping_", "fn.api_")})
+
+
+def refusal_by(service, exchange):
+    """The answer `service` gives a recorded request before any handler, or None if it would call one."""
+    step = Step(exchange.headers, exchange.function, exchange.arguments)
+    try:
+        for check in (service.check_headers, service.check_auth, service.find_function, service.check_arguments):
+            check(step)
+    except Refusal as refused:
+        return refused.result
+    return None
+
+
+def _dropped(case, selection, function):
+    """Whether a case of a recorded answer is a required field its request's `@select_` removes."""
+    missing = case["reason"].get("RequiredObjectKeyMissing")
+    return bool(missing) and select.removes(selection, function, case["path"], missing["key"])
 
 
 def refused_at(comparison, exchange, refusal):
@@ -175,7 +227,8 @@ def refused_at(comparison, exchange, refusal):
     function = comparison.old.functions.get(exchange.function)
     cases = fields.get("cases", []) if type(fields) is dict else []
     if tag == "ErrorInvalidRequestHeaders_":
-        return {_site(comparison.headers["request"], case) for case in cases}
+        return {_selected(comparison, exchange, case) if case["path"][:1] == ["@select_"] and function else
+                _site(comparison.headers["request"], case) for case in cases}
     if function is None or any("FunctionUnknown" in case["reason"] for case in cases):
         return {("call", exchange.function)}
     return {_site(function.arguments, case, 1) for case in cases}
@@ -206,6 +259,23 @@ def _site(node, case, start=0):
     if "RequiredObjectKeyMissing" in case["reason"]:
         return "request", id(type_.of if type_ is not None and type_.kind == "struct" else node), None
     return "request", id(keyed[0]), keyed[1]
+
+
+def _selected(comparison, exchange, case):
+    """The site of a case about a recorded `@select_`, read with the old schema: a name it gives a
+    definition, a tag, or a field of one (as compatibility.py's `selected-*` findings are sited)."""
+    path, selection = case["path"][1:], exchange.headers["@select_"]
+    named = comparison.old.named.get(path[0], (None, None))
+    node = comparison.old.functions[exchange.function].result if path[0] == "->" else named[1]
+    if node is None or len(path) == 1:
+        return "select", id(node), None
+    keep = selection[path[0]]
+    if isinstance(node, Union):
+        struct = node.tags.get(path[1])
+        if struct is None or len(path) == 2:
+            return "select", id(node), path[1]
+        node, keep, path = struct, keep[path[1]], path[1:]
+    return "select", id(node), keep[path[1]] if type(keep) is list and type(path[1]) is int else None
 
 
 def held(comparison, exchange):

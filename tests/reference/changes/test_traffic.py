@@ -113,3 +113,64 @@ def test_a_line_that_is_no_exchange_is_one_line_saying_where(tmp_path, line):
 def test_a_path_that_does_not_exist_is_said():
     with pytest.raises(ValueError, match="^/nowhere/at/all: does not exist$"):
         traffic.read("/nowhere/at/all")
+
+
+SELECTING = [{"struct.Item": {"sku": "string", "price": "number", "note!": "string"}},
+             {"fn.get": {"sku": "string"}, "->": [{"Ok_": {"item": "struct.Item", "stock!": "integer"}}]}]
+
+
+def exchanges(tmp_path, *calls):
+    """A file of JSON lines, one exchange for each (request headers, arguments of fn.get, Ok_ fields)."""
+    path = tmp_path / "calls.jsonl"
+    path.write_text("".join(json.dumps([[headers, {"fn.get": arguments}], [{}, {"Ok_": ok}]]) + "\n"
+                            for headers, arguments, ok in calls))
+    return path
+
+
+@pytest.mark.parametrize("change, selection, finding", [
+    (lambda text: text.replace("struct.Item", "struct.Product"), {"struct.Item": ["sku"]},
+     ("selected-type-renamed", "struct.Item")),
+    (lambda text: text.replace(', "note!": "string"', ""), {"struct.Item": ["note!"]},
+     ("selected-field-removed", "struct.Item.note!")),
+    (lambda text: text.replace(', "stock!": "integer"', ""), {"->": {"Ok_": ["stock!"]}},
+     ("selected-field-removed", "fn.get -> Ok_.stock!")),
+])
+def test_a_selection_the_new_schema_refuses_is_told_by_the_rule_that_says_why(tmp_path, change, selection, finding):
+    path = exchanges(tmp_path, ({"@select_": selection}, {"sku": "a"}, {"item": {"sku": "a"}}),
+                     ({}, {"sku": "b"}, {"item": {"sku": "b", "price": 1}}))
+    comparison = compare(load(SELECTING), load(json.loads(change(json.dumps(SELECTING)))))
+    replay = traffic.Replay(traffic.read(path), comparison)
+    assert [e.source for e, _ in replay.refused] == [f"{path}:1"] and replay.unexplained == []
+    assert {key: [e.source for e in found] for key, found in replay.touched.items() if found} == {
+        finding: [f"{path}:1"]}
+    assert replay.lines()[-1] == f"Breaking by the rules, 1 of 2 recorded calls affected (the first: {path}:1)."
+
+
+def test_a_refused_call_no_rule_explains_is_a_breaking_finding_the_evidence_decides(recorded):
+    comparison = compare(load(OLD), load(NEW))
+    comparison.findings.clear()  # (rules that missed every change: the evidence alone decides)
+    replay = traffic.Replay(traffic.read(recorded), comparison)
+    [finding] = comparison.breaking()
+    first = replay.refused[0][0].source
+    assert (finding.rule, finding.element, finding.clients()) == ("recorded-call-refused", "fn.buy", ["call fn.buy"])
+    assert finding.detail.startswith(f"3 recorded calls refused, the first {first}: "
+                                     '{"ErrorInvalidRequestBody_": {"cases": [{"path": ["fn.buy", "item", "price"]')
+    assert replay.lines()[-1] == ("Breaking by the recorded calls, which the rules call compatible, 3 of 5 recorded "
+                                  f"calls affected (the first: {first}).")
+
+
+def test_a_call_the_old_schema_refuses_too_is_no_evidence(tmp_path):
+    path = exchanges(tmp_path, ({}, {"sku": 5}, {}), ({}, {"sku": "a"}, {"item": {"sku": "a", "price": 1}}))
+    removed = [SELECTING[0], {"fn.get": {"sku": "string", "shop": "string"}, "->": SELECTING[1]["->"]}]
+    replay = traffic.Replay(traffic.read(path), compare(load(SELECTING), load(removed)))
+    assert replay.refused_before == 1 and [e.source for e, _ in replay.refused] == [f"{path}:2"]
+    assert "Requests the old schema refuses too (no evidence either way): 1 of 2" in replay.lines()
+
+
+def test_an_answer_a_selection_trimmed_is_inside_the_results_it_was_trimmed_from(tmp_path):
+    trimmed = {"item": {"sku": "a"}}  # (no price: struct.Item's required field, dropped by the selection)
+    selected = exchanges(tmp_path, ({"@select_": {"struct.Item": ["sku"]}}, {"sku": "a"}, trimmed))
+    assert traffic.Replay(traffic.read(selected), compare(load(SELECTING), load(SELECTING))).outside == []
+    whole = exchanges(tmp_path, ({}, {"sku": "a"}, trimmed))
+    [(_, case)] = traffic.Replay(traffic.read(whole), compare(load(SELECTING), load(SELECTING))).outside
+    assert case["path"] == ["Ok_", "item"] and "RequiredObjectKeyMissing" in case["reason"]
