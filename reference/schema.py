@@ -21,7 +21,7 @@ from .cli.options import Parser, interruptible, loading, program, timeout
 
 with loading():  # (Ctrl-C while the command loads its parts: status 130, no traceback)
     from . import sources
-    from .changes import compatibility, traffic
+    from .changes import compatibility, report, revisions, traffic
     from .cli import drivers
     from .protocol.documents import Document
     from .transports.http_client import Client, TransportError
@@ -88,51 +88,90 @@ def compare(argv=None):
         "the element, the path to it from each function it reaches, and which clients break (the rules are "
         "in reference/README.md). Exit status 0 when no old client breaks, 1 when one does, 2 when either "
         "schema does not load or for a usage error."))
-    parser.add_argument("old", metavar="OLD", help="the schema the clients know: a file, a directory of them, or "
-                        "the URL of a live server (its fn.api_)")
-    parser.add_argument("new", metavar="NEW", help="the schema that replaces it, in one of the same forms")
+    parser.add_argument("old", metavar="OLD", nargs="?", help="the schema the clients know: a file, a directory "
+                        "of them, or the URL of a live server (its fn.api_); with --against, not given")
+    parser.add_argument("new", metavar="NEW", nargs="?", help="the schema that replaces it, in one of the same forms")
+    parser.add_argument("--against", metavar="REV", help="compare NEW (a file or directory in a git working tree) "
+                        "with the same path at the git revision REV: a branch, a tag or a commit, read from the "
+                        "repository without checking it out (origin/main, v1.2, HEAD~1)")
     parser.add_argument("--except", dest="accepted", action="append", default=[], type=_exception,
                         metavar="RULE[:ELEMENT]", help="accept a breaking change on purpose: every finding of the "
                         "rule, or only at ELEMENT (* matches any text: struct.Item.*); repeatable")
+    parser.add_argument("--exceptions", metavar="FILE", help="accepted changes kept in a file beside the schema: "
+                        "one RULE[:ELEMENT] a line, # starting a comment")
     parser.add_argument("--traffic", action="append", default=[], metavar="PATH", help="recorded calls, as "
                         "evidence: a folder of stub files saved by python -m reference.mock --record, or JSON "
-                        "lines of [request, answer] pairs; repeatable")
-    parser.add_argument("--json", action="store_true", help="print the findings as JSON, for tools")
+                        "lines of [request, answer] pairs; repeatable. A recorded call the old schema took and "
+                        "the new refuses breaks, whatever the rules say")
+    parser.add_argument("--format", choices=sorted(report.FORMATS), default="text", help="text (the default); "
+                        "json, for tools; github, annotations at each finding's file and line in GitHub Actions")
+    parser.add_argument("--json", dest="format", action="store_const", const="json", help="the same as "
+                        "--format json")
+    parser.add_argument("--junit", metavar="FILE", help="also write the findings as JUnit XML, one test case each")
     parser.add_argument("--cafile", metavar="FILE", help="trust this certificate authority for an https:// URL")
     parser.add_argument("--timeout", type=timeout, default=10, metavar="SECONDS",
                         help="how long fetching a schema from a URL may take (default %(default)s)")
     parser.add_argument("-v", "--verbose", action="store_true", help="show every path to each element, not only "
                         "the first three")
     options = parser.parse_args(argv)
+    if options.against and options.new:
+        parser.error(f"--against {options.against} compares NEW with its own path at that revision: name NEW alone")
+    if options.against:
+        options.old, options.new = None, options.old
+    if not options.new:
+        parser.error("name OLD and NEW, or NEW alone with --against REV")
     try:
-        schemas = [_compared(parser, "OLD", options.old, options), _compared(parser, "NEW", options.new, options)]
+        accepted = options.accepted + (_exceptions(options.exceptions) if options.exceptions else [])
+        old = _compared(parser, "OLD", options.old, options) if options.old else _revision(parser, options)
+        schemas = [old, _compared(parser, "NEW", options.new, options)]
         recorded = [exchange for path in options.traffic for exchange in _recorded(path)]
-    except ValueError as error:  # a schema or a recording that cannot be read at all
+    except ValueError as error:  # a schema, a recording or the exceptions that cannot be read at all
         return parser.fail(str(error))
     if None in schemas:
         return 2
     comparison = compatibility.compare(*schemas)
     replay = traffic.Replay(recorded, comparison) if options.traffic else None  # (its evidence may add findings)
     findings = sorted(comparison.findings.values(), key=lambda f: (f.order, f.rule))
+    used = set()
     for finding in findings:
-        finding.accepted = any(rule == finding.rule and fnmatch.fnmatchcase(finding.element, element or "*")
-                               for rule, element in options.accepted)
-    if options.json:
-        print(json.dumps(_comparison_data(options, findings, comparison, replay), indent=1))
-    else:
-        for line in _comparison_lines(findings, comparison, replay, None if options.verbose else 3):
-            print(line)
+        for rule, element, said in accepted:
+            if rule == finding.rule and fnmatch.fnmatchcase(finding.element, element or "*"):
+                finding.accepted = True
+                used.add(said)
+    verdict = report.Verdict(options.old or f"{options.against}:{options.new}", options.new, findings, comparison,
+                             replay, [said for _, _, said in accepted if said not in used])
+    for line in report.FORMATS[options.format](verdict, None if options.verbose else 3):
+        print(line)
+    if options.junit:
+        try:
+            report.junit(verdict, options.junit)
+        except OSError as error:
+            return parser.fail(f"--junit {options.junit}: cannot be written: {error.strerror}")
     return 1 if comparison.breaking() else 0
 
 
 def _exception(text):
-    """An --except value: (rule, element glob or None)."""
+    """An --except value: (rule, element glob or None, how it was given)."""
     rule, _, element = text.partition(":")
     if rule not in compatibility.RULES:
         near = difflib.get_close_matches(rule, compatibility.RULES, n=1)
         raise argparse.ArgumentTypeError(f"{rule!r} is no rule" + (f"; did you mean {near[0]!r}?" if near else
                                          f" (they are {', '.join(compatibility.RULES)})"))
-    return rule, element or None
+    return rule, element or None, f"--except {text}"
+
+
+def _exceptions(path):
+    """The exceptions of an --exceptions file, each told by its FILE:LINE; ValueError for a line that is none."""
+    found = []
+    for number, line in enumerate(sources.read_file(Path(path)).splitlines(), 1):
+        text = line.split("#", 1)[0].strip()
+        if text:
+            try:
+                rule, element, _ = _exception(text)
+            except argparse.ArgumentTypeError as error:
+                raise ValueError(f"--exceptions {path}:{number}: {error}") from None
+            found.append((rule, element, f"{path}:{number}: {text}"))
+    return found
 
 
 def _recorded(path):
@@ -149,56 +188,32 @@ def _compared(parser, what, given, options):
     try:
         if given.startswith(("http://", "https://")):
             with Client(given, timeout=options.timeout, cafile=options.cafile) as client:
-                documents, problems = [Document(given, client.schema())], []
+                read = [Document(given, client.schema())], []
         else:
-            documents, problems = sources.read(Path(given))
+            read = sources.read(Path(given))
     except (TransportError, ValueError) as error:
         raise ValueError(f"{what} {given}: {error}") from None
-    loaded, problems = sources.check(documents, problems)
+    return _loaded(parser, what, given, read)
+
+
+def _revision(parser, options):
+    """The Schema of NEW's path at the revision --against names; None once its problems are said;
+    ValueError if it cannot be read at all."""
+    try:
+        read = revisions.read(options.against, options.new)
+    except ValueError as error:
+        raise ValueError(f"--against {options.against}: {error}") from None
+    return _loaded(parser, "OLD", f"{options.against}:{options.new}", read)
+
+
+def _loaded(parser, what, given, read):
+    """The Schema of the (documents, problems) read for OLD or NEW; None once its problems are said."""
+    loaded, problems = sources.check(*read)
     for problem in problems:
         print(problem, file=sys.stderr)
     if problems:
         parser.fail(f"{what} {given} does not load: {len(problems)} problem{'s' * (len(problems) != 1)}")
     return loaded
-
-
-def _comparison_lines(findings, comparison, replay, most):
-    """The findings, the notes, the replay and the verdict, as lines of text."""
-    lines = []
-    for f in findings:
-        count = f.count()
-        shown = "; ".join(f.routes(most)) + (f"; and {count - most} more" if most and count > most else "")
-        clients = f.clients()
-        affects = "breaks" if f.level == "breaking" else "affects"
-        lines.append(f"{f.where}: {f.level}{' (accepted)' * f.accepted} {f.rule}: {f.element}: {f.detail}; from "
-                     f"{shown}; {affects} clients that {' or '.join(clients[:most])}"
-                     + (f" (and {len(clients) - most} more)" if most and len(clients) > most else ""))
-    lines += [f"note: {text}" for _, text in comparison.notes]
-    lines += replay.lines() if replay else []
-    counts = {level: sum(f.level == level and not f.accepted for f in findings) for level in ("breaking", "warning")}
-    accepted = sum(f.accepted for f in findings)
-    said = [f"{counts['breaking']} breaking change{'s' * (counts['breaking'] != 1)}",
-            f"{counts['warning']} warning{'s' * (counts['warning'] != 1)}"] + [f"{accepted} accepted"] * bool(accepted)
-    lines.append(", ".join(said) + (": clients of the old schema break." if counts["breaking"] else
-                                   ": clients of the old schema keep working."))
-    return lines
-
-
-MOST_ROUTES = 100  # paths to an element --json lists (reachedFrom counts them all)
-
-
-def _comparison_data(options, findings, comparison, replay):
-    """The comparison as JSON data."""
-    touched = replay.touched if replay else {}
-    return {"old": options.old, "new": options.new, "breaking": bool(comparison.breaking()),
-            "findings": [{"rule": f.rule, "level": f.level, "side": compatibility.RULES[f.rule][0],
-                          "element": f.element, "where": f.where, "change": f.detail, "accepted": f.accepted,
-                          "routes": f.routes(MOST_ROUTES), "reachedFrom": f.count(), "clients": f.clients(),
-                          **({"traffic": {"touched": len(touched[(f.rule, f.element)]),
-                                          "first": [e.source for e in touched[(f.rule, f.element)][:10]]}}
-                             if replay else {})} for f in findings],
-            "notes": [{"rule": rule, "text": text} for rule, text in comparison.notes],
-            **({"traffic": replay.as_data()} if replay else {})}
 
 
 if __name__ == "__main__":

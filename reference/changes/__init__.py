@@ -2,6 +2,9 @@
 
 compatibility.py walks two schemas side by side by the protocol's rules;
 findings.py says where each change is written and which clients it reaches;
-traffic.py replays recorded calls against the new schema, as evidence.
-`python -m reference.schema compare OLD NEW` (schema.py) is their command.
+traffic.py replays recorded calls against the new schema, as evidence, and
+sites.py says where each of them meets a change; revisions.py reads a
+schema as a git revision has it; report.py tells the verdict as text, JSON,
+GitHub annotations or JUnit. `python -m reference.schema compare OLD NEW`
+(schema.py) is their command.
 """

@@ -152,7 +152,11 @@ def test_compare_of_a_schema_that_does_not_load_lists_its_problems_and_exits_2(t
 
 
 @pytest.mark.parametrize("args, message", [
-    (["compare"], "the following arguments are required: OLD, NEW"),
+    (["compare"], "name OLD and NEW, or NEW alone with --against REV"),
+    (["compare", "a"], "name OLD and NEW, or NEW alone with --against REV"),
+    (["compare", "a", "b", "--against", "main"], "--against main compares NEW with its own path at that revision"),
+    (["compare", "{old}", "{old}", "--exceptions", "/nowhere"], "/nowhere: cannot be read: No such file or directory"),
+    (["compare", "{old}", "{old}", "--format", "gihtub"], "invalid choice: 'gihtub'"),
     (["compare", "a", "b", "--except", "request-type-narowed"],
      "argument --except: 'request-type-narowed' is no rule; did you mean 'request-type-narrowed'?"),
     (["compare", "/nowhere.json", "b"], "OLD /nowhere.json: /nowhere.json: does not exist"),
@@ -164,3 +168,83 @@ def test_compare_misuse_is_one_line_and_exit_2(args, message, tmp_path):
     old, _ = versions(tmp_path)
     status, out, err = check(*(arg.format(old=old) for arg in args))
     assert (status, out) == (2, "") and err.count("\n") == 1 and message in err, err
+
+
+def test_compare_against_a_revision_reads_the_old_schema_from_the_repository(tmp_path):
+    from tests.reference.changes.test_revisions import git
+    (tmp_path / "shop.json").write_text(json.dumps(V1, indent=1))
+    git(tmp_path, "init", "-q")
+    git(tmp_path, "add", ".")
+    git(tmp_path, "commit", "-qm", "v1")
+    (tmp_path / "shop.json").write_text(json.dumps(V2, indent=1))
+    status, out, err = check("compare", "--against", "HEAD", "shop.json", cwd=tmp_path)
+    assert (status, err) == (1, "") and out.startswith("shop.json:5:13: breaking request-type-narrowed: ")
+    status, out, _ = check("compare", "--against", "HEAD", "shop.json", "--json", cwd=tmp_path)
+    assert json.loads(out)["old"] == "HEAD:shop.json"
+    (tmp_path / "shop.json").write_text(json.dumps([V1[0], {"fn.sell": {"item": "struct.Item"}, "->": [{"Ok_": {}}]}]))
+    status, out, _ = check("compare", "--against", "HEAD", "shop.json", cwd=tmp_path)  # (what is gone is placed
+    assert status == 1 and out.startswith("HEAD:shop.json:9:3: breaking function-removed: fn.buy: ")  # in the old)
+    status, out, _ = check("compare", "--against", "HEAD", "shop.json", "--format", "github", cwd=tmp_path)
+    assert out.startswith("::error title=function-removed%3A fn.buy::HEAD:shop.json:9:3: breaking function-removed")
+    status, out, err = check("compare", "--against", "mian", "shop.json", cwd=tmp_path)
+    assert (status, out) == (2, "") and err.startswith("python -m reference.schema compare: error: --against mian: "
+                                                       "'mian' is no revision of the repository")
+
+
+def test_compare_takes_its_exceptions_from_a_file_and_says_which_name_nothing(tmp_path):
+    old, new = versions(tmp_path)
+    exceptions = tmp_path / "accepted.txt"
+    exceptions.write_text("# kept with the schema\n\nrequest-type-narrowed:struct.Item.price  # no client sends 2.5\n"
+                          "response-type-widened:struct.Gone.*\n")
+    status, out, _ = check("compare", old, new, "--exceptions", str(exceptions), "--except", "function-removed")
+    assert status == 0 and " breaking (accepted) request-type-narrowed: struct.Item.price" in out
+    assert out.splitlines()[-3:-1] == ["note: --except function-removed names no finding: nothing it accepts changed",
+                                       f"note: {exceptions}:4: response-type-widened:struct.Gone.* names no finding: "
+                                       "nothing it accepts changed"]
+    exceptions.write_text("request-type-narowed\n")
+    status, out, err = check("compare", old, new, "--exceptions", str(exceptions))
+    assert (status, out) == (2, "") and err.splitlines() == [
+        f"python -m reference.schema compare: error: --exceptions {exceptions}:1: 'request-type-narowed' is no rule; "
+        "did you mean 'request-type-narrowed'?"]
+
+
+def test_compare_annotates_each_finding_for_github_actions(tmp_path):
+    old, new = versions(tmp_path, V1 + [{"fn.gone": {}, "->": [{"Ok_": {"n": "integer"}}]}],
+                        [{**V2[0]}, V1[1], {"fn.gone": {}, "->": [{"Ok_": {"n": "number"}}]}])
+    status, out, _ = check("compare", old, new, "--format", "github", "--except", "response-type-widened")
+    lines = out.splitlines()
+    assert status == 1 and lines[0] == (
+        f"::error file={new},line=5,col=13,title=request-type-narrowed%3A struct.Item.price::breaking "
+        "request-type-narrowed: struct.Item.price: number -> integer; from fn.buy → item: struct.Item → price; "
+        "breaks clients that call fn.buy")
+    assert lines[1].startswith(f"::notice file={new},line=") and "title=response-type-widened%3A fn.gone -> Ok_.n::" in lines[1]
+    assert lines[-1] == "1 breaking change, 0 warnings, 1 accepted: clients of the old schema break."
+
+
+def test_compare_writes_junit_for_ci(tmp_path):
+    import xml.etree.ElementTree as ElementTree
+    old, new = versions(tmp_path)
+    junit = tmp_path / "compare.xml"
+    status, out, _ = check("compare", old, new, "--junit", str(junit))
+    [suite] = ElementTree.parse(junit).getroot()
+    [case] = suite
+    assert status == 1 and (suite.get("tests"), suite.get("failures")) == ("1", "1")
+    assert (case.get("classname"), case.get("name"), case.get("file")) == ("request-type-narrowed",
+                                                                           "struct.Item.price", new)
+    assert case.find("failure").get("message") == f"{new}:5:13: number -> integer"
+    check("compare", new, old, "--junit", str(junit))
+    [suite] = ElementTree.parse(junit).getroot()
+    assert [(case.get("name"), list(case)) for case in suite] == [("no change breaks an old client", [])]
+
+
+def test_compare_with_traffic_a_selected_call_the_new_schema_refuses_breaks(tmp_path):
+    """The issue's case: an old client selecting fields of a struct the new schema renamed."""
+    old = [{"struct.Item": {"sku": "string"}}, {"fn.get": {}, "->": [{"Ok_": {"item": "struct.Item"}}]}]
+    new = json.loads(json.dumps(old).replace("struct.Item", "struct.Product"))
+    old, new = versions(tmp_path, old, new)
+    (tmp_path / "calls.jsonl").write_text(json.dumps([[{"@select_": {"struct.Item": ["sku"]}}, {"fn.get": {}}],
+                                                      [{}, {"Ok_": {"item": {"sku": "a"}}}]]) + "\n")
+    status, out, _ = check("compare", old, new, "--traffic", str(tmp_path / "calls.jsonl"))
+    assert status == 1 and "breaking selected-type-renamed: struct.Item: struct.Item -> struct.Product" in out
+    assert out.splitlines()[-2] == (f"Breaking by the rules, 1 of 1 recorded calls affected (the first: "
+                                    f"{tmp_path / 'calls.jsonl'}:1).")

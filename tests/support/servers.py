@@ -147,18 +147,27 @@ def handled_with_peak(service, data):
 
 
 class Connection:
-    """One keep-alive HTTP connection that posts messages and decodes the answers."""
+    """One keep-alive HTTP connection that posts messages and decodes the answers. With `reopen`, a
+    connection the server closed while it was idle is opened again, as HTTP clients do: the peer's
+    server (uvicorn) closes one idle for 5 s, which a busy machine reaches between two calls."""
 
-    def __init__(self, url, source="", timeout=10):
+    def __init__(self, url, source="", timeout=10, reopen=False):
         parts = urllib.parse.urlsplit(url)
-        self.path = parts.path
+        self.path, self.reopen = parts.path, reopen
         self.http = http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout,
                                                source_address=(source, 0) if source else None)
 
     def post(self, data):
         """POST raw bytes; return (status, response headers, response bytes)."""
-        self.http.request("POST", self.path, body=data)
-        response = self.http.getresponse()
+        try:
+            self.http.request("POST", self.path, body=data)
+            response = self.http.getresponse()
+        except (BrokenPipeError, ConnectionResetError, http.client.RemoteDisconnected):
+            if not self.reopen:
+                raise
+            self.http.close()  # (it had closed before reading the request: sending it again is safe)
+            self.http.request("POST", self.path, body=data)
+            response = self.http.getresponse()
         return response.status, response.headers, response.read()
 
     def call(self, message):
