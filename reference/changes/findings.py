@@ -18,7 +18,8 @@ from typing import NamedTuple
 from ..protocol.types import Union
 from ..sources import entries, position
 
-CLIENTS = {"call": "call {}", "read": "read {}'s result", "send": "send {}", "receive": "read the {} header"}
+CLIENTS = {"call": "call {}", "read": "read {}'s result", "send": "send {}", "receive": "read the {} header",
+           "select": "select from {}'s result"}  # (a selection rule's clients: those that send @select_)
 
 
 class Root(NamedTuple):
@@ -67,8 +68,9 @@ class Finding:
     def clients(self):
         """Which clients it breaks: those that call a function, read its result, send or read a header."""
         roots, before = self.reached()
-        return list(dict.fromkeys(CLIENTS[root.kind].format(root.name or _steps(pair, before, 1)[0].split(":")[0])
-                                  for root, pair in roots))
+        selection = self.rule.startswith("selected-")
+        return list(dict.fromkeys(CLIENTS["select" if selection else root.kind].format(
+            root.name or _steps(pair, before, 1)[0].split(":")[0]) for root, pair in roots))
 
     def reached(self):
         """The Roots the element is reached from, each with the pair it starts at, breadth first (so the

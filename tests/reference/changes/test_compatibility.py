@@ -231,6 +231,16 @@ def test_a_finding_in_a_shared_struct_names_every_way_to_it_and_every_client():
     assert narrowed.routes() == ["fn.add → item: struct.Item → price"]
 
 
+def test_a_selection_finding_breaks_only_the_clients_that_select():
+    old = [ITEM, fn({"i": "struct.Item"}, name="fn.add"), fn({}, {"items": ["struct.Item"]}, name="fn.list")]
+    renamed = json.loads(json.dumps(old).replace("struct.Item", "struct.Product"))
+    [finding] = compare(load(old), load(renamed)).findings.values()
+    assert (finding.rule, finding.detail, RULES[finding.rule][0]) == ("selected-type-renamed",
+                                                                     "struct.Item -> struct.Product", "selection")
+    assert finding.clients() == ["select from fn.list's result"]
+    assert finding.routes() == ["fn.list -> Ok_ → items: [struct.Product]"]
+
+
 def test_the_checksum_change_is_a_note_and_only_when_the_names_change():
     assert compare(load([fn({"x": "integer"})]), load([fn({"x": "number"})])).notes == []
     [(rule, text)] = compare(load([fn({"x": "integer"})]), load([fn({"y!": "integer"})])).notes
