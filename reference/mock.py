@@ -26,7 +26,7 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
-from .cli.options import Parser, interruptible, loading, positive, program, rate, seconds
+from .cli.options import Parser, interruptible, loading, positive, program, rate, said_problems, seconds
 
 with loading():  # (Ctrl-C while the command loads its parts: status 130, no traceback)
     from . import mocking, sources
@@ -77,13 +77,13 @@ def main(argv=None):
             count = load_stubs(service, Path(options.stubs))
             print(f"Loaded {count} stub{'s' * (count != 1)} from {options.stubs}", flush=True)
     except SchemaError as error:  # each problem a line, as the schema checker writes them, then what it means
-        print("\n".join(map(str, error.problems)), file=sys.stderr)
+        print("\n".join(said_problems(error.problems)), file=sys.stderr)
         return parser.fail(f"the schema of {url or options.schema_file or options.schema_dir} does not load: "
                            f"{len(error.problems)} problem{'s' * (len(error.problems) != 1)}")
     except StubProblems as error:  # the same way (one problem alone: its line)
         if len(error.problems) == 1:
             return parser.fail(error.problems[0])
-        print("\n".join(error.problems), file=sys.stderr)
+        print("\n".join(said_problems(error.problems)), file=sys.stderr)
         return parser.fail(f"the stubs of {options.stubs} do not load: {len(error.problems)} problems")
     except (TransportError, OSError, ValueError) as error:
         return parser.fail(str(error))

@@ -17,7 +17,7 @@ import json
 import sys
 from pathlib import Path
 
-from .cli.options import Parser, interruptible, loading, program, timeout
+from .cli.options import Parser, interruptible, loading, program, said_problems, timeout
 
 with loading():  # (Ctrl-C while the command loads its parts: status 130, no traceback)
     from . import sources
@@ -209,8 +209,8 @@ def _revision(parser, options):
 def _loaded(parser, what, given, read):
     """The Schema of the (documents, problems) read for OLD or NEW; None once its problems are said."""
     loaded, problems = sources.check(*read)
-    for problem in problems:
-        print(problem, file=sys.stderr)
+    for line in said_problems(problems):
+        print(line, file=sys.stderr)
     if problems:
         parser.fail(f"{what} {given} does not load: {len(problems)} problem{'s' * (len(problems) != 1)}")
     return loaded

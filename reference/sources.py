@@ -10,6 +10,7 @@ value at C speed: at the key for a problem with a name, at the value for a
 problem with a type.
 """
 
+import bisect
 import json
 import os
 import re
@@ -155,7 +156,7 @@ def as_data(problem):
 def locate(problems, documents):
     """The problems, each with its line and column where its document's text is known, in the
     order they appear in the documents."""
-    texts = {document.name: document.text for document in documents}
+    texts = {document.name: Text(document.text) for document in documents if document.text is not None}
     order = {document.name: i for i, document in enumerate(documents)}
     found = [located(problem, texts)._replace(message=problem.message + _near(*problem.near or ((), ())))
              for problem in problems]
@@ -164,69 +165,73 @@ def locate(problems, documents):
 
 
 def located(problem, texts):
-    """`problem` with the line and column of its place, where its document's text is known."""
+    """`problem` with the line and column of its place, where its document's Text is known."""
     text = texts.get(problem.where.document)
     if text is None or problem.where.entry is None:
         return problem
     first = problem.first
     try:
         if first is not None and texts.get(first.document) is not None:
-            first = first._replace(**position(texts[first.document], [first.entry - 1, first.key]))
-        where = problem.where._replace(**position(text, [problem.where.entry - 1, *problem.path], problem.value))
+            first = first._replace(**texts[first.document].position([first.entry - 1, first.key]))
+        where = problem.where._replace(**text.position([problem.where.entry - 1, *problem.path], problem.value))
     except (ValueError, RecursionError):  # text that is not what the entries were read from
         return problem
     return problem._replace(where=where, first=first)
 
 
-def position(text, steps, value=False, start=0):
-    """The line and column of the key `steps` leads to in JSON text (of its value, if `value`),
-    or of the deepest found; the steps start from the value at `start`, or from the top."""
-    at = shown = SKIP(text, start).end()
-    for step in steps:
-        found = (_element(text, at, step) if type(step) is int and text.startswith("[", at) else
-                 _member(text, at, step) if type(step) is str and text.startswith("{", at) else None)
-        if found is None:
-            break
-        shown, at = found
-    else:
-        shown = at if value else shown
-    return {"line": text.count("\n", 0, shown) + 1, "column": shown - text.rfind("\n", 0, shown)}
+class Text:
+    """JSON text in which places are found, each array's elements and each object's members read
+    once, when a place is first sought inside it, and each line's start once: placing N problems
+    costs one pass over the text, not N."""
 
+    def __init__(self, text):
+        self.text, self.arrays, self.objects, self.lines = text, {}, {}, None
 
-def entries(text):
-    """Where each element of the JSON array `text` (a schema document) starts, in one pass."""
-    found, at = [], SKIP(text, 1 + SKIP(text, 0).end()).end()
-    while at < len(text) and not text.startswith("]", at):
-        found.append(at)
-        at = SKIP(text, DECODER.raw_decode(text, at)[1]).end()
-        at = SKIP(text, at + 1).end() if text.startswith(",", at) else len(text)
-    return found
+    def position(self, steps, value=False):
+        """The line and column of the key `steps` leads to (of its value, if `value`), or of the
+        deepest found."""
+        text = self.text
+        at = shown = SKIP(text, 0).end()
+        for step in steps:
+            found = (self.element(at, step) if type(step) is int and text.startswith("[", at) else
+                     self.member(at, step) if type(step) is str and text.startswith("{", at) else None)
+            if found is None:
+                break
+            shown, at = found
+        else:
+            shown = at if value else shown
+        if self.lines is None:
+            self.lines = [match.end() for match in re.finditer("\n", text)]
+        line = bisect.bisect_right(self.lines, shown)
+        return {"line": line + 1, "column": shown - (self.lines[line - 1] if line else 0) + 1}
 
+    def element(self, at, index):
+        """Where the element `index` of the array at `at` starts (twice), or None."""
+        starts = self.arrays.get(at)
+        if starts is None:
+            text, starts, next_ = self.text, [], SKIP(self.text, at + 1).end()
+            while next_ < len(text) and not text.startswith("]", next_):
+                starts.append(next_)
+                next_ = SKIP(text, DECODER.raw_decode(text, next_)[1]).end()
+                next_ = SKIP(text, next_ + 1).end() if text.startswith(",", next_) else len(text)
+            self.arrays[at] = starts
+        return (starts[index], starts[index]) if 0 <= index < len(starts) else None
 
-def _element(text, at, index):
-    """Where the element `index` of the array at `at` starts (twice), or None."""
-    at = SKIP(text, at + 1).end()
-    for _ in range(index):
-        if text.startswith("]", at):
-            return None
-        at = SKIP(text, DECODER.raw_decode(text, at)[1]).end()
-        at = SKIP(text, at + 1).end() if text.startswith(",", at) else at
-    return None if text.startswith("]", at) else (at, at)
-
-
-def _member(text, at, key):
-    """Where the key `key` of the object at `at` starts, and where its value starts, or None."""
-    at = SKIP(text, at + 1).end()
-    while text.startswith('"', at):
-        name, end = json.decoder.scanstring(text, at + 1)
-        value = SKIP(text, SKIP(text, end).end() + 1).end()  # past the colon
-        if name == key:
-            return at, value
-        at = SKIP(text, DECODER.raw_decode(text, value)[1]).end()
-        if not text.startswith(",", at):
-            return None
-        at = SKIP(text, at + 1).end()
-    return None
+    def member(self, at, key):
+        """Where the key `key` of the object at `at` starts, and where its value starts, or None."""
+        members = self.objects.get(at)
+        if members is None:
+            text, members, next_ = self.text, {}, SKIP(self.text, at + 1).end()
+            while text.startswith('"', next_):
+                name, end = json.decoder.scanstring(text, next_ + 1)
+                value = SKIP(text, SKIP(text, end).end() + 1).end()  # past the colon
+                members.setdefault(name, (next_, value))
+                next_ = SKIP(text, DECODER.raw_decode(text, value)[1]).end()
+                if not text.startswith(",", next_):
+                    break
+                next_ = SKIP(text, next_ + 1).end()
+            self.objects[at] = members
+        return members.get(key)
 
 
 def _near(given, known):

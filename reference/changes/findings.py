@@ -16,7 +16,7 @@ line and column of its file.
 from typing import NamedTuple
 
 from ..protocol.types import Union
-from ..sources import entries, position
+from ..sources import Text
 
 CLIENTS = {"call": "call {}", "read": "read {}'s result", "send": "send {}", "receive": "read the {} header",
            "select": "select from {}'s result"}  # (a selection rule's clients: those that send @select_)
@@ -122,7 +122,7 @@ class Places:
     line and column."""
 
     def __init__(self, schema):
-        self.schema, self.nodes, self.starts = schema, _nodes(schema), {}  # starts: document -> its entries'
+        self.schema, self.nodes, self.texts = schema, _nodes(schema), {}  # document -> its sources.Text
 
     def node(self, node):
         """(definition key, path in its entry) of a Struct or Union of the schema."""
@@ -146,9 +146,9 @@ class Places:
         text = schema.documents[order].text if order >= 0 else None
         if text is None or where.entry is None:
             return str(where), (order, where.entry or 0, 0, 0)
-        if order not in self.starts:  # where each entry starts, found once for each document
-            self.starts[order] = entries(text)
-        at = position(text, path, value, start=self.starts[order][where.entry - 1])
+        if order not in self.texts:
+            self.texts[order] = Text(text)
+        at = self.texts[order].position([where.entry - 1, *path], value)
         return f"{where.document}:{at['line']}:{at['column']}", (order, where.entry, at["line"], at["column"])
 
 

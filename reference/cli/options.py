@@ -92,6 +92,16 @@ class Parser(argparse.ArgumentParser):
 
 
 
+MOST_PROBLEMS = 20  # problems of a schema or stubs a command says before it stops (the checker says all)
+
+
+def said_problems(problems, most=MOST_PROBLEMS):
+    """The first `most` problems as lines, and how many more: a server's answer of a million problems is
+    not a million lines (`python -m reference.schema FILE` lists every one of a file)."""
+    lines = [str(problem) for problem in problems[:most]]
+    return lines + [f"... and {len(problems) - most:,} more"] * (len(problems) > most)
+
+
 def near(word, known):
     """"; did you mean --target?": the name of `known` nearest to a misspelt `word`, if one is near."""
     starting = [name for name in known if name.startswith(word)]

@@ -26,6 +26,7 @@ def load_stubs(service, folder):
     for path in sorted(folder.glob("*.json")):
         try:
             found = sources.parse_json(text := sources.read_file(path), path)
+            placed = sources.Text(text)  # (each problem placed in it: one pass over the file for them all)
         except ValueError as error:
             problems.append(str(error))
             continue
@@ -40,7 +41,7 @@ def load_stubs(service, folder):
                 continue
             for case in body.get("ErrorInvalidRequestBody_", {}).get("cases", []):  # located in the file
                 inside = case["path"][1 if wrapped or case["path"][1:2] != ["stub"] else 2:]
-                problems.append(_wrong(path, text, [index] * (type(found) is list), inside, case["reason"],
+                problems.append(_wrong(path, placed, [index] * (type(found) is list), inside, case["reason"],
                                        service.schema))
     if problems:
         raise StubProblems(problems)
@@ -52,8 +53,9 @@ SAID = {"ObjectKeyDisallowed": "no such field", "FunctionUnknown": "no such func
 
 
 def _wrong(path, text, steps, inside, reason, schema):
-    """One line that says where a stub file is wrong, and how: "FILE:LINE:COLUMN: at PATH: what"."""
-    place = sources.position(text, steps + inside)
+    """One line that says where a stub file (a sources.Text) is wrong, and how: "FILE:LINE:COLUMN: at PATH:
+    what"."""
+    place = text.position(steps + inside)
     (reason, data), = reason.items()
     said = (f"expected {', '.join(data['expected'])}, found {', '.join(data['actual'])}" if reason == "TypeUnexpected"
             else data["reason"] if reason == "ExtensionValidationFailed"
