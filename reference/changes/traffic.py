@@ -104,6 +104,10 @@ class Replay:
         self.outside = []  # (Exchange, the first case of its answer against the new results)
         self.touched = {key: [] for key in comparison.findings}  # finding key -> Exchanges
         self.unexplained = []  # (Exchange, refusal): refused, and touching no breaking finding
+        self.at = {}  # site -> the keys of the findings there: each exchange costs its sites, not the findings
+        for key, finding in comparison.findings.items():
+            for site in finding.sites:
+                self.at.setdefault(site, []).append(key)
         for exchange in exchanges:
             self.replay(exchange)
         if self.unexplained:
@@ -126,11 +130,10 @@ class Replay:
             cases = validate.first(found)
             if cases:
                 self.outside.append((exchange, cases[0]))
-        explained = False
-        for key, finding in self.comparison.findings.items():
-            if finding.sites & (sites | refused):
-                self.touched[key].append(exchange)
-                explained = explained or bool(finding.sites & refused and finding.level == "breaking")
+        for key in {key for site in sites | refused for key in self.at.get(site, ())}:
+            self.touched[key].append(exchange)
+        explained = any(self.comparison.findings[key].level == "breaking"
+                        for site in refused for key in self.at.get(site, ()))
         if refusal is not None and not explained:
             self.unexplained.append((exchange, refusal))
 
