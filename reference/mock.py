@@ -30,7 +30,7 @@ from .cli.options import Parser, interruptible, loading, positive, program, rate
 
 with loading():  # (Ctrl-C while the command loads its parts: status 130, no traceback)
     from . import mocking, sources
-    from .cli.fetched import default_cache, fetch
+    from .cli.fetched import default_cache, fetch, own
     from .cli.serving import add_server_options, check_server_options, kind, serve
     from .mocking import relay
     from .mocking.stub_files import StubProblems, export_stubs, load_stubs
@@ -199,6 +199,9 @@ def _schema_source(options, url):
             raise
         if not cache.is_file():
             raise TransportError(f"{error}; and no schema of it was saved before in {cache}") from None
+        if not own(cache):
+            raise TransportError(f"{error}; and the schema saved in {cache} is not your own file (another user "
+                                 "could write it): not used") from None
         saved = datetime.fromtimestamp(cache.stat().st_mtime).strftime("%Y-%m-%d %H:%M")
         print(f"{error}: using the schema saved in {cache} on {saved}", flush=True)
         return cache

@@ -39,14 +39,26 @@ def _file(url):
 
 
 def kept(url):
-    """The entries of the schema kept for `url`, or None (none kept, or not one this client wrote)."""
+    """The entries of the schema kept for `url`, or None (none kept, or not one this client wrote: not the
+    user's own file, or not what it writes)."""
+    path = _file(url)
     try:
-        record = json.loads(sources.read_file(_file(url)))
-    except ValueError:
+        if not own(path):
+            return None
+        record = sources.parse_json(sources.read_file(path), path)
+    except (OSError, ValueError):
         return None
-    if type(record) is not dict or record.get("url") != url or type(record.get("api")) is not list:
+    if type(record) is not dict or record.get("url") != url or type(record.get("api")) is not list \
+            or not all(type(entry) is dict for entry in record["api"]):
         return None
     return record["api"]
+
+
+def own(path):
+    """Whether a cached file is the user's own, which no one else may write: in a shared cache folder,
+    another user's file would tell this user's tools what a server's schema is."""
+    status = os.stat(path)
+    return status.st_uid == os.getuid() and not status.st_mode & 0o002
 
 
 def keep(url, entries):

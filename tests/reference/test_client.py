@@ -283,10 +283,11 @@ class Counting:
     """A service that counts the calls of fn.api_ it answers."""
 
     def __init__(self, service):
-        self.service, self.schema, self.asked = service, service.schema, 0
+        self.service, self.schema, self.asked, self.added = service, service.schema, 0, 0
 
     def handle(self, data, client=""):
         self.asked += b'"fn.api_"' in data
+        self.added += b'"fn.add"' in data
         return self.service.handle(data, client)
 
 
@@ -308,6 +309,30 @@ def test_the_schema_is_fetched_once_and_again_only_when_a_call_made_by_it_is_ref
         assert service.asked == 2 and json.loads(kept.read_text())["api"] != stale["api"]
         refused = client(server.url, "fn.add", "x=1", "y=oops")  # (refused with the schema as it is: no call again)
         assert refused.returncode == 1 and service.asked == 3
+
+
+@pytest.mark.parametrize("spoil", [
+    lambda kept: kept.write_text('{"url": "x", "api": ' + "[" * 100_000 + "]" * 100_000 + "}"),  # (too deep)
+    lambda kept: kept.chmod(0o666),  # (anyone may write it: as good as another user's)
+    lambda kept: kept.write_text(json.dumps({**json.loads(kept.read_text()), "api": [1, 2]})),
+])
+def test_a_kept_schema_that_is_not_the_users_own_and_well_formed_is_ignored(tmp_path, monkeypatch, spoil):
+    """A shared cache folder may hold another user's file: NAME=TEXT is then read with the server's
+    schema, fetched again, not with what the file says."""
+    service = Counting(calculator.service())
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    with serving(service) as server:
+        assert client(server.url, "fn.add", "x=1", "y=2").returncode == 0
+        [kept] = (tmp_path / "sdms-reference").glob("client-*.json")
+        record = json.loads(kept.read_text())
+        record["api"] = [{"fn.add": {"x": "string", "y": "string"}, **{k: v for k, v in entry.items()
+                                                                       if k != "fn.add"}}
+                         if "fn.add" in entry else entry for entry in record["api"]]
+        kept.write_text(json.dumps(record))  # (it would make x=1 the text "1")
+        spoil(kept)
+        done = client(server.url, "fn.add", "x=1", "y=2")
+        assert (done.returncode, json.loads(done.stdout), done.stderr) == (0, {"Ok_": {"result": 3}}, "")
+        assert (service.asked, service.added) == (2, 2)  # (the file used: x sent as "1", refused, sent again)
 
 
 def test_a_value_is_read_from_a_json_file_with_name_colon_equals_at(url, tmp_path):

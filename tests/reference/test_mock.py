@@ -49,6 +49,13 @@ def test_start_up_problems_are_one_line_errors_and_exit_2(tmp_path, calculator_u
     assert unreachable.returncode == 2 and unreachable.stderr.startswith(f"python -m reference.mock: error: cannot reach {url}: ")
     assert unreachable.stderr.endswith(f"(waited 0.5 s); and no schema of it was saved before in {tmp_path / 'never.json'}\n")
     assert unreachable.stderr.count("\n") == 1
+    (tmp_path / "shared.json").write_text(json.dumps([{"fn.f": {}, "->": [{"Ok_": {}}]}]))
+    (tmp_path / "shared.json").chmod(0o666)  # (anyone may write it: as good as another user's)
+    with refusing() as url:
+        foreign = run_mock("--schema-url", url, "--wait", "0.2", "--cache", str(tmp_path / "shared.json"))
+    assert foreign.returncode == 2 and foreign.stderr.endswith(
+        f"(waited 0.2 s); and the schema saved in {tmp_path / 'shared.json'} is not your own file (another user "
+        "could write it): not used\n")
     elsewhere = run_mock("--schema-url", calculator_url.replace("/api", "/other"))
     assert elsewhere.returncode == 2 and elsewhere.stderr == (
         f"python -m reference.mock: error: {calculator_url.replace('/api', '/other')} answered HTTP 404 (is the API at /api?): "
