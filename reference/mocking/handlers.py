@@ -345,11 +345,11 @@ def schema(source, relaying=False):
 def service(source, kind=None, proxy=False, options=None, relay=None):
     """A mock Service for the schema `source`, answering as its `options` say (or a `relay`, relay.py):
     of `kind`, the core's `protocol.Service` (matching stubs by the definitions) or by default the
-    engine room's (imported only then, with its matching); with `proxy`, the core's, as a validating
-    proxy."""
+    engine room's (imported only then); with `proxy`, the core's, as a validating proxy, with the
+    engine room's matching."""
     mocked = schema(source, relaying=relay is not None)
-    if proxy or kind is Service:
-        handlers = Mock(mocked, options, ByDefinition, relay).handlers()
+    if proxy or kind is Service:  # (a proxy's matching, of stubs from the network, within a budget too)
+        handlers = Mock(mocked, options, Matching if proxy else ByDefinition, relay).handlers()
         return (Proxy if proxy else Service)(mocked, handlers)
     if kind is None:
         from ..engine import Service as kind  # (imported only then)

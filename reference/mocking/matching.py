@@ -46,6 +46,7 @@ class Matching:
     def __init__(self, size):
         self.steps = STEPS * size + 1000  # the budget, grown by each stub or call matched
         self.canonicals, self.indexes = {}, {}  # by id() of values alive while matching
+        self.told = False  # whether the log said the budget ran out (once a call, however many stubs)
 
     def matches(self, wanted, actual, strict, size):
         """Whether `actual` arguments match `wanted` ones (partially unless `strict`); `size` adds to the budget."""
@@ -53,7 +54,7 @@ class Matching:
         try:
             return equal(wanted, actual) if strict else self.partial(wanted, actual)
         except Exhausted:
-            log.warning("matching took over %d steps per byte; taken as no match", STEPS)
+            self.tell("matching took over %d steps per byte; taken as no match")
             return False
 
     def patterned(self, match, arguments, headers, stub):
@@ -61,8 +62,14 @@ class Matching:
         try:
             return patterns.patterned(match, arguments, headers, stub.arguments, stub.headers, self.spend)
         except Exhausted:
-            log.warning("a glob of a stub's match! would take over %d steps per byte; taken as no match", STEPS)
+            self.tell("a stub's match! would take over %d steps per byte; taken as no match")
             return None
+
+    def tell(self, said):
+        """Say in the log, once for this call, that the budget ran out (each stub after it is no match)."""
+        if not self.told:
+            self.told = True
+            log.warning(said + " (and so for every stub after it, for this call)", STEPS)
 
     def forget(self):
         """Forget the canonical forms and indexes worked out, before the values they describe go."""

@@ -115,9 +115,9 @@ def patterned(match, arguments, headers, given, given_headers, spend=lambda step
             return None
         stub_value, stubbed = at(given_headers if header else given, path)
         if header:
-            headers = _put(headers, path, stub_value, stubbed)
+            headers = _put(headers, path, stub_value, stubbed, spend)
         else:
-            arguments = _put(arguments, path, stub_value, stubbed)
+            arguments = _put(arguments, path, stub_value, stubbed, spend)
     return arguments, headers
 
 
@@ -133,12 +133,14 @@ def at(value, path):
     return value, True
 
 
-def _put(value, path, new, given):
-    """A copy of `value` with `new` at `path` (the key left out, if not `given`), copied along it only."""
+def _put(value, path, new, given, spend):
+    """A copy of `value` with `new` at `path` (the key left out, if not `given`), copied along it only
+    (`spend` told what each copy costs: a place of {"Any": {}} in a large call is no free test)."""
     [step, *rest] = path
+    spend(len(value))
     copy = dict(value) if type(value) is dict else list(value)
     if rest:
-        copy[step] = _put(value[step], rest, new, given)
+        copy[step] = _put(value[step], rest, new, given, spend)
     elif given:
         copy[step] = new
     elif type(copy) is dict:

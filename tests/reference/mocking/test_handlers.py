@@ -474,7 +474,22 @@ def test_a_glob_made_to_be_slow_is_taken_as_no_match_within_the_matching_budget(
             assert connection.call([{}, stub({"fn.getVariable": {"name": ""}, "match!": {"name": glob}}, OK)])[1] == OK
         with caplog.at_level(logging.WARNING, logger="reference"):
             answer = connection.call([{}, {"fn.getVariable": {"name": "a" * 1_000_000}}])[1]
-    assert "Ok_" in answer and "a glob of a stub's match! would take over 16 steps per byte" in caplog.text
+    assert "Ok_" in answer and "a stub's match! would take over 16 steps per byte" in caplog.text
+    assert caplog.text.count("WARNING") == 1  # (once for the call, not once for each of the 100 stubs)
+
+
+def test_a_place_of_any_costs_what_it_copies_within_the_budget(caplog):
+    """`{"Any": {}}` tests nothing, but the call is copied with the stub's value there: in a 200 KB call
+    that is no free step either, and it is counted, so that many such stubs stop at the budget."""
+    places = {f"names[{i}]": {"Any": {}} for i in range(50)}
+    service = mocking.service(calculator.entries(), options=mocking.Options(generation=False))
+    unmatched = {"fn.deleteVariables": {"names": ["x"] * 50 + ["never"]}, "match!": places}
+    for _ in range(40):
+        service.handle(json.dumps([{}, stub(unmatched, OK)]).encode())
+    with caplog.at_level(logging.WARNING, logger="reference"):
+        answer = json.loads(service.handle(json.dumps([{}, {"fn.deleteVariables": {
+            "names": [f"n{i}" for i in range(40_000)]}}]).encode()).data)[1]
+    assert "ErrorNoMatchingStub_" in answer and caplog.text.count("match! would take over 16 steps per byte") == 1
 
 
 def test_a_call_may_ask_for_one_of_its_results_without_a_stub_as_prism_s_prefer_does():

@@ -188,3 +188,19 @@ def test_stubs_win_over_the_server_a_proxy_relays_to_and_unsafe_goes_on_to_it():
         assert answer({}, {"fn.add": {"x": 7, "y": 1}}) == {"Ok_": {"result": 700}}
         assert answer({}, ADD) == {"Ok_": {"result": 0}}
         assert answer({"@unsafe_": True}, ADD) == {"Ok_": {"result": 1}}
+
+
+def test_a_proxy_matches_its_stubs_within_the_budget_as_the_mock_does(caplog):
+    """A proxy's stubs come from the network too: a glob made to be slow, against a 1 MB name, stops at the
+    matching budget (about 16 steps a byte), said once in the log, and the call is relayed."""
+    glob = {"Glob": {"pattern": "*" + "a?" * 126 + "b*"}}
+    relayed = json.dumps([{}, {"Ok_": {}}]).encode()
+    with upstream(lambda request: relayed) as url, serving(relaying(url)) as proxy:
+        connection = Connection(proxy.url)
+        for _ in range(20):
+            made = connection.call([{}, stub({"fn.getVariable": {"name": ""}, "match!": {"name": glob}},
+                                             {"Ok_": {"variable!": {"name": "x", "value": 1}}})])
+            assert made[1] == {"Ok_": {}}
+        with caplog.at_level(logging.WARNING, logger="reference"):
+            answer = connection.call([{}, {"fn.getVariable": {"name": "a" * 1_000_000}}])[1]
+    assert answer == {"Ok_": {}} and caplog.text.count("match! would take over 16 steps per byte") == 1
