@@ -135,7 +135,8 @@ def test_a_mock_waiting_for_its_server_says_so(calculator_url):
 def test_fetching_the_schema_ends_within_the_wait_however_the_server_drips(shape):
     started = time.monotonic()
     result = run_mock("--schema-url", dripping(shape), "--wait", "1")
-    assert result.returncode == 2 and time.monotonic() - started < 4  # a second's wait, and Python's start
+    assert result.returncode == 2 and time.monotonic() - started < 30  # a second's wait and Python's start (at load
+    # 20 that start alone may take seconds), not the 120 s the drip lasts
     assert result.stderr.startswith("python -m reference.mock: error: ") and "did not answer within 1" in result.stderr
 
 

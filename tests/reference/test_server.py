@@ -105,14 +105,16 @@ def test_a_second_signal_during_the_stop_stops_at_once_and_quietly(second):
         with socket.create_connection(("127.0.0.1", urllib.parse.urlsplit(url).port), timeout=10) as sock:
             sock.sendall(b"POST /api HTTP/1.1\r\nContent-Length: 100\r\n\r\n[{}, ")
             until(lambda: taken(sock))  # (the server has read what came of the request: it is in flight)
+            started_at = time.monotonic()
             process.send_signal(signal.SIGINT)
             assert process.stdout.readline().startswith("Stopping: requests in flight get up to 10 s")
-            started_at = time.monotonic()
             process.send_signal(second)
-            out, err = process.communicate(timeout=5)
+            out, err = process.communicate(timeout=15)
     finally:
         process.kill()
-    assert time.monotonic() - started_at < 3 and process.returncode == 0, err
+    # (ended well before the 10 s the first signal grants, with room for a busy machine: at load 20 the
+    # two signals and Python's exit took 3 s)
+    assert time.monotonic() - started_at < 8 and process.returncode == 0, err
     assert out == "Stopped; cut off 1 request in flight.\n" and "Traceback" not in err
 
 

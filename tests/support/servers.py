@@ -109,7 +109,7 @@ DRIPS = {  # how a hostile server makes an answer last: what it sends first, the
 }
 
 
-def dripping(shape, every=0.2, seconds=8):
+def dripping(shape, every=0.2, seconds=120):
     """A server that answers every connection with one of DRIPS, a piece every `every` seconds, for
     `seconds`; its URL. No client timeout on a read is ever reached: only a deadline ends it."""
     listener = socket.create_server(("127.0.0.1", 0))

@@ -20,6 +20,7 @@ import pytest
 
 from conformance.__main__ import main
 from conformance.language import suite as cases
+from conformance.runs import server_suite
 from reference.services import calculator, testbed
 from tests.support.servers import Mutated, refusing, serving
 from tests.support.suite import ALL, run
@@ -149,20 +150,25 @@ def test_a_target_that_is_not_a_protocol_server_exits_2_with_one_line(answer, pa
 ])
 def test_a_target_whose_answers_hold_more_than_the_suite_decodes_exits_2_at_once(answer, told, monkeypatch,
                                                                                  capsys):
-    """Decoding costs about 60 bytes a value: an answer of millions of empty arrays is refused unread."""
+    """Decoding costs about 60 bytes a value: an answer of millions of empty arrays is refused unread (no
+    answer over a megabyte reaches the decoder), and the run ends at its first question."""
     monkeypatch.setattr("conformance.targets.remote.MAX_BINARY", 1024 * 1024)
-    handler = type("Answering", (Plain,), {"answer": (200, answer)})
+    decode, decoded = server_suite.decode, []
+    monkeypatch.setattr(server_suite, "decode", lambda answer, *more, **options: decoded.append(len(answer)) or
+                        decode(answer, *more, **options))
+    asked = []
+    handler = type("Answering", (Plain,), {"answer": (200, answer), "do_POST": lambda self: asked.append(1) or
+                                           Plain.do_POST(self)})
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        started = time.monotonic()
         status = main(["run", "--target", f"http://127.0.0.1:{server.server_port}/api"])
     finally:
         server.shutdown()
         server.server_close()
     error = capsys.readouterr().err
     assert status == 2 and "with more than the suite reads: the answer " + told in error, error
-    assert error.count("\n") == 1 and time.monotonic() - started < 5
+    assert error.count("\n") == 1 and len(asked) == 1 and all(size < 1024 * 1024 for size in decoded)
 
 
 @pytest.mark.parametrize("reply, message", [
@@ -371,7 +377,7 @@ def test_a_file_that_is_a_device_a_pipe_huge_or_deep_is_one_line_and_exit_2(kind
         main(command)
     error = capsys.readouterr().err
     assert stop.value.code == 2 and error.count("\n") == 1 and said.format(path=name) in error, error
-    assert time.monotonic() - started < 10
+    assert time.monotonic() - started < 30  # (no hang; room for a busy machine)
 
 
 @pytest.mark.parametrize("command", [["run", "--target", "http://127.0.0.1:9/api"], ["fuzz", "--target", "http://127.0.0.1:9/api"]])

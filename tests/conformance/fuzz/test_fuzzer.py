@@ -265,7 +265,7 @@ def test_a_schema_no_server_could_serve_is_one_line_or_a_function_not_run(entrie
         server.server_close()
     said = capsys.readouterr()
     error, lines = said.err, said.out.splitlines()
-    assert time.monotonic() - started < 10
+    assert time.monotonic() - started < 30  # (no hang; room for a busy machine)
     if told:
         assert status == 2 and told in error and error.count("\n") == 1, error
         assert error.startswith("python -m conformance fuzz: error: http://127.0.0.1:")

@@ -310,7 +310,8 @@ def test_each_exchange_ends_within_its_timeout_however_the_server_drips(shape, c
     each case its timeout, and the run says so; it does not hold the runner for as long as it goes on."""
     started = time.monotonic()
     status = main(["run", "--target", dripping(shape), "--timeout", "1", "--wait", "0"])
-    assert status == 2 and time.monotonic() - started < 5  # the 1 s timeout, with room on a busy machine, not 8 s
+    assert status == 2 and time.monotonic() - started < 30  # the 1 s timeout, with room on a busy machine, not the
+    # 120 s the drip lasts
     assert capsys.readouterr().err.endswith("no answer within 1 s (see --timeout)\n")
 
 

@@ -177,14 +177,16 @@ def test_a_simple_head_read_at_once_keeps_the_connection_or_closes_it_as_asked()
 
 
 def looping(address, stop, started, request):
-    """Send `request` over and over on one kept-alive connection, reading each answer whole."""
+    """Send `request` over and over on one kept-alive connection, reading each answer whole (under way once
+    the first is sent: its answer may wait for a hundred others' turns)."""
     url = f"http://{address[0]}:{address[1]}/api"
     while not stop.is_set():
         try:
             connection = Connection(url)
             while not stop.is_set():
-                connection.post(request)
+                connection.http.request("POST", connection.path, body=request)
                 started.set()
+                connection.http.getresponse().read()
         except (OSError, http.client.HTTPException):
             stop.wait(0.02)
 

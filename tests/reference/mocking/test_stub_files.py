@@ -75,7 +75,7 @@ def test_a_stub_file_that_cannot_be_read_is_one_line_and_exit_2(tmp_path, make, 
     make(folder / "a.json")
     started_at = time.monotonic()
     refused = run_mock("--schema-file", str(CALCULATOR), "--stubs", str(folder))
-    assert time.monotonic() - started_at < 10 and refused.returncode == 2, refused.stderr
+    assert time.monotonic() - started_at < 30 and refused.returncode == 2, refused.stderr  # (no hang: room for load)
     assert refused.stderr == f"python -m reference.mock: error: {message.format(path=folder / 'a.json')}\n"
 
 

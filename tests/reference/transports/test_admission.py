@@ -119,7 +119,7 @@ def test_a_cheap_request_that_lasts_is_let_go_first_for_a_while_only():
     until(lambda: turns.in_flight == 1)  # (the cheap one in flight)
     started = time.monotonic()
     with turns.turn("a"):
-        assert admission.CHEAP_FIRST <= time.monotonic() - started < 0.5
+        assert admission.CHEAP_FIRST <= time.monotonic() - started < 4  # (not the 5 s the cheap one lasts)
     release.set()
 
 

@@ -285,7 +285,7 @@ def test_a_slow_answer_times_out_within_the_timeout_however_slowly_it_trickles(s
     started = time.monotonic()
     with pytest.raises(TimedOut), Client(dripping(shape), timeout=1) as client:
         client.call("fn.ping_")
-    assert time.monotonic() - started < 5  # the 1 s deadline (with room on a busy machine), not the 8 s the drip lasts
+    assert time.monotonic() - started < 30  # the 1 s deadline (with room on a busy machine), not the 120 s drip
 
 
 @pytest.mark.parametrize("framing", [b"Content-Length: 100000000000\r\n", b"Connection: close\r\n"])
