@@ -58,9 +58,11 @@ class Application:
         """Hand a request to the application: (HTTP status, the answer's bytes, its Content-Type)."""
         body = json.dumps(message).encode() if data is None else data
         call = self._asgi if self.asgi else self._wsgi
+        worker = self.worker
         try:
-            return self.worker.submit(call, body, media_type).result(self.timeout)
-        except Late:  # (the call goes on in its thread, and loop; the next one gets new ones)
+            return worker.submit(call, body, media_type, worker.abandoned).result(self.timeout)
+        except Late:  # (the call goes on in its thread, and loop, collecting no more; the next gets new ones)
+            worker.abandoned.set()
             self.worker = Worker()
             self.loop = asyncio.new_event_loop() if self.asgi else None
             raise TimeoutError(f"no answer within {self.timeout:g} s") from None
@@ -87,7 +89,7 @@ class Application:
         """Nothing to wait for: ping it once, as a server is pinged until it answers."""
         return self.post([{}, {"fn.ping_": {}}])
 
-    def _wsgi(self, body, media_type):
+    def _wsgi(self, body, media_type, abandoned):
         said = {}
         environ = {"REQUEST_METHOD": "POST", "PATH_INFO": self.path, "SCRIPT_NAME": "", "QUERY_STRING": "",
                    "CONTENT_TYPE": media_type, "CONTENT_LENGTH": str(len(body)), "SERVER_NAME": self.host,
@@ -99,22 +101,25 @@ class Application:
             parts = self.application(environ, lambda status, headers, exc_info=None: said.update(
                 status=int(status.split()[0]), headers=dict((k.lower(), v) for k, v in headers)))
             try:
-                answer = _bounded(parts)
+                collected = Collected(abandoned)
+                for part in parts:
+                    collected.add(part)
+                answer = collected.data()
             finally:
                 getattr(parts, "close", lambda: None)()
         except Overlong:
             raise
-        except Exception as error:  # (a server answers 500, and so does this)
-            return _raised(error)
+        except (Exception, SystemExit) as error:  # (a server answers 500, and so does this: sys.exit() in a
+            return _raised(error)  # handler ends no run, nor passes it)
         return _answered(said, answer)
 
-    def _asgi(self, body, media_type):
+    def _asgi(self, body, media_type, abandoned):
         scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
                  "scheme": "http", "path": self.path, "raw_path": self.path.encode(), "query_string": b"",
                  "root_path": "", "headers": [(b"content-type", media_type.encode()),
                                               (b"content-length", str(len(body)).encode())],
                  "client": ("127.0.0.1", 0), "server": (self.host, self.port)}
-        said, parts = {}, []
+        said, collected = {}, Collected(abandoned)
 
         async def exchange():
             asked, over = [False], asyncio.Event()
@@ -131,15 +136,17 @@ class Application:
                     said.update(status=event["status"], headers={k.decode().lower(): v.decode()
                                                                  for k, v in event.get("headers", [])})
                 elif event["type"] == "http.response.body":
-                    parts.append(event.get("body", b""))
+                    collected.add(event.get("body", b""))
                     if not event.get("more_body"):
                         over.set()
             await self.application(scope, receive, send)
         try:
             self.loop.run_until_complete(exchange())
-        except Exception as error:
+        except Overlong:
+            raise
+        except (Exception, SystemExit) as error:
             return _raised(error)
-        return _answered(said, _bounded(parts))
+        return _answered(said, collected.data())
 
 
 class Exchanges:
@@ -181,10 +188,11 @@ class Answer(io.BytesIO):
 
 class Worker:
     """One thread, a daemon, that makes the calls handed to it in turn: a call that never ends holds
-    that thread only, and never keeps the process from ending (a pool's threads would)."""
+    that thread only, and never keeps the process from ending (a pool's threads would); once `abandoned`
+    (its caller stopped waiting), what its call still sends is not collected."""
 
     def __init__(self):
-        self.calls = queue.SimpleQueue()
+        self.calls, self.abandoned = queue.SimpleQueue(), threading.Event()
         threading.Thread(target=self.work, name="application", daemon=True).start()
 
     def submit(self, function, *args):
@@ -254,14 +262,26 @@ def _raised(error):
     return 500, f"the application raised {type(error).__name__}: {error}".encode(), "text/plain"
 
 
-def _bounded(parts):
-    """The bytes of an answer's parts, at most MAX_ANSWER (Overlong beyond, as a server's answer is)."""
-    answer, size = [], 0
-    for part in parts:
-        size += len(part)
-        if size > MAX_ANSWER:
-            raise Overlong(f"the answer is over {MAX_ANSWER} bytes, more than the suite reads")
-        answer.append(part)
-    return b"".join(answer)
+class Abandoned(Exception):
+    """The call's answer is no longer waited for: what it still sends is not collected."""
 
 
+class Collected:
+    """An answer's parts as they come: at most MAX_ANSWER bytes (Overlong beyond, as a server's answer
+    is), collected only while its caller waits (Abandoned after; an answer without end ends there), and
+    no empty part kept (an endless run of them holds nothing)."""
+
+    def __init__(self, abandoned):
+        self.parts, self.size, self.abandoned = [], 0, abandoned
+
+    def add(self, part):
+        if self.abandoned.is_set():
+            raise Abandoned()
+        if part:
+            self.size += len(part)
+            if self.size > MAX_ANSWER:
+                raise Overlong(f"the answer is over {MAX_ANSWER} bytes, more than the suite reads")
+            self.parts.append(part)
+
+    def data(self):
+        return b"".join(self.parts)
