@@ -11,13 +11,19 @@ is Python's work, which threads of one process take in turns (against the
 bundled calculator on two cores, two threads made about 1,400 requests a
 second, two processes about 1,700). A process sends back its Findings and
 its counts when it is done, or interrupted, or stopped by a target that no
-longer answers. An application called in process, or a system that cannot
-fork, has the twins in threads. Once all are done the fuzzer takes each
+longer answers. Workers end with their run: an interrupted run (Ctrl-C,
+SIGTERM) interrupts each, which sends back what it found so far, and one
+whose run is gone (killed) stops at once. An application called in process,
+or a system that cannot fork, has the twins in threads. Once all are done the fuzzer takes each
 twin's counts as its own, so verdicts are made as for one worker.
 """
 
 import multiprocessing
+import os
+import signal
 import sys
+import threading
+import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
@@ -101,8 +107,11 @@ def _in_processes(fuzzer, twins, shares, count, found):
             try:
                 mine, its, error = reading.recv()
                 break
-            except KeyboardInterrupt as interrupt:  # (the twins got it too, and send what they found so far)
-                stopped = interrupt
+            except KeyboardInterrupt as interrupt:  # (each twin is told, if Ctrl-C did not tell it too, and
+                stopped = interrupt  # sends what it found so far)
+                for _, each in started:
+                    if each.is_alive():
+                        os.kill(each.pid, signal.SIGINT)
             except EOFError:  # it died without a word (killed): its share is lost
                 mine, its, error = [], None, Trouble("a worker of --workers ended without its results")
                 break
@@ -118,10 +127,21 @@ def _in_processes(fuzzer, twins, shares, count, found):
 def _process(one, share, count, writing):
     """A twin's process: fuzz its share, then send back its Findings, its Counts, and what stopped it (an
     interruption, a target that stopped answering), if anything did."""
+    threading.Thread(target=_orphaned, args=(os.getppid(),), daemon=True).start()
     mine, error = [], None
     try:
         _fuzzed(one, share, count, mine)
     except (KeyboardInterrupt, Trouble) as stopped:
         error = stopped
+    for each in (signal.SIGINT, signal.SIGTERM):  # (told once is enough: what it found goes back whole)
+        signal.signal(each, signal.SIG_IGN)
     writing.send((mine, counts(one), error))
     writing.close()
+
+
+def _orphaned(parent, every=0.1):
+    """End this worker's process as soon as its run's process is gone (killed: no one would read what it
+    finds, and it would go on calling the target until the time limit)."""
+    while os.getppid() == parent:
+        time.sleep(every)
+    os._exit(1)
