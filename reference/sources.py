@@ -11,6 +11,7 @@ problem with a type.
 """
 
 import bisect
+import contextlib
 import json
 import os
 import re
@@ -112,17 +113,18 @@ def text_of(data, where):
 def write_file(path, text):
     """Replace the file `path` with `text` at once: a reader never sees half of it, and a link in its
     place is replaced, not followed; ValueError says what went wrong."""
+    written = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.",
                                          delete=False) as file:
-            try:
-                file.write(text)
-            except OSError:
-                os.unlink(file.name)
-                raise
-        os.replace(file.name, path)
+            written = file.name
+            file.write(text)  # (a full disk, or a limit on a file's size, may only be told as it is closed)
+        os.replace(written, path)
     except OSError as error:
+        if written is not None:  # (no half-written temporary file is left behind)
+            with contextlib.suppress(OSError):
+                os.unlink(written)
         raise ValueError(f"{path}: cannot be written: {error.strerror}") from None
 
 

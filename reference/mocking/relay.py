@@ -90,8 +90,18 @@ class Relay:
                                 self.folder, *self.most)
                 self.full = True
                 return
+            before = self.saved.get(path)
             self.saved[path], self.size = len(text), self.size + grown
-        sources.write_file(path, text)
+        try:
+            sources.write_file(path, text)
+        except ValueError as error:  # (the caller gets the server's answer all the same)
+            log.warning("%s: the answer was relayed but not recorded: %s", name, error)
+            with self.lock:  # (what the folder holds is as before)
+                self.size -= grown
+                if before is None:
+                    del self.saved[path]
+                else:
+                    self.saved[path] = before
 
 
 def _failed(name, why):

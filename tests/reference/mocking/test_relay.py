@@ -12,10 +12,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 from reference import mocking
 from reference.mocking import relay
+from reference.services import calculator
 from reference.transports import admission, http_client
 from reference.transports.http_client import Client
 from tests.support.mocks import ADD, CALCULATOR, start_mock, stub
-from tests.support.servers import Connection, respond, serving, until
+from tests.support.servers import Connection, respond, serving, started, until
 
 
 def test_calls_recorded_from_a_live_server_are_answered_again_without_it(tmp_path, calculator_url):
@@ -204,3 +205,25 @@ def test_a_proxy_matches_its_stubs_within_the_budget_as_the_mock_does(caplog):
         with caplog.at_level(logging.WARNING, logger="reference"):
             answer = connection.call([{}, {"fn.getVariable": {"name": "a" * 1_000_000}}])[1]
     assert answer == {"Ok_": {}} and caplog.text.count("match! would take over 16 steps per byte") == 1
+
+
+def test_a_recording_that_cannot_be_written_loses_no_answer_and_leaves_no_file(tmp_path):
+    """A limit on a file's size (as a full disk would): 6 of 12 callers got ErrorUnknown_ though the server
+    had carried out their calls, with 6 tracebacks and 6 temporary files left. Now each gets the server's
+    answer, the log says in one line that it was not recorded, and nothing half-written stays."""
+    import resource
+    folder = tmp_path / "recorded"
+    with serving(calculator.service()) as live:
+        process, _, url = started("mock", "--record", live.url, "--stubs", str(folder), "--cache",
+                                  str(tmp_path / "api.json"),
+                                  preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (100_000, 100_000)))
+        try:
+            with Client(url) as client:  # (the schema, saved first, fits; each stub of a long name does not)
+                answers = [client.call("fn.saveVariable", {"name": "v" * 150_000 + str(i), "value": i})[1]
+                           for i in range(3)]
+        finally:
+            process.terminate()
+            _, err = process.communicate(timeout=60)
+    assert answers == [{"Ok_": {}}] * 3
+    assert err.count("the answer was relayed but not recorded: ") == 3 and "Traceback" not in err, err
+    assert list(folder.iterdir()) == []
