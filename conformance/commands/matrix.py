@@ -5,7 +5,7 @@ import sys
 from pathlib import Path
 
 from ..language import suite
-from ..reports import grid
+from ..reports import grid, readback
 from ..runs import manifest
 from . import files
 from .options import writable
@@ -36,7 +36,7 @@ def main(options, parser):
     columns, sources, entries = [], [], None
     for number, path in enumerate(options.report, 1):
         try:
-            made = grid.reports(files.read_json(path), path)
+            made = readback.reports(files.read_json(path), path)
         except ValueError as error:
             parser.error(f"--report {error}" if str(error).startswith(path) else f"--report {path}: {error}")
         columns += made

@@ -4,7 +4,7 @@ How this works
 --------------
 A Column is one implementation's outcome: its manifest entry (name,
 version, language), its Results, and why it could not be checked, if so.
-runs/manifest.py makes Columns by running implementations here; `from_report`
+runs/manifest.py makes Columns by running implementations here; readback.py
 makes one of a `run --json` report written anywhere (a CI job of the
 implementation's own), and `as_json` writes the Columns as such reports, so
 a page is the same whether its runs were made here or elsewhere.
@@ -17,7 +17,6 @@ that fails in two independent implementations (other names) the same way is
 listed apart: the suite may be what is wrong.
 """
 
-import functools
 import html
 import json
 import re
@@ -25,10 +24,9 @@ import time
 from typing import NamedTuple
 
 from ..language import suite
-from ..language.suite import Case
 from . import formats
 from .causes import cause
-from .results import JUDGED, STATUSES, Result, Scope, named, plural, tally
+from .results import JUDGED, Scope, named, plural, tally
 
 
 class Column(NamedTuple):
@@ -58,48 +56,8 @@ class Column(NamedTuple):
 UNCHECKED = ("interrupted", "not run")  # the states of a column the matrix never checked to the end
 
 
-def from_report(document, where):
-    """The Column of a `run --json` report; ValueError says how it is not one."""
-    if type(document) is not dict or type(document.get("cases")) is not list:
-        raise ValueError(f"{where}: not a report of run --json (an object with a list of \"cases\")")
-    every, results = _suite(), []
-    for number, item in enumerate(document["cases"]):
-        if type(item) is not dict or type(item.get("id")) is not str or item.get("status") not in STATUSES + tuple(OLD):
-            raise ValueError(f"{where}: cases[{number}] has no id, or no status of {', '.join(STATUSES)}")
-        case = every.get(item["id"]) or Case(item["id"], "", tuple(item.get("requirements") or ()),  # (another suite's)
-                                             item.get("level", "MAY"))
-        status, reason = (("not-run", OLD[item["status"]]) if item["status"] in OLD else
-                          (item["status"], str(item.get("reason") or "")))
-        tries = item.get("tries")
-        results.append(Result(case, status, [str(p) for p in item.get("problems") or []], float(item.get("seconds") or 0),
-                              str(item.get("failedLevel", "")), reason,
-                              tuple(tries) if type(tries) is list and len(tries) == 2 else (),
-                              tuple(item.get("reproduce") or ()), answer=str(item.get("answer", "")),
-                              evidence=str(item.get("evidence", "")), expected=str(item.get("expected", ""))))
-    implementation = document.get("implementation") if type(document.get("implementation")) is dict else {}
-    entry = {key: str(implementation[key]) for key in ("name", "version", "language", "way") if implementation.get(key)}
-    entry.setdefault("name", str(document.get("target") or where))
-    for key in ("limits", "suite"):
-        if type(document.get(key)) is dict and document[key]:
-            entry[key] = document[key]
-    state = str(document.get("column") or ("errored" if document.get("stopped") else ""))
-    trouble = str(document.get("stopped") or document.get("interrupted") or "")
-    if document.get("interrupted") and not state:
-        state = "interrupted"
-    return Column(entry, results, trouble, state if state in ("errored", *UNCHECKED) else "errored" * bool(trouble))
-
-
-OLD = {"other-service": "for other services", "not-checked": "not checked", "set-aside": "set aside"}  # (older reports)
-
-
-@functools.cache
-def _suite():
-    """The suite's cases by id, read once for all the reports of a matrix."""
-    return {case.id: case for case in suite.everything()}
-
-
 def as_json(columns):
-    """The Columns as `run --json` reports, in one document that `from_report` reads back, column by column,
+    """The Columns as `run --json` reports, in one document that readback.py reads back, column by column,
     with the table as `as_markdown` and `terminal` draw it."""
     reports = []
     for column in columns:
@@ -115,13 +73,6 @@ def as_json(columns):
              for (group, level), cells in rows(columns).items()]
     return json.dumps({"suite": suite.identity(), **({"interrupted": cut_short(columns)} if cut_short(columns) else {}),
                        "reports": reports, "table": table}, indent=1, ensure_ascii=False) + "\n"
-
-
-def reports(document, where):
-    """The reports a file holds: one (run --json), or several (matrix --json)."""
-    if type(document) is dict and type(document.get("reports")) is list:
-        return [from_report(one, f"{where}: reports[{i}]") for i, one in enumerate(document["reports"])]
-    return [from_report(document, where)]
 
 
 def sections():

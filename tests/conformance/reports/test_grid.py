@@ -5,7 +5,7 @@ import json
 import pytest
 
 from conformance.language import suite
-from conformance.reports import grid
+from conformance.reports import grid, readback
 from conformance.reports.results import Result, not_run
 
 EVERY = {case.id: case for case in suite.everything()}
@@ -64,7 +64,7 @@ def test_a_column_not_checked_to_the_end_says_so_in_every_cell_and_format():
     document = json.loads(shown["json"])
     assert document["interrupted"] == said
     assert [report.get("column") for report in document["reports"]] == [None, "errored", "interrupted", "not run"]
-    again = grid.reports(document, "matrix.json")  # (read back, the same columns)
+    again = readback.reports(document, "matrix.json")  # (read back, the same columns)
     assert [(column.state, column.trouble) for column in again] == [(c.state, c.trouble) for c in columns]
 
 
@@ -74,7 +74,7 @@ def test_a_report_of_an_older_suite_reads_back_and_says_its_fixture_set_differs(
     first = report["reports"][0]
     first["suite"] = {"version": "0.1.0", "fixtures": "0123456789abcdef"}
     first["cases"][1]["status"], first["cases"][1]["reason"] = "other-service", None  # (as older reports wrote it)
-    [column] = grid.reports(first, "old.json")
+    [column] = readback.reports(first, "old.json")
     assert column.results[1].status == "not-run" and column.results[1].reason == "for other services"
     assert column.said.endswith("; made by the suite 0.1.0 with another fixture set (0123456789abcdef, not "
                                 f"{suite.identity()['fixtures']}): its cases may differ")

@@ -11,7 +11,7 @@ import pytest
 
 from conformance.__main__ import main
 from conformance.language import suite as cases
-from conformance.reports import grid
+from conformance.reports import grid, readback
 from reference.services import calculator, testbed
 from tests.support.servers import Mutated, serving
 from tests.support.variants import hostile
@@ -161,7 +161,7 @@ def test_a_page_is_the_merge_of_reports_made_anywhere_and_the_same_made_here(cap
     markdown = (tmp_path / "m.md").read_text().splitlines()
     assert markdown[0] == "| requirements | alpha 2.0 (Go) | beta |" and markdown[1] == "| --- | --- | --- |"
     assert len([line for line in markdown if line.startswith("| MUST ") or line.startswith("| SHOULD ")]) == len(table)
-    columns = grid.reports(json.loads(beta.read_text()), "beta")
+    columns = readback.reports(json.loads(beta.read_text()), "beta")
     for (group, level), cells in grid.rows(columns).items():  # a MUST row fails only for a MUST part failed
         for cell in cells.values():
             assert level == "SHOULD" or all(result.level == "MUST" for result in cell.failed), (group, cell)
