@@ -153,8 +153,10 @@ def test_when_every_slot_is_taken_a_slow_sender_gives_way_and_else_a_newcomer_ge
         until(lambda: len(server.visits) == 3)  # (every place taken)
         assert Connection(server.url).post(PING)[0] == 200
         until(lambda: any(map(closed, arriving)))  # one that never sent a whole request gave way
-        working = [send(server, LARGE_PING) for _ in range(3)]
-        until(lambda: held.waiting == 3)  # (each at work in the service, its place held)
+        working = []
+        for count in range(1, 4):  # (one after another: a newcomer whose bytes the busy server has not read
+            working.append(send(server, LARGE_PING))  # yet is an idle connection, which the next may replace)
+            until(lambda: held.waiting == count)  # (each at work in the service, its place held)
         refused = raw(server, b"POST /api HTTP/1.1\r\nContent-Length: 22\r\n\r\n" + PING)
         assert refused.startswith(b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\n")
         held.go.set()
