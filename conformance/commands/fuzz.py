@@ -70,6 +70,7 @@ def add(commands):
 
 def main(options, parser):
     """Fuzz the target's functions; print each failure and a summary; return the exit status."""
+    begun = time.monotonic()  # (the time limit bounds the whole run, its preparation too)
     if any(value is None or not name.startswith("@") for name, value in options.header):
         parser.error("a header is -H NAME=TEXT or -H NAME:=JSON, its name starting with @")
     writable(parser, options, ("junit", "json", "html", "fixtures"))
@@ -86,7 +87,7 @@ def main(options, parser):
         target.wait(options.wait)
         _, service = server_suite.detect(target)
         channel = Channel(target, Pace(options.rate), terminal.call_line if asked.verbose else None)
-        fuzzer = Fuzzer(channel, random.Random(asked.seed), asked)
+        fuzzer = Fuzzer(channel, random.Random(asked.seed), asked, begun=begun)
         unknown = [name for name in asked.functions + asked.skip if name not in fuzzer.schema.functions]
         if unknown:
             parser.error(f"the target has no {', '.join(unknown)}; it has {', '.join(sorted(fuzzer.schema.functions))}")
@@ -98,7 +99,7 @@ def main(options, parser):
           f"seed {asked.seed} ({seeded(asked.seed)}).", flush=True)
     if fuzzer.links.said():
         print(f"Links followed: {fuzzer.links.said()}.", flush=True)
-    started, found, unreached, interrupted = time.monotonic(), [], UNREACHED, False
+    found, unreached, interrupted = [], UNREACHED, False
     try:
         fuzzer.run(functions, found, lambda line: print(line, flush=True))
     except Trouble as trouble:
@@ -113,7 +114,7 @@ def main(options, parser):
     if options.fixtures and found:
         where = f"--app {options.app}" if options.app else f"--target {target.url}"
         write_fixtures(options.fixtures, f"python -m conformance fuzz {where} --seed {asked.seed}", results)
-    seconds = time.monotonic() - started
+    seconds = time.monotonic() - begun
     terminal.write_reports(asked, results, target.url, service, Scope.of(
         asked, seconds=seconds, interrupted="the fuzzing was interrupted" if interrupted else ""))
     return summary(fuzzer, functions, results, seconds, interrupted)

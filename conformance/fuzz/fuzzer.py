@@ -45,12 +45,13 @@ class Fuzzer:
     """Calls of the target's functions, made and checked (see above); what each check was given to judge
     is counted in `evidence`, and why a check judged nothing is kept in `missed`."""
 
-    def __init__(self, channel, rng, settings, like=None):
+    def __init__(self, channel, rng, settings, like=None, begun=None):
         """Read the schema of the `channel`'s target and negotiate its binary encoding (unless the run's
         Settings say not to); or, `like` another Fuzzer of the same target (a worker of --workers), take
-        them, and the deadline, from it."""
+        them, and the deadline, from it. The time limit counts from `begun` (the run's start: reading a
+        schema of 100,000 functions is part of the run), else from now."""
         self.channel, self.rng, self.settings = channel, rng, settings
-        self.deadline = like.deadline if like else time.monotonic() + settings.time_limit
+        self.deadline = like.deadline if like else (begun or time.monotonic()) + settings.time_limit
         self.tags = {}  # function -> the result tags its calls were answered with
         self.evidence, self.seconds, self.seen = Counter(), Counter(), Counter()  # by (function, check); by kind
         self.missed = {}  # (function, check), function, or check -> why it judged nothing
@@ -113,7 +114,8 @@ class Fuzzer:
         for function in alone:
             found += self.examples(function, count)
             tell(self.said(function, found))
-        shared = [f for f in functions if f not in alone]
+        shared = [f for f in functions if not (workers == 1 or self.links.gives(f))]  # (not a search of `alone`
+        # for each: over thousands of functions, that was most of a run)
         if shared:
             shared_out(self, shared, count, found, workers)
             for function in shared:

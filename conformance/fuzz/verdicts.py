@@ -15,6 +15,7 @@ reproduction confirmed for it (reproduction.py); one that none could be
 confirmed for says why, and shows how to send its call again.
 """
 
+import functools
 from dataclasses import replace
 from typing import NamedTuple
 
@@ -126,7 +127,7 @@ def case(function, check, number=1):
     a reproduction's case is reproduction.py's."""
     description, requirements = CHECKS[check]
     return Case(f"fuzz/{function}/{check}" + (f"-{number}" if number > 1 else ""), f"{function}: {description}.",
-                tuple(requirements), level_of(requirements), "fuzz", (function,))
+                tuple(requirements), _level(check), "fuzz", (function,))
 
 
 def failure(fuzzer, finding, number, judged, seconds):
@@ -170,6 +171,12 @@ def function_line(function, results):
             + (f"; not run: {unrun}" if unrun else ""))
 
 
+@functools.cache
+def _level(check):
+    """A check's level, by the requirements it rests on (read once: a run may have 100,000 functions)."""
+    return level_of(CHECKS[check][1])
+
+
 def _checks(results):
     """The checks of verdicts, as their ids end: `handler`, `handler-2` for a second kind of failure."""
     return [r.case.id.rsplit("/", 1)[1] for r in results]
@@ -177,9 +184,9 @@ def _checks(results):
 
 def by_check(results):
     """How each check fared over every function, in a line."""
-    said = []
+    said, named = [], [check.split("-")[0] for check in _checks(results)]  # (once, not once for each check)
     for check in CHECKS:
-        mine = [r for r, named in zip(results, _checks(results)) if named.split("-")[0] == check]
+        mine = [r for r, one in zip(results, named) if one == check]
         failing, passed = sum(r.failed for r in mine), sum(r.status == "pass" for r in mine)
         said.append(f"{check} {failing} failing" if failing else f"{check} passed ({passed})" if passed
                     else f"{check} not run")

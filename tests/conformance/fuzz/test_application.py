@@ -110,3 +110,28 @@ def test_a_sequence_is_shrunk_to_the_calls_it_needs_on_a_fresh_application(capsy
                            "without any one of them it passes" in text, text
     [written] = json.loads(fixtures.read_text())["cases"]
     assert [list(step["request"]["message"][1]) for step in written["steps"]] == [["fn.reset"], ["fn.getCounter"]]
+
+
+SLOW_TO_MAKE = """
+import time
+from reference import Service, load
+from reference.transports import wsgi
+
+def app():
+    time.sleep(2)  # (an application that takes long to make: a schema of 100,000 functions took minutes)
+    entries = [{"info.Slow": {}}, {"fn.f": {"x": "integer"}, "->": [{"Ok_": {}}]}]
+    return wsgi.make_application(Service(load(entries), {"fn.f": lambda a, h: {"Ok_": {}}}))
+"""
+
+
+def test_the_time_limit_bounds_the_whole_run_its_preparation_too(tmp_path):
+    """--time-limit counted from after the schema was read and the functions were ready: a schema of
+    100,000 functions and --time-limit 5 ran past 180 s. Now the run's start is where it counts from, and
+    what it left undone is said."""
+    (tmp_path / "slow_apps.py").write_text(SLOW_TO_MAKE)
+    run = subprocess.run([sys.executable, "-m", "conformance", "fuzz", "--app", "slow_apps:app", "--time-limit", "1",
+                          "--seed", "1"], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert run.returncode == 5, run.stdout + run.stderr
+    assert "fn.f: not run (the time limit ended the run before its calls)" in run.stdout
+    assert re.search(r"^Fuzzed 0 of 1 function with \d+ requests? in ", run.stdout, re.M), run.stdout
