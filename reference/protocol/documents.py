@@ -60,7 +60,8 @@ class SchemaError(Exception):
     def __init__(self, problems, documents=()):
         self.problems, self.documents = problems, documents
         count = f"{len(problems)} problem{'s' * (len(problems) != 1)}"
-        super().__init__(f"invalid schema, {count}:\n" + "\n".join(f"  {p}" for p in problems))
+        more = f"\n  and {len(problems) - 20} more" if len(problems) > 20 else ""  # (not a million lines)
+        super().__init__(f"invalid schema, {count}:\n" + "\n".join(f"  {p}" for p in problems[:20]) + more)
 
 
 def parse(name, text):

@@ -157,6 +157,16 @@ def test_all_problems_are_reported_at_once():
     assert '<schema>, entry 2, at ["->"]: fn.f: a function has a -> key' in message
 
 
+def test_the_message_of_many_problems_names_the_first_and_counts_the_rest():
+    """(All of them are in `problems`; a message of a million lines helps no one, and its text alone
+    doubled what a server's answer of 1 MiB of empty arrays held.)"""
+    with pytest.raises(SchemaError) as raised:
+        load([[]] * 5000)
+    lines = str(raised.value).splitlines()
+    assert len(raised.value.problems) == 5000 and len(lines) == 22
+    assert lines[0] == "invalid schema, 5000 problems:" and lines[-1] == "  and 4980 more"
+
+
 def test_definitions_may_refer_to_each_other_in_any_order_and_to_themselves():
     """Forward and recursive references resolve, when some way through them ends."""
     schema = load([
