@@ -124,13 +124,15 @@ def compare(argv=None):
         accepted = options.accepted + (_exceptions(options.exceptions) if options.exceptions else [])
         old = _compared(parser, "OLD", options.old, options) if options.old else _revision(parser, options)
         schemas = [old, _compared(parser, "NEW", options.new, options)]
-        recorded = [exchange for path in options.traffic for exchange in _recorded(path)]
-    except ValueError as error:  # a schema, a recording or the exceptions that cannot be read at all
+    except ValueError as error:  # a schema or the exceptions that cannot be read at all
         return parser.fail(str(error))
     if None in schemas:
         return 2
     comparison = compatibility.compare(*schemas)
-    replay = traffic.Replay(recorded, comparison) if options.traffic else None  # (its evidence may add findings)
+    try:  # (each recorded call replayed as it is read; the evidence may add findings)
+        replay = traffic.Replay(_recorded(options.traffic), comparison) if options.traffic else None
+    except ValueError as error:  # a recording that cannot be read
+        return parser.fail(str(error))
     findings = sorted(comparison.findings.values(), key=lambda f: (f.order, f.rule))
     used = set()
     for finding in findings:
@@ -174,12 +176,14 @@ def _exceptions(path):
     return found
 
 
-def _recorded(path):
-    """The exchanges recorded at --traffic `path`; ValueError, saying it is --traffic's, if it cannot be read."""
-    try:
-        return traffic.read(path)
-    except ValueError as error:
-        raise ValueError(f"--traffic {error}") from None
+def _recorded(paths):
+    """Yield the exchanges recorded at each --traffic path; ValueError, saying it is --traffic's, for one
+    that cannot be read."""
+    for path in paths:
+        try:
+            yield from traffic.read(path)
+        except ValueError as error:
+            raise ValueError(f"--traffic {error}") from None
 
 
 def _compared(parser, what, given, options):

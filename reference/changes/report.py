@@ -70,8 +70,8 @@ def data(verdict):
             "findings": [{"rule": f.rule, "level": f.level, "side": RULES[f.rule][0], "element": f.element,
                           "where": f.where, "change": f.detail, "accepted": f.accepted,
                           "routes": f.routes(MOST_ROUTES), "reachedFrom": f.count(), "clients": f.clients(),
-                          **({"traffic": {"touched": len(touched[(f.rule, f.element)]),
-                                          "first": [e.source for e in touched[(f.rule, f.element)][:10]]}}
+                          **({"traffic": {"touched": touched[(f.rule, f.element)].count,
+                                          "first": [e.source for e in touched[(f.rule, f.element)].first]}}
                              if verdict.replay else {})} for f in verdict.findings],
             "notes": [{"rule": rule, "text": said} for rule, said in verdict.comparison.notes],
             "unusedExceptions": verdict.unused,

@@ -31,6 +31,7 @@ from ..protocol.service import Exchange as Step
 from .sites import held, refused_at
 
 MAX_EXCHANGES = 1_000_000  # recorded exchanges read at most
+MOST_KEPT = 10  # exchanges of each kind kept to show (refused, outside, touching a finding): the rest counted
 
 
 class Exchange(NamedTuple):
@@ -44,19 +45,20 @@ class Exchange(NamedTuple):
 
 
 def read(path):
-    """The exchanges recorded in a file, or in the *.json and *.jsonl files of a folder, in name order;
-    ValueError says what cannot be read, and where."""
+    """Yield the exchanges recorded in a file, or in the *.json and *.jsonl files of a folder, in name
+    order, one file read at a time; ValueError says what cannot be read, and where."""
     path = Path(path)
     if not path.exists():
         raise ValueError(f"{path}: does not exist")
     files = sorted(p for p in path.iterdir() if p.suffix in (".json", ".jsonl")) if path.is_dir() else [path]
-    found = []
+    count = 0
     for file in files:
         text = sources.read_file(file)
-        found += _stubs(file, text) if file.suffix == ".json" else _lines(file, text)
-        if len(found) > MAX_EXCHANGES:
+        found = _stubs(file, text) if file.suffix == ".json" else _lines(file, text)
+        count += len(found)
+        if count > MAX_EXCHANGES:
             raise ValueError(f"{path}: over {MAX_EXCHANGES:,} recorded exchanges, more than are replayed")
-    return found
+        yield from found
 
 
 def _stubs(file, text):
@@ -92,18 +94,34 @@ def _lines(file, text):
     return found
 
 
+class Kept:
+    """Exchanges of one kind: how many there were, and the first MOST_KEPT (to show), each as given."""
+
+    __slots__ = ("count", "first")
+
+    def __init__(self):
+        self.count, self.first = 0, []
+
+    def add(self, item):
+        self.count += 1
+        if len(self.first) < MOST_KEPT:
+            self.first.append(item)
+
+
 class Replay:
-    """What the new schema makes of recorded exchanges (see above): the refused requests, the answers
+    """What the new schema makes of recorded exchanges (see above), each replayed and let go (only the
+    first few of each kind are kept, to show, and how many there were): the refused requests, the answers
     outside the new results, and for each finding the exchanges it touches."""
 
     def __init__(self, exchanges, comparison):
-        self.exchanges, self.comparison = exchanges, comparison
+        self.comparison, self.total = comparison, 0
         self.old, self.new = _checker(comparison.old), _checker(comparison.new)
-        self.refused = []  # (Exchange, the answer the new server gives it), of those the old one took
+        self.refused = Kept()  # (Exchange, the answer the new server gives it), of those the old one took
         self.refused_before = 0  # recorded requests the old schema refuses too: no evidence either way
-        self.outside = []  # (Exchange, the first case of its answer against the new results)
-        self.touched = {key: [] for key in comparison.findings}  # finding key -> Exchanges
-        self.unexplained = []  # (Exchange, refusal): refused, and touching no breaking finding
+        self.outside = Kept()  # (Exchange, the first case of its answer against the new results)
+        self.touched = {key: Kept() for key in comparison.findings}  # finding key -> Exchanges
+        self.unexplained = {}  # function -> Kept (Exchange, refusal): refused, touching no breaking finding
+        self.groups = {}  # the keys of the findings an exchange touches -> Kept (number, Exchange)
         self.at = {}  # site -> the keys of the findings there: each exchange costs its sites, not the findings
         for key, finding in comparison.findings.items():
             for site in finding.sites:
@@ -114,12 +132,13 @@ class Replay:
             self.evidence()
 
     def replay(self, exchange):
+        self.total += 1
         refusal = refusal_by(self.new, exchange)
         if refusal is not None and refusal_by(self.old, exchange) is not None:
             self.refused_before, refusal = self.refused_before + 1, None
         sites, refused = held(self.comparison, exchange), set()
         if refusal is not None:
-            self.refused.append((exchange, refusal))
+            self.refused.add((exchange, refusal))
             refused = refused_at(self.comparison, exchange, refusal)
         function = self.comparison.new.functions.get(exchange.function)
         if function is not None and exchange.result is not None:
@@ -129,66 +148,69 @@ class Replay:
                 found = (case for case in found if not _dropped(case, selection, function))
             cases = validate.first(found)
             if cases:
-                self.outside.append((exchange, cases[0]))
-        for key in {key for site in sites | refused for key in self.at.get(site, ())}:
-            self.touched[key].append(exchange)
+                self.outside.add((exchange, cases[0]))
+        keys = frozenset(key for site in sites | refused for key in self.at.get(site, ()))
+        for key in keys:
+            self.touched[key].add(exchange)
         explained = any(self.comparison.findings[key].level == "breaking"
                         for site in refused for key in self.at.get(site, ()))
         if refusal is not None and not explained:
-            self.unexplained.append((exchange, refusal))
+            self.unexplained.setdefault(exchange.function, Kept()).add((exchange, refusal))
+            keys |= {("recorded-call-refused", exchange.function)}
+        self.groups.setdefault(keys, Kept()).add((self.total, exchange))
 
     def evidence(self):
         """A `recorded-call-refused` finding for each function whose recorded calls were refused where no
         breaking finding says why: the rules missed a break that the traffic shows."""
-        comparison, by_function = self.comparison, {}
-        for exchange, refusal in self.unexplained:
-            by_function.setdefault(exchange.function, []).append((exchange, refusal))
-        for name, listed in by_function.items():
+        comparison = self.comparison
+        for name, listed in self.unexplained.items():
             old, new = comparison.old.functions[name], comparison.new.functions.get(name)
-            exchange, refusal = listed[0]
+            exchange, refusal = listed.first[0]
             where = (comparison.after if new else comparison.before).where(name, [name])
-            finding = comparison.found("recorded-call-refused", name, where, f"{len(listed):,} recorded call"
-                                       f"{'s' * (len(listed) != 1)} refused, the first {exchange.source}: "
+            finding = comparison.found("recorded-call-refused", name, where, f"{listed.count:,} recorded call"
+                                       f"{'s' * (listed.count != 1)} refused, the first {exchange.source}: "
                                        f"{json.dumps(refusal)[:300]}")
             finding.add(comparison.pairs[(id(old.arguments), id(new.arguments) if new else None, "request")])
-            self.touched[("recorded-call-refused", name)] = [e for e, _ in listed]
+            self.touched[("recorded-call-refused", name)] = touched = Kept()
+            touched.count, touched.first = listed.count, [e for e, _ in listed.first]
 
     def affected(self):
-        """The exchanges a breaking finding not accepted touches, in the order recorded."""
+        """How many exchanges a breaking finding not accepted touches, and the first of them (or None)."""
         keys = {(f.rule, f.element) for f in self.comparison.breaking()}
-        touched = {id(e) for key in keys for e in self.touched[key]}
-        return [e for e in self.exchanges if id(e) in touched]
+        hit = [kept for touching, kept in self.groups.items() if touching & keys]
+        return sum(kept.count for kept in hit), min((kept.first[0] for kept in hit), default=(0, None))[1]
 
     def lines(self):
         """What the replay found, as lines of text."""
-        total = len(self.exchanges)
+        total = self.total
         lines = [f"Replayed {total:,} recorded call{'s' * (total != 1)} against the new schema."]
         for (rule, element), found in self.touched.items():
-            if found:
-                lines.append(f"  {rule} {element}: touches {len(found):,} of {total:,} (the first: {found[0].source})")
+            if found.count:
+                lines.append(f"  {rule} {element}: touches {found.count:,} of {total:,} (the first: "
+                             f"{found.first[0].source})")
         for said, listed in (("Requests the new schema would refuse", self.refused),
                              ("Recorded answers outside the new schema's results", self.outside)):
-            if listed:
-                exchange, why = listed[0]
-                lines.append(f"{said}: {len(listed):,} of {total:,}; the first, {exchange.source} "
+            if listed.count:
+                exchange, why = listed.first[0]
+                lines.append(f"{said}: {listed.count:,} of {total:,}; the first, {exchange.source} "
                              f"({exchange.function}): {json.dumps(why)[:300]}")
         if self.refused_before:
             lines.append(f"Requests the old schema refuses too (no evidence either way): {self.refused_before:,} "
                          f"of {total:,}")
-        affected = self.affected()
+        affected, first = self.affected()
         verdict = "breaking" if self.comparison.breaking() else "compatible"
         shown = ("by the recorded calls, which the rules call compatible" if self.unexplained and any(
             f.rule == "recorded-call-refused" for f in self.comparison.breaking()) else "by the rules")
-        lines.append(f"{verdict.capitalize()} {shown}, {len(affected):,} of {total:,} recorded calls affected"
-                     + (f" (the first: {affected[0].source})." if affected else "."))
+        lines.append(f"{verdict.capitalize()} {shown}, {affected:,} of {total:,} recorded calls affected"
+                     + (f" (the first: {first.source})." if first else "."))
         return lines
 
     def as_data(self):
         """The replay as JSON data."""
-        first = lambda listed: [{"source": e.source, "function": e.function, "why": why} for e, why in listed[:10]]
-        return {"calls": len(self.exchanges), "affected": len(self.affected()), "refused": len(self.refused),
-                "refusedBefore": self.refused_before,
-                "firstRefused": first(self.refused), "outside": len(self.outside), "firstOutside": first(self.outside)}
+        first = lambda kept: [{"source": e.source, "function": e.function, "why": why} for e, why in kept.first]
+        return {"calls": self.total, "affected": self.affected()[0], "refused": self.refused.count,
+                "refusedBefore": self.refused_before, "firstRefused": first(self.refused),
+                "outside": self.outside.count, "firstOutside": first(self.outside)}
 
 
 def _never(arguments, headers):
