@@ -83,6 +83,42 @@ def main(argv=None):
 @interruptible
 def compare(argv=None):
     """Say which changes from one schema to another break the clients of the first, by the protocol's rules."""
+    parser = _compare_parser()
+    options = parser.parse_args(argv)
+    if options.against and options.new:
+        parser.error(f"--against {options.against} compares NEW with its own path at that revision: name NEW alone")
+    if options.against:
+        options.old, options.new = None, options.old
+    if not options.new:
+        parser.error("name OLD and NEW, or NEW alone with --against REV")
+    try:
+        accepted = options.accepted + (_exceptions(options.exceptions) if options.exceptions else [])
+        old = _compared(parser, "OLD", options.old, options) if options.old else _revision(parser, options)
+        schemas = [old, _compared(parser, "NEW", options.new, options)]
+    except ValueError as error:  # a schema or the exceptions that cannot be read at all
+        return parser.fail(str(error))
+    if None in schemas:
+        return 2
+    comparison = compatibility.compare(*schemas)
+    try:  # (each recorded call replayed as it is read; the evidence may add findings)
+        replay = traffic.Replay(_recorded(options.traffic), comparison) if options.traffic else None
+    except ValueError as error:  # a recording that cannot be read
+        return parser.fail(str(error))
+    findings = sorted(comparison.findings.values(), key=lambda f: (f.order, f.rule))
+    verdict = report.Verdict(options.old or f"{options.against}:{options.new}", options.new, findings, comparison,
+                             replay, _accept(findings, accepted))
+    for line in report.FORMATS[options.format](verdict, None if options.verbose else 3):
+        print(line)
+    if options.junit:
+        try:
+            report.junit(verdict, options.junit)
+        except OSError as error:
+            return parser.fail(f"--junit {options.junit}: cannot be written: {error.strerror}")
+    return 1 if comparison.breaking() else 0
+
+
+def _compare_parser():
+    """The command line of `compare`."""
     parser = Parser(prog=program("reference.schema") + " compare", description=(
         "Say which changes from OLD to NEW break the clients of OLD: one line for each, where it is, its rule, "
         "the element, the path to it from each function it reaches, and which clients break (the rules are "
@@ -113,43 +149,19 @@ def compare(argv=None):
                         help="how long fetching a schema from a URL may take (default %(default)s)")
     parser.add_argument("-v", "--verbose", action="store_true", help="show every path to each element, not only "
                         "the first three")
-    options = parser.parse_args(argv)
-    if options.against and options.new:
-        parser.error(f"--against {options.against} compares NEW with its own path at that revision: name NEW alone")
-    if options.against:
-        options.old, options.new = None, options.old
-    if not options.new:
-        parser.error("name OLD and NEW, or NEW alone with --against REV")
-    try:
-        accepted = options.accepted + (_exceptions(options.exceptions) if options.exceptions else [])
-        old = _compared(parser, "OLD", options.old, options) if options.old else _revision(parser, options)
-        schemas = [old, _compared(parser, "NEW", options.new, options)]
-    except ValueError as error:  # a schema or the exceptions that cannot be read at all
-        return parser.fail(str(error))
-    if None in schemas:
-        return 2
-    comparison = compatibility.compare(*schemas)
-    try:  # (each recorded call replayed as it is read; the evidence may add findings)
-        replay = traffic.Replay(_recorded(options.traffic), comparison) if options.traffic else None
-    except ValueError as error:  # a recording that cannot be read
-        return parser.fail(str(error))
-    findings = sorted(comparison.findings.values(), key=lambda f: (f.order, f.rule))
+    return parser
+
+
+def _accept(findings, accepted):
+    """Mark each finding an exception (rule, element glob, how it was given) names as accepted; the
+    exceptions that named none, as they were given."""
     used = set()
     for finding in findings:
         for rule, element, said in accepted:
             if rule == finding.rule and fnmatch.fnmatchcase(finding.element, element or "*"):
                 finding.accepted = True
                 used.add(said)
-    verdict = report.Verdict(options.old or f"{options.against}:{options.new}", options.new, findings, comparison,
-                             replay, [said for _, _, said in accepted if said not in used])
-    for line in report.FORMATS[options.format](verdict, None if options.verbose else 3):
-        print(line)
-    if options.junit:
-        try:
-            report.junit(verdict, options.junit)
-        except OSError as error:
-            return parser.fail(f"--junit {options.junit}: cannot be written: {error.strerror}")
-    return 1 if comparison.breaking() else 0
+    return [said for _, _, said in accepted if said not in used]
 
 
 def _exception(text):

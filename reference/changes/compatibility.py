@@ -223,9 +223,9 @@ class Comparison:
                     seen.add(id(inner))
                     reached.append(inner)
         named = {id(pair) for pair in reached if _named(pair)}
-        for pair in reached:
+        for pair in reached:  # (a struct.X or union.X an Ok_ reaches is named by selections)
             old, new = pair.old, pair.new
-            if id(pair) in named and old.name.startswith(("struct.", "union.")) and old.name != new.name and (
+            if old.name.startswith(("struct.", "union.")) and old.name != new.name and (
                     isinstance(old, Union) or old.fields):  # (a struct without fields has no name to select)
                 self.found("selected-type-renamed", old.name, self.after.where(*self.after.node(new)),
                            f"{old.name} -> {new.name}").add(pair)

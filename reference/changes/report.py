@@ -100,13 +100,11 @@ def junit(verdict, path):
     """Write the comparison as JUnit XML to `path`: one test case for each finding (failed if it breaks,
     skipped if accepted), or one passing case when nothing changed for old clients."""
     findings = verdict.findings
-    failures = sum(f.level == "breaking" and not f.accepted for f in findings)
-    skipped = sum(f.accepted for f in findings)
-    suites = ElementTree.Element("testsuites", name="schema compare", tests=str(len(findings) or 1),
-                                 failures=str(failures))
-    suite = ElementTree.SubElement(suites, "testsuite", name=f"compare {verdict.old} {verdict.new}",
-                                   tests=str(len(findings) or 1), failures=str(failures), errors="0",
-                                   skipped=str(skipped))
+    counts = {"tests": str(len(findings) or 1), "failures": str(sum(f.level == "breaking" and not f.accepted
+                                                                    for f in findings))}
+    suites = ElementTree.Element("testsuites", name="schema compare", **counts)
+    suite = ElementTree.SubElement(suites, "testsuite", name=f"compare {verdict.old} {verdict.new}", **counts,
+                                   errors="0", skipped=str(sum(f.accepted for f in findings)))
     for f in findings:
         file = _place(f.where)[0]
         case = ElementTree.SubElement(suite, "testcase", classname=f.rule, name=f.element, **({"file": file} if file

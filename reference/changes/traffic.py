@@ -149,11 +149,11 @@ class Replay:
             cases = validate.first(found)
             if cases:
                 self.outside.add((exchange, cases[0]))
-        keys = frozenset(key for site in sites | refused for key in self.at.get(site, ()))
+        refusing = {key for site in refused for key in self.at.get(site, ())}  # (the findings that say why)
+        keys = frozenset(refusing.union(*(self.at.get(site, ()) for site in sites)))
         for key in keys:
             self.touched[key].add(exchange)
-        explained = any(self.comparison.findings[key].level == "breaking"
-                        for site in refused for key in self.at.get(site, ()))
+        explained = any(self.comparison.findings[key].level == "breaking" for key in refusing)
         if refusal is not None and not explained:
             self.unexplained.setdefault(exchange.function, Kept()).add((exchange, refusal))
             keys |= {("recorded-call-refused", exchange.function)}

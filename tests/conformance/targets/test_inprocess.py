@@ -1,6 +1,5 @@
 """conformance/targets/inprocess.py: an application called in process, as a server would call it."""
 
-import asyncio
 import os
 import subprocess
 import sys
@@ -38,7 +37,6 @@ def endless_asgi(closed):
         try:
             while True:
                 await send({"type": "http.response.body", "body": b"", "more_body": True})
-                await asyncio.sleep(0)
         finally:
             closed.set()
     return application
