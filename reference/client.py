@@ -303,14 +303,15 @@ def checked(client, internal=False):
     entries = client.schema(internal)
     found = problems(client.url, entries)
     if found:
-        more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+        more = f" (and {found.count - 1:,} more)" if found.count > 1 else ""
         raise ValueError(f"the schema {client.url} answers fn.api_ with is not sound: "
-                         f"{str(found[0]).removeprefix(client.url + ', ')}{more}")
+                         f"{str(found.problems[0]).removeprefix(client.url + ', ')}{more}")
     return entries
 
 
 def problems(url, entries):
-    """The problems of the schema `url` answered with, as a schema loader finds them (a mock's kinds known)."""
+    """The SchemaError of the schema `url` answered with, as a schema loader finds it (a mock's kinds known),
+    or None."""
     return sources.check([Document(url, entries)], extensions=stubs.KINDS)[1]
 
 

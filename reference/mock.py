@@ -77,9 +77,9 @@ def main(argv=None):
             count = load_stubs(service, Path(options.stubs))
             print(f"Loaded {count} stub{'s' * (count != 1)} from {options.stubs}", flush=True)
     except SchemaError as error:  # each problem a line, as the schema checker writes them, then what it means
-        print("\n".join(said_problems(error.problems)), file=sys.stderr)
+        print("\n".join(said_problems(error.problems, error.count)), file=sys.stderr)
         return parser.fail(f"the schema of {url or options.schema_file or options.schema_dir} does not load: "
-                           f"{len(error.problems)} problem{'s' * (len(error.problems) != 1)}")
+                           f"{error.count:,} problem{'s' * (error.count != 1)}")
     except StubProblems as error:  # the same way (one problem alone: its line)
         if len(error.problems) == 1:
             return parser.fail(error.problems[0])

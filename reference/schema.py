@@ -63,15 +63,17 @@ def main(argv=None):
     if options.verbose and not options.json:
         for document in documents:
             print(f"{document.name}: {len(document.entries)} entr{'ies' if len(document.entries) != 1 else 'y'}")
-    _, problems = sources.check(documents, problems)
+    _, error = sources.check(documents, problems)
+    problems = error.problems if error else []
     if options.json:
         print(json.dumps([sources.as_data(problem) for problem in problems], indent=1))
     else:
         for problem in problems:
             print(problem)
-    if problems:
+    if error:
         if not options.json:
-            print(f"{len(problems)} problem{'s' * (len(problems) != 1)}")
+            print(f"... and {error.count - len(problems):,} more\n" * (error.count > len(problems))
+                  + f"{error.count:,} problem{'s' * (error.count != 1)}")
         return 1
     if not options.json:
         kinds = [key.split(".")[0] for document in documents for entry in document.entries
@@ -224,11 +226,10 @@ def _revision(parser, options):
 
 def _loaded(parser, what, given, read):
     """The Schema of the (documents, problems) read for OLD or NEW; None once its problems are said."""
-    loaded, problems = sources.check(*read)
-    for line in said_problems(problems):
-        print(line, file=sys.stderr)
-    if problems:
-        parser.fail(f"{what} {given} does not load: {len(problems)} problem{'s' * (len(problems) != 1)}")
+    loaded, error = sources.check(*read)
+    if error:
+        print("\n".join(said_problems(error.problems, error.count)), file=sys.stderr)
+        parser.fail(f"{what} {given} does not load: {error.count:,} problem{'s' * (error.count != 1)}")
     return loaded
 
 

@@ -46,19 +46,19 @@ def load(source: "str | Path | list | Schema", internal: Iterable = (), extensio
             documents, problems = read(Path(source))
         except ValueError as error:
             raise SchemaError([Problem(Where(str(source)), [], str(error).removeprefix(f"{source}: "))]) from None
-    schema, problems = check(documents, problems, internal, extensions)
+    schema, error = check(documents, problems, internal, extensions)
     if schema is None:
-        raise SchemaError(problems, documents)
+        raise error
     return schema
 
 
 def check(documents, problems=(), internal=(), extensions=None):
-    """The Schema that `documents` make and no problems; or None and every problem (those of
-    reading them first), each located in its text, in the order they appear in the documents."""
+    """The Schema that `documents` make, and None; or None and the SchemaError of its problems (those
+    of reading them first), each located in its text, in the order they appear in the documents."""
     try:
-        return Schema(documents, problems, internal, extensions), []
+        return Schema(documents, problems, internal, extensions), None
     except SchemaError as error:
-        return None, locate(error.problems, error.documents)
+        return None, SchemaError(locate(error.problems, error.documents), documents, error.count - len(error.problems))
 
 
 def read(path):
@@ -183,8 +183,8 @@ def located(problem, texts):
 
 class Text:
     """JSON text in which places are found, each array's elements and each object's members read
-    once, when a place is first sought inside it, and each line's start once: placing N problems
-    costs one pass over the text, not N."""
+    once, as far as a place is sought inside it, and each line's start once: placing N problems
+    costs at most one pass over the text, not N."""
 
     def __init__(self, text):
         self.text, self.arrays, self.objects, self.lines = text, {}, {}, None
@@ -208,15 +208,15 @@ class Text:
         return {"line": line + 1, "column": shown - (self.lines[line - 1] if line else 0) + 1}
 
     def element(self, at, index):
-        """Where the element `index` of the array at `at` starts (twice), or None."""
-        starts = self.arrays.get(at)
-        if starts is None:
-            text, starts, next_ = self.text, [], SKIP(self.text, at + 1).end()
-            while next_ < len(text) and not text.startswith("]", next_):
-                starts.append(next_)
-                next_ = SKIP(text, DECODER.raw_decode(text, next_)[1]).end()
-                next_ = SKIP(text, next_ + 1).end() if text.startswith(",", next_) else len(text)
-            self.arrays[at] = starts
+        """Where the element `index` of the array at `at` starts (twice), or None; the elements are
+        read as far as one is sought (the first problems of a million entries read only the first)."""
+        text = self.text
+        starts, next_ = self.arrays.get(at) or ([], SKIP(text, at + 1).end())
+        while len(starts) <= index and next_ < len(text) and not text.startswith("]", next_):
+            starts.append(next_)
+            next_ = SKIP(text, DECODER.raw_decode(text, next_)[1]).end()
+            next_ = SKIP(text, next_ + 1).end() if text.startswith(",", next_) else len(text)
+        self.arrays[at] = starts, next_
         return (starts[index], starts[index]) if 0 <= index < len(starts) else None
 
     def member(self, at, key):

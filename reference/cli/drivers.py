@@ -65,8 +65,8 @@ def drive_schema(lines, out):
         for document in instruction["documents"]:
             found, trouble = parse(document["name"], document["text"])
             documents, problems = documents + found, problems + trouble
-        _, problems = sources.check(documents, problems)
-        reply = {"accepted": not problems, **({"problems": [sources.as_data(p) for p in problems]} if problems else {})}
+        _, error = sources.check(documents, problems)
+        reply = {"accepted": not error, **({"problems": [sources.as_data(p) for p in error.problems]} if error else {})}
         write(out, {"id": instruction["id"], **reply})
 
 

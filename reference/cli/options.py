@@ -92,14 +92,15 @@ class Parser(argparse.ArgumentParser):
 
 
 
-MOST_PROBLEMS = 20  # problems of a schema or stubs a command says before it stops (the checker says all)
+MOST_PROBLEMS = 20  # problems of a schema or stubs a command says before it stops (the checker says more)
 
 
-def said_problems(problems, most=MOST_PROBLEMS):
-    """The first `most` problems as lines, and how many more: a server's answer of a million problems is
-    not a million lines (`python -m reference.schema FILE` lists every one of a file)."""
+def said_problems(problems, count=None, most=MOST_PROBLEMS):
+    """The first `most` problems as lines, and how many more of `count` in all: a server's answer of a
+    million problems is not a million lines (`python -m reference.schema FILE` lists a thousand)."""
+    count = len(problems) if count is None else count
     lines = [str(problem) for problem in problems[:most]]
-    return lines + [f"... and {len(problems) - most:,} more"] * (len(problems) > most)
+    return lines + [f"... and {count - len(lines):,} more"] * (count > len(lines))
 
 
 def near(word, known):

@@ -54,13 +54,13 @@ class Problem(NamedTuple):
 
 
 class SchemaError(Exception):
-    """A schema broke the rules; `problems` lists every violation, in document order, and
-    `documents` are those they are in."""
+    """A schema broke the rules; `problems` lists the violations, in document order (the first
+    MAX_PROBLEMS found), `count` says how many there are, and `documents` are those they are in."""
 
-    def __init__(self, problems, documents=()):
-        self.problems, self.documents = problems, documents
-        count = f"{len(problems)} problem{'s' * (len(problems) != 1)}"
-        more = f"\n  and {len(problems) - 20} more" if len(problems) > 20 else ""  # (not a million lines)
+    def __init__(self, problems, documents=(), unlisted=0):
+        self.problems, self.documents, self.count = problems, documents, len(problems) + unlisted
+        count = f"{self.count:,} problem{'s' * (self.count != 1)}"
+        more = f"\n  and {self.count - 20:,} more" if self.count > 20 else ""  # (not a million lines)
         super().__init__(f"invalid schema, {count}:\n" + "\n".join(f"  {p}" for p in problems[:20]) + more)
 
 

@@ -14,6 +14,7 @@ MAX_PATH_CHARACTERS = 64 * 1024  # characters of the keys in their paths: the ca
 MAX_VALUES = 10_000  # values generated for one answer (a mock's, or fn.api_'s examples)
 MAX_GENERATED_DEPTH = 250  # nesting of a generated value, past which everything is made as small as it can be
 MAX_SCHEMA_DEPTH = 64  # levels of arrays and objects in a schema document
+MAX_PROBLEMS = 1000  # problems of a schema kept and listed; those past them are counted
 
 # Checking a message MAX_DEPTH deep recurses a few Python frames per level: more than Python's
 # default recursion limit allows. A Service and a Client raise the limit so far when they are made.

@@ -23,7 +23,7 @@ import re
 from pathlib import Path
 
 from .documents import Document, Problem, SchemaError, Where
-from .limits import MAX_SCHEMA_DEPTH
+from .limits import MAX_PROBLEMS, MAX_SCHEMA_DEPTH
 from .select import Selection
 from .types import SCALARS, Function, Struct, Type, Union, sizes
 
@@ -60,7 +60,7 @@ class Schema:
 
     def __init__(self, documents, problems=(), internal=(), extensions=None):
         self.documents = documents  # the service's own, from which a mock can be made
-        self.problems = list(problems)
+        self.problems, self.unlisted = list(problems), 0
         self.extensions = {**EXTENSIONS, **(extensions or {})}
         self.named, self.defined = {}, {}  # definition key -> (kind, what it defines); -> Where
         self.entries = []  # (definition key, entry, whether fn.api_ shows it only on request)
@@ -84,7 +84,7 @@ class Schema:
         if self.problems:
             order = {document.name: i for i, document in enumerate(documents)}
             raise SchemaError(sorted(self.problems, key=lambda p: (order.get(p.where.document, -1),
-                                                                  p.where.entry or 0)), documents)
+                                                                  p.where.entry or 0)), documents, self.unlisted)
         self.entries.sort(key=lambda e: (not e[0].startswith("info."), e[0]))
 
     def api(self, include_internal=False):
@@ -126,7 +126,7 @@ class Schema:
                 message = (f"a schema has one info entry, and {self.info} is one" if key not in self.named else
                            f"{key} is a stock definition of every schema" if first.document in self.stock else
                            f"{key} is defined already")
-                self.problems.append(Problem(where, [key], message, None if first.document in self.stock else first))
+                self._problem(where, [key], message, first=None if first.document in self.stock else first)
                 continue
             self.info = key if kind == "info" else self.info
             self._check_outline(where, key, kind, entry)
@@ -182,8 +182,8 @@ class Schema:
             for i, tag in enumerate(target.tags):  # a tag in two groups would have two meanings
                 owner = self.tag_owners.setdefault(tag, key)
                 if owner != key:
-                    self.problems.append(Problem(where, [key, i, tag], f"the tag {tag} is in {owner} too; a tag "
-                                                 "belongs to one errors.* group", self.defined[owner]))
+                    self._problem(where, [key, i, tag], f"the tag {tag} is in {owner} too; a tag belongs to one "
+                                  "errors.* group", first=self.defined[owner])
             self.errors.append((where, target))
 
     def _function(self, where, name, entry, call):
@@ -245,8 +245,7 @@ class Schema:
             self._named(where, path + [name], name, "header name")
             owner = self.header_owners.setdefault((side, name), where.key)
             if owner != where.key:
-                self.problems.append(Problem(where, path + [name], f"{name} is declared by {owner} already",
-                                             self.defined[owner]))
+                self._problem(where, path + [name], f"{name} is declared by {owner} already", first=self.defined[owner])
             headers[name] = struct.fields[name] = self._type(where, path + [name], expression)
 
     def _type(self, where, path, expression):
@@ -310,8 +309,11 @@ class Schema:
                 self._problem(where, [key], "no finite value has this type: every way through its required "
                               "fields leads back to it (make one optional or nullable)")
 
-    def _problem(self, where, path, message, value=False, near=()):
-        self.problems.append(Problem(where, path, message, value=value, near=near))
+    def _problem(self, where, path, message, value=False, near=(), first=None):
+        if len(self.problems) < MAX_PROBLEMS:  # past them, counted: a file of a million is not a million objects
+            self.problems.append(Problem(where, path, message, first, value, near))
+        else:
+            self.unlisted += 1
 
 
 def _keys(entries):

@@ -1,11 +1,16 @@
 """python -m reference.schema: the schema checker's command line and its driver, as a user runs them."""
 
+import http.server
 import json
 import os
 import subprocess
 import sys
+import threading
 
 import pytest
+
+from reference.protocol.limits import MAX_PROBLEMS
+from tests.support.servers import respond
 
 
 def check(*args, stdin=None, files=None, cwd=None):
@@ -149,6 +154,39 @@ def test_compare_of_a_schema_that_does_not_load_lists_its_problems_and_exits_2(t
     status, out, err = check("compare", paths["old"], paths["new"])
     assert (status, out) == (2, "")
     assert err.splitlines() == [line.format(**paths) if "error" in line else str(tmp_path / line) for line in lines]
+
+
+def test_a_file_of_many_problems_lists_the_first_thousand_and_counts_all(tmp_path):
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps([[]] * (MAX_PROBLEMS * 3)))
+    status, out, _ = check(str(path))
+    lines = out.splitlines()
+    assert status == 1 and len(lines) == MAX_PROBLEMS + 2 and lines[0] == f"{path}:1:2: an entry is a JSON object"
+    assert lines[-2:] == [f"... and {MAX_PROBLEMS * 2:,} more", f"{MAX_PROBLEMS * 3:,} problems"]
+
+
+def test_compare_of_a_server_answering_many_problems_says_twenty_and_counts_all(tmp_path):
+    """(A server's 8 MiB of empty arrays was 2.8 million lines, 125 s and 1.77 GiB.)"""
+    data = json.dumps([{}, {"Ok_": {"api": [[]] * 300_000}}]).encode()
+
+    class Unsound(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            self.rfile.read(int(self.headers["Content-Length"]))
+            respond(self, data)
+
+        def log_message(self, *_):
+            pass
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Unsound)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_port}/api"
+    try:
+        status, out, err = check("compare", url, versions(tmp_path)[1])
+    finally:
+        server.shutdown()
+    lines = err.splitlines()
+    assert (status, out, len(lines)) == (2, "", 22) and lines[0] == f"{url}, entry 1: an entry is a JSON object"
+    assert lines[-2:] == ["... and 299,980 more",
+                          f"python -m reference.schema compare: error: OLD {url} does not load: 300,000 problems"]
 
 
 @pytest.mark.parametrize("args, message", [

@@ -4,18 +4,24 @@ import json
 
 from reference import sources
 from reference.protocol.documents import parse
+from reference.protocol.limits import MAX_PROBLEMS
 
 
 def placed(text):
     """The problems of a schema document, as the checker prints them."""
     documents, problems = parse("s.json", text)
-    return [str(problem) for problem in sources.check(documents, problems)[1]]
+    error = sources.check(documents, problems)[1]
+    return [str(problem) for problem in error.problems] if error else []
 
 
 def test_each_of_many_problems_is_placed_at_its_own_entry():
-    """(Each array's elements are read once, however many problems are placed in it.)"""
-    text = "[\n" + ",\n".join(" []" for _ in range(3000)) + "\n]"
-    assert placed(text) == [f"s.json:{line}:2: an entry is a JSON object" for line in range(2, 3002)]
+    """(Each array's elements are read once, however many problems are placed in it, and only as far
+    as the last problem kept.)"""
+    text = "[\n" + ",\n".join(" []" for _ in range(MAX_PROBLEMS * 3)) + "\n]"
+    assert placed(text) == [f"s.json:{line}:2: an entry is a JSON object" for line in range(2, MAX_PROBLEMS + 2)]
+    text = sources.Text(text)
+    assert text.position([MAX_PROBLEMS - 1]) == {"line": MAX_PROBLEMS + 1, "column": 2}
+    assert len(text.arrays[0][0]) == MAX_PROBLEMS
 
 
 def test_problems_inside_one_entry_are_placed_at_each_key_and_value():

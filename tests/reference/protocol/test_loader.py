@@ -10,6 +10,7 @@ import pytest
 
 from reference import SchemaError, load, mocking
 from reference.services import calculator
+from reference.protocol.limits import MAX_PROBLEMS
 
 ADD = {"fn.add": {"x": "number"}, "->": [{"Ok_": {"result": "number"}}]}
 
@@ -157,14 +158,15 @@ def test_all_problems_are_reported_at_once():
     assert '<schema>, entry 2, at ["->"]: fn.f: a function has a -> key' in message
 
 
-def test_the_message_of_many_problems_names_the_first_and_counts_the_rest():
-    """(All of them are in `problems`; a message of a million lines helps no one, and its text alone
-    doubled what a server's answer of 1 MiB of empty arrays held.)"""
+def test_many_problems_are_counted_and_the_first_thousand_kept():
+    """A message of a million lines helps no one, and a million problems kept held 4 GiB for a
+    16 MiB file of empty arrays: the first MAX_PROBLEMS are kept, the rest counted."""
     with pytest.raises(SchemaError) as raised:
         load([[]] * 5000)
     lines = str(raised.value).splitlines()
-    assert len(raised.value.problems) == 5000 and len(lines) == 22
-    assert lines[0] == "invalid schema, 5000 problems:" and lines[-1] == "  and 4980 more"
+    assert len(raised.value.problems) == MAX_PROBLEMS and raised.value.count == 5000 and len(lines) == 22
+    assert lines[0] == "invalid schema, 5,000 problems:" and lines[-1] == "  and 4,980 more"
+    assert [p.where.entry for p in raised.value.problems] == list(range(1, MAX_PROBLEMS + 1))
 
 
 def test_definitions_may_refer_to_each_other_in_any_order_and_to_themselves():
