@@ -31,8 +31,9 @@ catalogue; reference/README.md states it as a table.
 from typing import NamedTuple
 
 from ..protocol import codec
+from ..protocol.select import options
 from ..protocol.types import Struct, Union
-from .findings import Finding, Pair, Places, Root, element_of
+from .findings import Finding, Pair, Places, Reach, Root, element_of
 
 RULES = {  # id -> (side, level, what an old client meets, an example), as reference/README.md's table shows them
     "function-removed": ("request", "breaking", "its calls get `FunctionUnknown`", "`fn.add` removed"),
@@ -71,7 +72,8 @@ RULES = {  # id -> (side, level, what an old client meets, an example), as refer
                              "fields, where only results reach it"),
     "selected-type-renamed": ("selection", "breaking", "a `@select_` naming the old name is refused; a client "
                               "that selects nothing never sees a name", "`struct.Item` -> `struct.Product`, "
-                              "which an `Ok_` reaches (a `fn.*` value's arguments too)"),
+                              "which an `Ok_` reaches (a `fn.*` value's arguments too) and no longer reaches by "
+                              "its old name"),
     "type-changed": ("both", "breaking", "no value of the old type is one of the new",
                      '`string` -> `integer`, `["T"]` -> `{"string": "T"}`'),
     "recorded-call-refused": ("request", "breaking", "a call an old client made (`--traffic`) is refused by "
@@ -88,6 +90,7 @@ class Comparison:
         self.old, self.new = old, new
         self.before, self.after = Places(old), Places(new)  # where each element is, in the old and the new
         self.pairs: dict = {}  # (id(old node), id(new node), side) -> Pair
+        self.reach = Reach(self.pairs.values())  # who reaches each pair, found once a finding asks
         self.findings: dict = {}  # (rule, element) -> Finding
         self.notes: list = []
         self.waiting: list = []  # Pairs to walk (a list, not recursion: a chain of definitions may be long)
@@ -223,10 +226,10 @@ class Comparison:
                     seen.add(id(inner))
                     reached.append(inner)
         named = {id(pair) for pair in reached if _named(pair)}
+        lost = self.lost()
         for pair in reached:  # (a struct.X or union.X an Ok_ reaches is named by selections)
             old, new = pair.old, pair.new
-            if old.name.startswith(("struct.", "union.")) and old.name != new.name and (
-                    isinstance(old, Union) or old.fields):  # (a struct without fields has no name to select)
+            if old.name != new.name and old.name in lost:
                 self.found("selected-type-renamed", old.name, self.after.where(*self.after.node(new)),
                            f"{old.name} -> {new.name}").add(pair)
         selected = {(id(pair.old), name) for pair, name, _, _ in self.unselected if id(pair) in named}
@@ -236,6 +239,16 @@ class Comparison:
                 self.changed(f"selected-{'field' if field else 'tag'}-removed", pair, name, said, where)
             elif field:  # (a tag no selection names, gone from what clients read, breaks nothing)
                 self.changed("response-optional-field-removed", pair, name, said, where)
+
+    def lost(self):
+        """The `struct.X` and `union.X` a selection of a function's old result may name and its new result
+        does not offer (a struct without fields has no name to select; one that is still reached, say
+        through a cycle of other lengths, is still selected)."""
+        lost = set()
+        for name, function in self.old.functions.items():
+            if name in self.new.functions:
+                lost |= options(function).keys() - options(self.new.functions[name]).keys()
+        return lost
 
     def changed(self, rule, pair, name, detail, where=None, site=""):
         """A finding at the field or tag `name` of `pair` (its site: that name, or with site=None the whole);
@@ -247,7 +260,8 @@ class Comparison:
 
     def found(self, rule, element, where, detail):
         """The Finding of `rule` at `element`, made when first found (where it is, and how it changed)."""
-        return self.findings.setdefault((rule, element), Finding(rule, RULES[rule][1], element, where, detail))
+        return self.findings.setdefault((rule, element), Finding(rule, RULES[rule][1], element, where, detail,
+                                                                 self.reach))
 
     def breaking(self):
         """The breaking findings not accepted on purpose."""

@@ -6,9 +6,10 @@ compatibility.py walks two schemas side by side and records what it meets
 as `Pair`s: two definitions compared on one side, each remembering the
 `Root` (a function's call or result, the request or response headers) that
 starts at it, or the pair and step (a field, a tag) that led to it. A
-`Finding` is one change at one element, with the pairs it was met in; its
-routes and clients are found by looking up from those pairs to every root,
-breadth first, so each route shown is the shortest. `Places` says where an
+`Finding` is one change at one element, with the pairs it was met in. Its
+routes and clients come from the comparison's `Reach`: a walk down from
+each root, breadth first, made once for all findings, so each route shown
+is the shortest and a finding costs the roots that reach its pairs. `Places` says where an
 element of one schema is written: its definition key and path, and the
 line and column of its file.
 """
@@ -20,6 +21,7 @@ from ..sources import Text
 
 CLIENTS = {"call": "call {}", "read": "read {}'s result", "send": "send {}", "receive": "read the {} header",
            "select": "select from {}'s result"}  # (a selection rule's clients: those that send @select_)
+MOST_STEPS = 60  # steps of a route shown whole; of a longer one, the first and last 20
 
 
 class Root(NamedTuple):
@@ -44,13 +46,14 @@ class Finding:
     """One change an old client meets: its rule and level, the element, where, how it changed, and the
     pairs it is in."""
 
-    def __init__(self, rule, level, element, where, detail):
+    def __init__(self, rule, level, element, where, detail, reach):
         self.rule, self.level, self.element, self.detail = rule, level, element, str(detail)
+        self.reach = reach  # the comparison's Reach
         self.where, self.order = where  # as text (FILE:LINE:COL), and as a key to sort by
         self.pairs, self.last = [], []  # the pairs it is in, and its own step in each (a field or tag, or None)
         self.sites = set()  # where a recorded call holds a value if the change touches it (traffic.held)
         self.accepted = False  # named by --except
-        self.found = None  # (Roots, steps) once searched (reached)
+        self.found = None  # [(Root, steps)] once searched (reached)
 
     def add(self, pair, last=None, site=None):
         """Count `pair` among those the change is in: `last`, its own step in the pair (a field or tag, or
@@ -62,52 +65,81 @@ class Finding:
 
     def routes(self, most=None):
         """The path to the element from each Root it is reached from (the first `most`), the shortest each."""
-        roots, before = self.reached()
-        return [_route(root, _steps(pair, before)) for root, pair in roots[:most]]
+        return [_route(root, steps) for root, steps in self.reached()[:most]]
 
     def clients(self):
         """Which clients it breaks: those that call a function, read its result, send or read a header."""
-        roots, before = self.reached()
         selection = self.rule.startswith("selected-")
         return list(dict.fromkeys(CLIENTS["select" if selection else root.kind].format(
-            root.name or _steps(pair, before, 1)[0].split(":")[0]) for root, pair in roots))
+            root.name or steps[0].split(":")[0]) for root, steps in self.reached()))
 
     def reached(self):
-        """The Roots the element is reached from, each with the pair it starts at, breadth first (so the
-        shortest way each), and what led each pair down to the element (for `_steps`); found once."""
+        """The Roots the element is reached from, breadth first (so the nearest first), each with the
+        steps of its shortest way down to the element; found once."""
         if self.found is None:
             self.found = self.search()
         return self.found
 
     def search(self):
-        """Look up from the pairs the element is in to every Root, breadth first (see `reached`)."""
-        found, waiting, before = {}, [], {}  # root -> its pair; pairs to look up from; pair -> (the next, its step)
+        """The Roots that reach the pairs the element is in, each by its shortest way (see `reached`)."""
+        nearest = {}  # root -> (distance, its number, the pair, the element's own step in it)
         for pair, last in zip(self.pairs, self.last):
-            if id(pair) not in before:
-                before[id(pair)] = (None, last)
-                waiting.append(pair)
-        for pair in waiting:  # (which grows as it is walked)
-            for root in pair.roots:
-                found.setdefault(root, pair)
-            for parent, step in pair.parents:
-                if id(parent) not in before:
-                    before[id(parent)] = (pair, step)
-                    waiting.append(parent)
-        return list(found.items()), before
+            for root, (distance, number, _, _) in self.reach.ways(pair).items():
+                if root not in nearest or distance < nearest[root][0]:
+                    nearest[root] = (distance, number, pair, last)
+        ordered = sorted(nearest.items(), key=lambda item: item[1][:2])
+        return [(root, self.reach.steps(root, pair, last)) for root, (_, _, pair, last) in ordered]
 
     def count(self):
         """How many Roots (functions' calls and results, headers) the element is reached from."""
-        return len(self.reached()[0])
+        return len(self.reached())
 
 
-def _steps(pair, before, most=None):
-    """The steps from `pair` down to the element, following what led each pair up (the first `most`)."""
-    steps = []
-    while pair is not None and len(steps) != most:
-        pair, step = before[id(pair)]
-        if step:
-            steps.append(step)
-    return steps
+class Reach:
+    """Every Root's shortest ways down to each pair it reaches, found once, breadth first from each Root
+    when a finding first asks, and shared by all findings: a comparison costs the pairs each Root
+    reaches, not findings times pairs (cycles of coprime lengths make 40,000 pairs)."""
+
+    def __init__(self, pairs):
+        self.pairs, self.found = pairs, None  # the comparison's pairs (as they are walked); pair -> ways
+
+    def ways(self, pair):
+        """The Roots that reach `pair`: root -> (distance, the root's number, the pair above, the step)."""
+        if self.found is None:
+            self.found = self.search()
+        return self.found.get(pair, {})
+
+    def search(self):
+        """Breadth first down from each Root, in the order the walk met them."""
+        below, found = {}, {}
+        for pair in self.pairs:
+            for parent, step in pair.parents:
+                below.setdefault(parent, []).append((pair, step))
+        starts = [(root, pair) for pair in self.pairs for root in pair.roots]
+        for number, (root, start) in enumerate(starts):
+            found.setdefault(start, {})[root] = (0, number, None, None)
+            level, distance = [start], 0
+            while level:
+                distance, following = distance + 1, []
+                for pair in level:
+                    for inner, step in below.get(pair, ()):
+                        if root not in found.setdefault(inner, {}):
+                            found[inner][root] = (distance, number, pair, step)
+                            following.append(inner)
+                level = following
+        return found
+
+    def steps(self, root, pair, last):
+        """The steps from `root` down to `pair`, then `last`; of a way longer than MOST_STEPS, its first and
+        last steps and how many between."""
+        steps = [last] if last else []
+        while pair is not None:
+            _, _, pair, step = self.found[pair][root]
+            steps += [step] if step else []
+        steps.reverse()
+        if len(steps) > MOST_STEPS:
+            steps[MOST_STEPS // 3:-MOST_STEPS // 3] = [f"({len(steps) - MOST_STEPS // 3 * 2:,} steps more)"]
+        return steps
 
 
 def _route(root, steps):
