@@ -29,6 +29,7 @@ import importlib
 import inspect
 import io
 import json
+import os
 import queue
 import sys
 import threading
@@ -60,7 +61,8 @@ class Application:
         call = self._asgi if self.asgi else self._wsgi
         worker = self.worker
         try:
-            return worker.submit(call, body, media_type, worker.abandoned).result(self.timeout)
+            with exits_refused():
+                return worker.submit(call, body, media_type, worker.abandoned).result(self.timeout)
         except Late:  # (the call goes on in its thread, and loop, collecting no more; the next gets new ones)
             worker.abandoned.set()
             self.worker = Worker()
@@ -140,12 +142,16 @@ class Application:
                     if not event.get("more_body"):
                         over.set()
             await self.application(scope, receive, send)
+        loop = self.loop
         try:
-            self.loop.run_until_complete(exchange())
+            loop.run_until_complete(exchange())
         except Overlong:
             raise
         except (Exception, SystemExit) as error:
             return _raised(error)
+        finally:
+            if abandoned.is_set():  # (its caller has a new loop: this one is closed when its call ends)
+                loop.close()
         return _answered(said, collected.data())
 
 
@@ -260,6 +266,28 @@ def _answered(said, answer):
 def _raised(error):
     """The answer a server gives when the application raised: HTTP 500, its words in the body."""
     return 500, f"the application raised {type(error).__name__}: {error}".encode(), "text/plain"
+
+
+class Exited(SystemExit):
+    """os._exit(), called by the application while it answers: a server's process would have ended."""
+
+
+@contextlib.contextmanager
+def exits_refused():
+    """Within, os._exit() in this process raises Exited, as sys.exit() raises SystemExit, and is answered as
+    an application that raised: it ended the run at once, status 0 after one line (a false pass in CI). A
+    process the application forks exits as it asks."""
+    real, pid = os._exit, os.getpid()
+
+    def refused(status):
+        if os.getpid() != pid:
+            real(status)
+        raise Exited(f"os._exit({status}) called")
+    os._exit = refused
+    try:
+        yield
+    finally:
+        os._exit = real
 
 
 class Abandoned(Exception):
