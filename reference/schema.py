@@ -63,17 +63,17 @@ def main(argv=None):
     if options.verbose and not options.json:
         for document in documents:
             print(f"{document.name}: {len(document.entries)} entr{'ies' if len(document.entries) != 1 else 'y'}")
-    _, error = sources.check(documents, problems)
-    problems = error.problems if error else []
+    _, refused = sources.check(documents, problems)
+    problems = refused.problems if refused else []
     if options.json:
         print(json.dumps([sources.as_data(problem) for problem in problems], indent=1))
     else:
         for problem in problems:
             print(problem)
-    if error:
+    if refused:
         if not options.json:
-            print(f"... and {error.count - len(problems):,} more\n" * (error.count > len(problems))
-                  + f"{error.count:,} problem{'s' * (error.count != 1)}")
+            print(f"... and {refused.count - len(problems):,} more\n" * (refused.count > len(problems))
+                  + f"{refused.count:,} problem{'s' * (refused.count != 1)}")
         return 1
     if not options.json:
         kinds = [key.split(".")[0] for document in documents for entry in document.entries

@@ -46,9 +46,9 @@ def load(source: "str | Path | list | Schema", internal: Iterable = (), extensio
             documents, problems = read(Path(source))
         except ValueError as error:
             raise SchemaError([Problem(Where(str(source)), [], str(error).removeprefix(f"{source}: "))]) from None
-    schema, error = check(documents, problems, internal, extensions)
+    schema, refused = check(documents, problems, internal, extensions)
     if schema is None:
-        raise error
+        raise refused
     return schema
 
 
