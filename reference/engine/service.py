@@ -10,12 +10,17 @@ where the facts allow, and are else the core's (called by name: in CPython
 3.11 `super()` costs more than the rest of a step):
 
 - `decode` (1) reads JSON with C's scanner alone, unless the text could hold
-  half a surrogate pair or nest too deep (scans.py);
+  half a surrogate pair or nest too deep (scans.py), and MessagePack with
+  the library in one call (binary.py);
 - `check_headers`, `check_arguments`, `check_result` (3, 6, 8) ask the
   compiled checks, and walk only to say what is wrong;
 - `select` (10) trims with the selection compiled (trims.py);
-- `encode` (11) writes JSON with a C encoder made once, or MessagePack to a
-  client that has the checksum, and learns what answering cost.
+- `encode` (11) writes JSON with a C encoder made once, or MessagePack (packed
+  or not) in one call to a client that has the checksum, and learns what
+  answering cost;
+
+and `fn.api_`, whose answer depends only on its two flags, is made and
+written once for each.
 
 The short paths log nothing: the core's steps do (`--plain`, and the command
 lines with the debug log on). Costly requests take turns (turns.py, transports/admission.py).
@@ -29,6 +34,7 @@ from ..protocol.limits import MAX_DEPTH
 from ..protocol.service import JSON, MSGPACK, Reply
 from ..protocol.types import Struct, innermost
 from ..transports.admission import LARGE, Admission
+from . import binary
 from .checks import Compiler
 from .scans import deeper, may_hold_surrogates
 from .trims import Trims, leading_to
@@ -77,6 +83,8 @@ class Service(Core):
                       for name, function in self.schema.functions.items()}
         self.headers = {name: compiler.type(type_) for name, type_ in self.schema.request_headers.items()}
         self.turns, self.trims = Turns(), Trims()
+        self.names = dict(enumerate(self.encoding.names))  # a binary key's id -> its name
+        self.api_answers, self.written = {}, {}  # fn.api_'s results, by its flags; id of one -> its JSON text
         self.admission = Admission()  # the turn of costly requests (its transport's places too)
 
     def handle(self, data: bytes, client: str = "") -> Reply:
@@ -87,7 +95,8 @@ class Service(Core):
         return Core.handle(self, data, client)
 
     def decode(self, data, client=""):
-        """Step 1, read by C's scanner alone where the bytes cannot hold what the core looks for."""
+        """Step 1, read by C's scanner alone where the bytes cannot hold what the core looks for, or by the
+        MessagePack library at once."""
         if data[:1] == b"[" and not may_hold_surrogates(data):
             try:
                 # scan_once is the json module's private interface to its C scanner (JSONDecoder.raw_decode
@@ -102,6 +111,9 @@ class Service(Core):
                             return Exchange(headers, name, arguments, client, self.facts.get(name))
             except (ValueError, StopIteration, RecursionError):
                 pass
+        elif data[:1] == b"\x92" and (read := binary.read(data, self.encoding.checksum, self.names)) is not None:
+            headers, name, arguments = read
+            return Exchange(headers, name, arguments, client, self.facts.get(name))
         exchange = Core.decode(self, data, client)
         return Exchange(exchange.headers, exchange.name, exchange.arguments, client, self.facts.get(exchange.name))
 
@@ -112,6 +124,15 @@ class Service(Core):
             with self.admission.turn(exchange.client):
                 return Core.answer(self, exchange)
         return Core.answer(self, exchange)
+
+    def api(self, arguments, headers):
+        """The built-in `fn.api_`, its result made once for each pair of flags: it depends on nothing else
+        (encode writes it once, too)."""
+        flags = (arguments.get("includeInternal!", False), arguments.get("includeExamples!", False))
+        if flags not in self.api_answers:
+            self.api_answers[flags] = result = Core.api(self, arguments, headers)
+            self.written[id(result)] = "".join(WRITE(result, 0))  # (a schema's entries hold no bytes to mark)
+        return self.api_answers[flags]
 
     def check_headers(self, exchange):
         """Step 3, passed at once when each header is named with @ and, if declared, compiled valid."""
@@ -132,6 +153,8 @@ class Service(Core):
     def check_result(self, exchange, result):
         """Step 8, passed at once when the compiled check finds the result valid."""
         facts = exchange.facts
+        if exchange.name == "fn.api_" and id(result) in self.written:  # (made of the schema by the core)
+            return result
         if exchange.headers.get("@unsafe_") is True or not facts.result(result):
             return Core.check_result(self, exchange, result)
         return blobs.restore(result, self.results[exchange.name]) if facts.restores_result else result
@@ -148,6 +171,9 @@ class Service(Core):
         reply, ok = None, "Ok_" in result
         if "@bin_" in exchange.headers:
             reply = self.write_binary(exchange, result)
+        elif exchange.name == "fn.api_" and id(result) in self.written:  # as made (no selection made another)
+            data = f"[{''.join(WRITE(exchange.response_headers, 0))}, {self.written[id(result)]}]".encode()
+            reply = Reply(data, JSON, exchange.name, "Ok_")
         elif not ok or not exchange.facts.marks:  # (an Ok_ result is of a function the schema has)
             try:
                 data = "".join(WRITE([exchange.response_headers, result], 0)).encode()
@@ -162,16 +188,13 @@ class Service(Core):
         return reply, result
 
     def write_binary(self, exchange, result):
-        """The Reply of an Ok_ result in MessagePack to a steady client (it has the checksum, asks for no
-        packing); else None."""
-        headers = exchange.response_headers
-        if "Ok_" not in result or "@pac_" in headers or self.encoding.checksum not in exchange.headers["@bin_"]:
+        """The Reply of an Ok_ result in MessagePack (packed if asked) to a steady client (it has the
+        checksum), written by the library at once; else None."""
+        if "Ok_" not in result or self.encoding.checksum not in exchange.headers["@bin_"]:
             return None
-        try:
-            data = codec.encode([{**headers, "@bin_": [self.encoding.checksum]}, result], self.encoding)
-        except codec.Unwritable:  # the core falls back to JSON, and says why
-            return None
-        return Reply(data, MSGPACK, exchange.name, "Ok_")
+        data = binary.write([{**exchange.response_headers, "@bin_": [self.encoding.checksum]}, result],
+                            self.encoding, exchange.headers.get("@pac_") is True)
+        return None if data is None else Reply(data, MSGPACK, exchange.name, "Ok_")  # (None: the core says why)
 
 
 RESTORED, MARKED = {"bytes", "ext"}, {"bytes", "any", "ext"}  # what needs restoring on the way in, marking out

@@ -1,11 +1,14 @@
 """Schemas, values and requests made at random from a seed, for the tests that hold two walks to one
 answer: the engine room to the core, and every answer to the schema it is of."""
 
+import contextlib
 import json
 import random
 
+import msgpack
+
 from reference import SchemaError, load
-from reference.protocol import blobs
+from reference.protocol import blobs, codec
 from reference.protocol.generate import Context, Random, generate
 from reference.protocol.types import Type, Union, reachable
 
@@ -123,5 +126,20 @@ def requests(schema, rng, plain):
             headers["@bin_"] = rng.choice([[], [plain.encoding.checksum], [1]])
         if rng.random() < 0.3:
             headers["@auth_"] = rng.choice([{"X": {}}, {"Token": {"t": "a"}}])
+        if rng.random() < 0.2:
+            headers["@pac_"] = rng.choice([True, True, False, 1])
         made.append(json.dumps([headers, {name: arguments}]).encode())
-    return made
+        if rng.random() < 0.3:  # the same call in MessagePack, from a client that has the checksum
+            with contextlib.suppress(codec.Unwritable):
+                made.append(codec.encode([{**headers, "@bin_": [plain.encoding.checksum]}, {name: arguments}],
+                                         plain.encoding))
+    return made + [msgpack.packb(message) for message in odd_binary(plain.encoding.checksum)]
+
+
+def odd_binary(checksum):
+    """MessagePack messages a reader must look at twice: keys of every kind, values JSON lacks."""
+    return [[{"@bin_": [checksum]}, {True: {}}], [{"@bin_": [checksum]}, {-1: {}}], [{"@bin_": [checksum]}, {1.0: {}}],
+            [{"@bin_": [checksum]}, {"fn.ping_": {True: 1}}], [{"@bin_": [checksum], 5: 1}, {"fn.ping_": {}}],
+            [{"@bin_": [checksum]}, {"fn.ping_": {"x": float("nan")}}], [{"@bin_": [checksum + 1]}, {"fn.ping_": {}}],
+            [{"@bin_": [checksum]}, {"fn.ping_": {"x": msgpack.ExtType(17, b"")}}], [{"@bin_": checksum}, {}],
+            [{"@bin_": [checksum], "@pac_": True}, {"fn.ping_": {}}], [{"@bin_": [checksum]}, {"fn.ping_": []}]]

@@ -50,6 +50,10 @@ def deep(levels):
     return expression
 
 
+def points(count):
+    return [{"x": i, "y": -i, "title!": f"point {i}"} for i in range(count)]
+
+
 MESSAGES = {
     "fn.add": [{}, {"fn.add": {"x": 1, "y": 2}}],
     "fn.add, two invalid fields": [{}, {"fn.add": {"x": "1", "y": True}}],
@@ -57,12 +61,26 @@ MESSAGES = {
     "the same with @select_": [{"@select_": {"struct.Evaluation": ["result", "successful"]}}, {"fn.getPaperTape": {}}],
     "fn.evaluate, 100 levels": [{}, {"fn.evaluate": {"expression": deep(100)}}],
     "fn.add, steady binary": [{"@bin_": ["CHECKSUM"]}, {"fn.add": {"x": 1, "y": 2}}],
+    "fn.add, MessagePack both ways": [{"@bin_": ["CHECKSUM"]}, {"fn.add": {"x": 1, "y": 2}}],
+    "fn.getPaperTape, binary": [{"@bin_": ["CHECKSUM"]}, {"fn.getPaperTape": {}}],
+    "fn.getPaperTape, packed": [{"@bin_": ["CHECKSUM"], "@pac_": True}, {"fn.getPaperTape": {}}],
+    "fn.api_": [{}, {"fn.api_": {}}],
+    "fn.echo, 1,000 points": [{}, {"fn.echo": {"pointArr!": points(1000)}}],
+    "fn.echo, 10,000 points": [{}, {"fn.echo": {"pointArr!": points(10_000)}}],
 }
 TARGETS = {"fn.add": 1.5, "fn.add, two invalid fields": 1.8, "fn.getPaperTape, 100 entries": 2.3,
-           "the same with @select_": 2.3, "fn.evaluate, 100 levels": 3, "fn.add, steady binary": 2}
+           "the same with @select_": 2.3, "fn.evaluate, 100 levels": 3, "fn.add, steady binary": 2,
+           "fn.add, MessagePack both ways": 1.5, "fn.getPaperTape, binary": 2.3, "fn.getPaperTape, packed": 2.3,
+           "fn.api_": 1.5, "fn.echo, 1,000 points": 2.3, "fn.echo, 10,000 points": 2.3}
 # A row whose target is a ratio to another's bare work: a selection is applied after the whole result is
 # checked (the order of checks), so the least it can cost is that of the whole answer, not of what it keeps.
 AGAINST = {"the same with @select_": "fn.getPaperTape, 100 entries"}
+MESSAGEPACK = {"fn.add, MessagePack both ways"}  # requests sent in MessagePack (the bare work reads them as JSON)
+TESTBED = {"fn.echo, 1,000 points", "fn.echo, 10,000 points"}  # answered by ECHO, not the calculator
+ECHO = [{"struct.Point": {"x": "integer", "y": "integer", "title!": "string"}},
+        {"fn.echo": {"pointArr!": ["struct.Point"]}, "->": [{"Ok_": {"pointArr!": ["struct.Point"]}}]}]
+# Rows whose cost per byte of the bare work is compared: a message's cost grows with its size at one rate.
+PER_BYTE = ("fn.echo, 1,000 points", "fn.echo, 10,000 points")
 
 # What runs a message N times (given as arguments: implementation, message, N, bare or not), for
 # the instruction counts; the peer's in its own environment, from the calculator's schema.
@@ -70,21 +88,22 @@ DRIVER = r"""
 import gc, json, sys
 sys.path.insert(0, sys.argv[5]); sys.path.insert(0, sys.argv[6])
 from benchmark import MESSAGES, prepare
-handle, requests = prepare(sys.argv[1])
-data, answer = requests[sys.argv[2]]
+requests = prepare(sys.argv[1], [sys.argv[2]])
+handle, data, plain, answer = requests[sys.argv[2]]
 n, bare = int(sys.argv[3]), sys.argv[4] == "bare"
 gc.freeze()  # what was made so far is never collected: the counts of N and 2N messages collect alike
 for _ in range(n):
     if bare:
-        json.loads(data), json.dumps(answer).encode()
+        json.loads(plain), json.dumps(answer).encode()
     else:
         handle(data)
 """
 
 
-def prepare(implementation):
-    """A handle(bytes) of a calculator of `implementation` whose tape holds 100 evaluations, and
-    each message's request bytes with the answer it gets (in JSON) from a second one like it."""
+def prepare(implementation, names=tuple(MESSAGES)):
+    """For each message of `names`: a handle(bytes) of the service that answers it (a calculator of
+    `implementation` whose tape holds 100 evaluations, or ours of ECHO), its request bytes, the
+    same request in JSON, and the answer it gets (in JSON) from a second service like it."""
     handle, respond = calculator_of(implementation)
     _, answer = calculator_of(implementation)
     for i in range(100):
@@ -95,11 +114,25 @@ def prepare(implementation):
     import msgpack
     checksum = msgpack.unpackb(first, strict_map_key=False)[0]["@bin_"][0]
     requests = {}
-    for name, message in sorted(MESSAGES.items(), key=lambda item: "fn.evaluate" in item[0]):  # (it adds to the tape)
-        message = json.loads(json.dumps(message).replace('"CHECKSUM"', str(checksum)))
-        plain = [{k: v for k, v in message[0].items() if k != "@bin_"}, message[1]]
-        requests[name] = json.dumps(message).encode(), json.loads(answer(json.dumps(plain).encode()))
-    return handle, requests
+    for name in sorted(names, key=lambda name: "fn.evaluate" in name):  # (it adds to the tape)
+        message = json.loads(json.dumps(MESSAGES[name]).replace('"CHECKSUM"', str(checksum)))
+        plain = [{k: v for k, v in message[0].items() if k not in ("@bin_", "@pac_")}, message[1]]
+        data = json.dumps(message).encode()
+        if name in TESTBED:
+            from reference import Service, load
+            served = Service(load(ECHO), {"fn.echo": lambda arguments, headers: {"Ok_": arguments}}).handle
+            requests[name] = served, data, data, json.loads(served(data).data)
+            continue
+        if name in MESSAGEPACK:
+            from reference.protocol import codec
+            data = codec.encode(message, codec.encoding(calculator_schema()))
+        requests[name] = handle, data, json.dumps(plain).encode(), json.loads(answer(json.dumps(plain).encode()))
+    return requests
+
+
+def calculator_schema():
+    from reference.services import calculator
+    return calculator.service().schema
 
 
 def calculator_of(implementation):
@@ -131,7 +164,7 @@ def calculator_of(implementation):
 
 def instructions(implementation, python, name, bare):
     """Instructions per message, from callgrind's counts of N and 2N messages."""
-    n = 400 if name.startswith("fn.add") else 40  # a tape or an evaluation costs a hundred times more
+    n = 400 if name.startswith(("fn.add", "fn.api_")) else 4 if "10,000" in name else 40  # (by the cost of each)
     counts = []
     for runs in (n, 2 * n):
         run = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", python, "-c", DRIVER,
@@ -144,17 +177,19 @@ def instructions(implementation, python, name, bare):
     return (counts[1] - counts[0]) / n
 
 
-def report_instructions(peer_venv):
+def report_instructions(peer_venv, names=()):
     if not shutil.which("valgrind"):
         raise SystemExit("error: instructions are counted with valgrind: apt-get install valgrind")
     print(f"{'message':<32}{'bare':>10}{'ours':>10}{'ratio':>8}{'target':>8}" + (f"{'peer':>16}" if peer_venv else ""))
     table = {}
     for name in MESSAGES:
+        if names and name not in names:
+            continue
         bare, ours = (instructions("ours", sys.executable, name, flag) for flag in (True, False))
         row = {"bare": round(bare), "ours": round(ours), "ratio": round(ours / bare, 2)}
         line = f"{name:<32}{bare / 1000:>9.1f}k{ours / 1000:>9.1f}k{ours / bare:>7.2f}x"
         line += f"{TARGETS[name]:>7}x" if name not in AGAINST else " " * 8
-        if peer_venv:
+        if peer_venv and name not in MESSAGEPACK | TESTBED:
             peer = instructions("peer", str(Path(peer_venv) / "bin" / "python"), name, False)
             row["peer"], line = round(peer), line + f"{peer / ours:>7.1f}x slower"
         table[name] = row
@@ -164,21 +199,25 @@ def report_instructions(peer_venv):
             row["ratio to the whole answer's bare"] = round(ours / whole, 2)
             print(f"{'  against the whole answer:':<32}{whole / 1000:>9.1f}k{'':>10}{ours / whole:>7.2f}x"
                   f"{TARGETS[name]:>7}x", flush=True)
+    if all(name in table for name in PER_BYTE):
+        small, large = (table[name]["ours"] / table[name]["bare"] for name in PER_BYTE)
+        table["per byte, 10,000 points against 1,000"] = round(large / small, 3)
+        print(f"{'per byte, 10,000 against 1,000':<32}{large / small:>27.3f}x   target 1.15x")
     return table
 
 
 def report_timing(rounds, peer_venv):
     """Seconds per message of bare, ours (and the peer's), measured in turn within each round."""
-    handle, requests = prepare("ours")
+    requests = prepare("ours")
     peer = _peer_timer(peer_venv) if peer_venv else None
     table = {}
-    for name, (data, answer) in requests.items():
+    for name, (handle, data, plain, answer) in requests.items():
         ratios, peers = [], []
         for _ in range(rounds):
-            bare = _best(lambda: (json.loads(data), json.dumps(answer).encode()))
+            bare = _best(lambda: (json.loads(plain), json.dumps(answer).encode()))
             ours = _best(lambda: handle(data))
             ratios.append(ours / bare)
-            if peer:
+            if peer and name not in MESSAGEPACK | TESTBED:
                 peers.append(peer(name) / ours)
         table[name] = {"median": round(statistics.median(ratios), 2), "spread": _spread(ratios)}
         line = f"{name:<32}{statistics.median(ratios):>7.2f}x  ({_spread(ratios)})"
@@ -201,10 +240,10 @@ def _spread(values):
 PEER_TIMER = r"""
 import json, sys, timeit
 sys.path.insert(0, sys.argv[1])
-from benchmark import prepare, _best
-handle, requests = prepare("peer")
+from benchmark import MESSAGEPACK, MESSAGES, TESTBED, prepare, _best
+requests = prepare("peer", [name for name in MESSAGES if name not in MESSAGEPACK | TESTBED])
 for line in sys.stdin:
-    data, _ = requests[line.strip()]
+    handle, data, _, _ = requests[line.strip()]
     print(_best(lambda: handle(data)), flush=True)
 """
 
@@ -360,10 +399,12 @@ def main(argv=None):
     parser.add_argument("--seconds", type=float, default=2, help="seconds of load per server per round (default 2)")
     parser.add_argument("--clients", type=int, default=4, help="load-generating processes (default 4)")
     parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+    parser.add_argument("--only", action="append", default=[], metavar="MESSAGE", help="count this message only "
+                        "(repeatable; instructions)")
     options = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     if options.mode == "instructions":
-        table = report_instructions(options.peer_venv)
+        table = report_instructions(options.peer_venv, options.only)
     elif options.mode == "timing":
         table = report_timing(options.rounds, options.peer_venv)
     elif options.mode == "fuzz":

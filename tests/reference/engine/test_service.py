@@ -74,6 +74,16 @@ def test_the_shipped_services_answer_alike_with_and_without_the_engine(make):
         assert fast.handle(data).data == plain.handle(data).data, data
 
 
+@pytest.mark.parametrize("headers", [{}, {"@id_": [1, "x"]}, {"@select_": {"->": {"Ok_": []}}}, {"@bin_": []}])
+@pytest.mark.parametrize("flags", [{}, {"includeInternal!": True}, {"includeExamples!": True},
+                                   {"includeInternal!": True, "includeExamples!": False}])
+def test_the_schema_made_and_written_once_is_the_schema_the_core_writes_each_time(headers, flags):
+    plain, fast = calculator.service(protocol.Service), calculator.service()
+    data = json.dumps([headers, {"fn.api_": flags}]).encode()
+    for _ in range(2):
+        assert fast.handle(data) == plain.handle(data)
+
+
 JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text("[]{}\"\\ab\u00e9", max_size=4),
                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text("[]{}ab", max_size=2), inner,
                                                                                 max_size=3), max_leaves=30)
