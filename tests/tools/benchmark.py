@@ -302,8 +302,9 @@ def report_http(rounds, seconds, clients, peer_venv):
     """Requests per second of each server, as a share of the bare one's, and the server's CPU time per
     request (user and system, from /proc), as a ratio to the bare one's: each round in turn."""
     servers = {"bare http.server": lambda port: [sys.executable, "-c", BARE_SERVER, str(port)],
-               "reference server": lambda port: [sys.executable, "-m", "reference.server", "--port", str(port),
-                                                 "--log-level", "warning"],
+               "reference server": lambda port: [sys.executable, "-m", "reference.server", "--port", str(port)],
+               "reference, warning": lambda port: [sys.executable, "-m", "reference.server", "--port", str(port),
+                                                   "--log-level", "warning"],
                "reference --plain": lambda port: [sys.executable, "-m", "reference.server", "--port", str(port),
                                                   "--log-level", "warning", "--plain"]}
     if peer_venv:
