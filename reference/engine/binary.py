@@ -4,17 +4,19 @@ The core reads and writes MessagePack a value at a time in Python
 (protocol/codec.py): `from_binary` gives each key its name after the library
 has unpacked the whole message, and `_write` hands the packer each value in
 turn. Here the library does all of the bytes: `read()` names the keys of what
-it unpacked with a comprehension per map, and `write()` builds the message
-with ids for names (and packed arrays, for `@pac_`) in the same way, then packs
-it in one call. Each gives up (None) where the core would refuse or explain,
-so the core says it; tests/reference/engine/test_service.py holds them to it.
+it unpacked with a loop per map, in place, and `write()` makes the message
+with ids for names (copying only the maps and arrays that change), then packs
+it in one call. Packed arrays (`@pac_`) the core writes, as it streams them:
+made here at once, their rows cost more memory than a request may. Each
+gives up (None) where the core would refuse or explain, so that the core
+says it; tests/reference/engine/test_service.py holds them to it.
 """
 
 import math
 
 import msgpack
 
-from ..protocol.codec import AS_READ, PACKED, UNDEFINED, _columns, _ids
+from ..protocol.codec import AS_READ
 
 
 class Refused(Exception):
@@ -42,71 +44,68 @@ def read(data, checksum, names):
 
 
 def _named(value, names):
-    """A value just unpacked, each map's keys named (ids by `names`), as `from_binary` reads it."""
+    """A value just unpacked, each map's keys named (ids by `names`), in place as `from_binary` reads it
+    (a map with other keys than text is made anew)."""
     kind = type(value)
     if kind is dict:
-        made = {}  # (loops, not comprehensions: in CPython 3.11 each comprehension is a call)
+        for key in value:  # (loops, not comprehensions: in CPython 3.11 each comprehension is a call)
+            if type(key) is not str:
+                value = {(key if type(key) is str else names[key] if type(key) is int else _refuse()): element
+                         for key, element in value.items()}
+                break
         for key, element in value.items():
-            key = key if type(key) is str else names[key] if type(key) is int else _refuse()
-            made[key] = element if type(element) in AS_READ else _named(element, names)
-        return made
+            if type(element) not in AS_READ:
+                value[key] = _named(element, names)
+        return value
     if kind is list:
-        made = []
-        for element in value:
-            made.append(element if type(element) in AS_READ else _named(element, names))
-        return made
+        for index, element in enumerate(value):
+            if type(element) not in AS_READ:
+                value[index] = _named(element, names)
+        return value
     if kind is float and math.isfinite(value):
         return value
     raise Refused
 
 
-def write(message, encoding, packed):
-    """MessagePack bytes of `message`, each key the encoding knows as its id (arrays of maps packed if
-    `packed`), as the core writes it; None where the core writes it instead (the library nests 511
-    levels at most: a message deeper than that, the core writes)."""
+def write(message, encoding):
+    """MessagePack bytes of `message`, each key the encoding knows as its id, as the core writes it
+    unpacked; None where the core writes it instead (the library nests 511 levels at most: a message
+    deeper than that, the core writes)."""
     headers, body = message
     try:
-        return msgpack.packb([_keyed(headers, {}, False), _keyed(body, encoding.ids, packed)])
+        return msgpack.packb([_keyed(headers, {}), _keyed(body, encoding.ids)])
     except (Refused, ValueError, TypeError, OverflowError, RecursionError):
         return None
 
 
-def _keyed(value, ids, packed):
-    """`value` with ids for the keys `ids` knows, as `_write` packs it."""
+def _keyed(value, ids):
+    """`value` with ids for the keys `ids` knows, as `_write` packs it: a map or array in which nothing
+    changes is the same one, not a copy (memory per byte received stays within its bound)."""
     kind = type(value)
     if kind is dict:
-        made = {}
+        made, changed = {}, False
         for key, element in value.items():
             if type(key) is not str:
                 raise Refused
-            made[ids.get(key, key)] = element if type(element) in AS_READ else _keyed(element, ids, packed)
-        return made
+            known = ids.get(key, key)
+            if type(element) not in AS_READ:
+                element, was = _keyed(element, ids), element
+                changed = changed or element is not was
+            made[known] = element
+            changed = changed or known is not key
+        return made if changed else value
     if kind is list:
-        if packed and value and (columns := _columns(value, ids)) is not None:
-            return [PACKED, [None, *_ids(columns, ids)], *[_row(row, columns, ids) for row in value]]
-        made = []
-        for element in value:
-            made.append(element if type(element) in AS_READ else _keyed(element, ids, packed))
-        return made
+        for index, element in enumerate(value):
+            if type(element) not in AS_READ and (keyed := _keyed(element, ids)) is not element:
+                made = value[:index]  # (from the first that changes on, the array is a copy)
+                made.append(keyed)
+                for element in value[index + 1:]:
+                    made.append(element if type(element) in AS_READ else _keyed(element, ids))
+                return made
+        return value
     if kind is float and math.isfinite(value):
         return value
     raise Refused
-
-
-def _row(row, columns, ids):
-    """A row of a packed array: its cells in the columns' order, as `_write_row` packs it."""
-    cells = []
-    for key, nested in columns:
-        if key not in row:
-            cells.append(UNDEFINED)
-        elif nested is not None:
-            cells.append(_row(row[key], nested, ids))
-        else:
-            element = row[key]
-            cells.append(element if type(element) in AS_READ else _keyed(element, ids, True))
-    while cells and cells[-1] is UNDEFINED:  # (trailing missing cells are left off)
-        cells.pop()
-    return cells
 
 
 def _refuse():
