@@ -21,3 +21,12 @@ def test_values_made_are_valid_and_each_wrong_one_has_exactly_its_problem():
             assert (path, reason) in list(schema.object_problems(wrong, function.arguments, ("fn.echo",)))
         for simpler in values.smaller_fields(schema, arguments, function.arguments):
             assert not list(schema.object_problems(simpler, function.arguments, ("fn.echo",))), simpler
+
+
+def test_as_text_turns_bytes_and_bin_notation_into_base64_text_at_any_depth_and_leaves_the_rest():
+    """(The two wires' answers compare as text; scalars are left where they are, with no call each.)"""
+    decoded = {"a": b"\x00\xff", "b": [1, 2.5, None, True, "x", {"$bin": "AP8="}, [b"\x01"]], "c": {"$bin": "AQ=="},
+               "d": {"$bin": "AQ==", "other": 1}}
+    assert values.as_text(decoded) == {"a": "AP8=", "b": [1, 2.5, None, True, "x", "AP8=", ["AQ=="]], "c": "AQ==",
+                                       "d": {"$bin": "AQ==", "other": 1}}
+    assert values.as_text(b"\x01") == "AQ==" and values.as_text(7) == 7
