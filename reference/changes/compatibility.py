@@ -214,25 +214,22 @@ class Comparison:
         """Judge what a result lost by what an old client's `@select_` may name (select.py's options):
         `struct.X` and `union.X` wherever an `Ok_` reaches, and the fields of those and of `Ok_`. A name
         gone, or an optional field or a tag with fields gone, breaks clients that select it."""
-        below = {}  # id(pair) -> the pairs it leads to
-        for pair in self.pairs.values():
-            for parent, _ in pair.parents:
-                below.setdefault(id(parent), []).append(pair)
+        below = self.reach.below()
         reached = [pair for pair in self.pairs.values() if _named(pair) == "Ok_"]
-        seen = {id(pair) for pair in reached}
+        seen = set(reached)
         for pair in reached:  # (which grows as it is walked)
-            for inner in below.get(id(pair), ()):
-                if id(inner) not in seen:
-                    seen.add(id(inner))
+            for inner, _ in below.get(pair, ()):
+                if inner not in seen:
+                    seen.add(inner)
                     reached.append(inner)
-        named = {id(pair) for pair in reached if _named(pair)}
+        named = {pair for pair in reached if _named(pair)}
         lost = self.lost()
         for pair in reached:  # (a struct.X or union.X an Ok_ reaches is named by selections)
             old, new = pair.old, pair.new
             if old.name != new.name and old.name in lost:
                 self.found("selected-type-renamed", old.name, self.after.where(*self.after.node(new)),
                            f"{old.name} -> {new.name}").add(pair)
-        selected = {(id(pair.old), name) for pair, name, _, _ in self.unselected if id(pair) in named}
+        selected = {(id(pair.old), name) for pair, name, _, _ in self.unselected if pair in named}
         for pair, name, said, where in self.unselected:
             field = isinstance(pair.old, Struct)
             if (id(pair.old), name) in selected:

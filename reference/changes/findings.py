@@ -101,7 +101,17 @@ class Reach:
     reaches, not findings times pairs (cycles of coprime lengths make 40,000 pairs)."""
 
     def __init__(self, pairs):
-        self.pairs, self.found = pairs, None  # the comparison's pairs (as they are walked); pair -> ways
+        self.pairs = pairs  # the comparison's pairs (as they are walked)
+        self.led, self.found = None, None  # pair -> [(the pair it leads to, the step)]; pair -> ways
+
+    def below(self):
+        """What each pair leads to, once the walk is over: pair -> [(the pair below, the step)]."""
+        if self.led is None:
+            self.led = {}
+            for pair in self.pairs:
+                for parent, step in pair.parents:
+                    self.led.setdefault(parent, []).append((pair, step))
+        return self.led
 
     def ways(self, pair):
         """The Roots that reach `pair`: root -> (distance, the root's number, the pair above, the step)."""
@@ -111,10 +121,7 @@ class Reach:
 
     def search(self):
         """Breadth first down from each Root, in the order the walk met them."""
-        below, found = {}, {}
-        for pair in self.pairs:
-            for parent, step in pair.parents:
-                below.setdefault(parent, []).append((pair, step))
+        below, found = self.below(), {}
         starts = [(root, pair) for pair in self.pairs for root in pair.roots]
         for number, (root, start) in enumerate(starts):
             found.setdefault(start, {})[root] = (0, number, None, None)
@@ -123,8 +130,9 @@ class Reach:
                 distance, following = distance + 1, []
                 for pair in level:
                     for inner, step in below.get(pair, ()):
-                        if root not in found.setdefault(inner, {}):
-                            found[inner][root] = (distance, number, pair, step)
+                        ways = found.setdefault(inner, {})
+                        if root not in ways:
+                            ways[root] = (distance, number, pair, step)
                             following.append(inner)
                 level = following
         return found

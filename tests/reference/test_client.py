@@ -16,7 +16,7 @@ import pytest
 
 from reference import __version__, mocking
 from reference.services import calculator
-from tests.support.servers import respond, serving
+from tests.support.servers import answering, serving
 
 
 def client(*args):
@@ -366,22 +366,11 @@ def test_colour_on_a_terminal_unless_no_color(url):
 def test_a_server_whose_schema_is_not_sound_is_said_in_one_line(api, said, args, tmp_path):
     """What the client reads of a schema (the types of NAME=TEXT, the functions to list, the token of a
     session) it reads from a sound one: else one line and exit 2 (a traceback in 4 of 6 runs before)."""
-    class Unsound(http.server.BaseHTTPRequestHandler):
-        def do_POST(self):
-            request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            body = {"Ok_": {"api": api}} if "fn.api_" in request[1] else {"Ok_": {}}
-            data = json.dumps([{}, body]).encode()
-            respond(self, data)
-
-        def log_message(self, *_):
-            pass
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Unsound)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{server.server_port}/api"
-    try:
+    def unsound(data):
+        body = {"Ok_": {"api": api}} if "fn.api_" in json.loads(data)[1] else {"Ok_": {}}
+        return json.dumps([{}, body]).encode()
+    with answering(unsound) as url:
         done = client(url, *[str(tmp_path / "s.json") if arg == "SESSION" else arg for arg in args])
-    finally:
-        server.shutdown()
     assert done.returncode == 2 and done.stderr.startswith(
         f"python -m reference.client: error: the schema {url} answers fn.api_ with is not sound: {said}")
     assert done.stderr.count("\n") == 1

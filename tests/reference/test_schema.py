@@ -1,16 +1,14 @@
 """python -m reference.schema: the schema checker's command line and its driver, as a user runs them."""
 
-import http.server
 import json
 import os
 import subprocess
 import sys
-import threading
 
 import pytest
 
 from reference.protocol.limits import MAX_PROBLEMS
-from tests.support.servers import respond
+from tests.support.servers import answering
 
 
 def check(*args, stdin=None, files=None, cwd=None):
@@ -169,20 +167,8 @@ def test_compare_of_a_server_answering_many_problems_says_twenty_and_counts_all(
     """(A server's 8 MiB of empty arrays was 2.8 million lines, 125 s and 1.77 GiB.)"""
     data = json.dumps([{}, {"Ok_": {"api": [[]] * 300_000}}]).encode()
 
-    class Unsound(http.server.BaseHTTPRequestHandler):
-        def do_POST(self):
-            self.rfile.read(int(self.headers["Content-Length"]))
-            respond(self, data)
-
-        def log_message(self, *_):
-            pass
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Unsound)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{server.server_port}/api"
-    try:
+    with answering(lambda _: data) as url:
         status, out, err = check("compare", url, versions(tmp_path)[1])
-    finally:
-        server.shutdown()
     lines = err.splitlines()
     assert (status, out, len(lines)) == (2, "", 22) and lines[0] == f"{url}, entry 1: an entry is a JSON object"
     assert lines[-2:] == ["... and 299,980 more",

@@ -4,6 +4,7 @@ connection, and a service with one wrong behaviour (Mutated)."""
 
 import contextlib
 import http.client
+import http.server
 import json
 import socket
 import subprocess
@@ -52,6 +53,30 @@ def respond(handler, data, status=200):
     handler.send_header("Content-Length", str(len(data)))
     handler.end_headers()
     handler.wfile.write(data)
+
+
+@contextlib.contextmanager
+def answering(answer):
+    """Serve `answer(request body) -> response body` on a free port, as a server that is not ours
+    might (None: it never answers, and holds the connection for a minute); yield its URL."""
+    class Answering(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            data = answer(self.rfile.read(int(self.headers["Content-Length"])))
+            if data is None:
+                time.sleep(60)  # (the server's thread, not the test, waits: a daemon, it ends with the tests)
+                return
+            respond(self, data)
+
+        def log_message(self, *_):
+            pass
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Answering)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}/api"
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 @contextlib.contextmanager

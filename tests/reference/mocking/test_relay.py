@@ -1,12 +1,9 @@
 """A mock that relays (mocking/relay.py): answers recorded from a live server, a validating proxy, and
 an upstream that answers too much or never."""
 
-import contextlib
-import http.server
 import json
 import logging
 import re
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -16,7 +13,8 @@ from reference.services import calculator
 from reference.transports import admission, http_client
 from reference.transports.http_client import Client
 from tests.support.mocks import ADD, CALCULATOR, start_mock, stub
-from tests.support.servers import Connection, respond, serving, started, until
+from tests.support import servers
+from tests.support.servers import Connection, serving, started, until
 
 
 def test_calls_recorded_from_a_live_server_are_answered_again_without_it(tmp_path, calculator_url):
@@ -65,67 +63,30 @@ def test_a_recording_keeps_within_its_bounds_and_says_so_once(tmp_path, calculat
         f"the recording in {folder} holds 3 stub files or 1000000 bytes already: no more is saved"]
 
 
-class Wrong(http.server.BaseHTTPRequestHandler):
-    """A server that answers fn.api_ with the calculator's schema and fn.add with a text result."""
-
-    def do_POST(self):
-        request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        body = ({"Ok_": {"api": json.loads(CALCULATOR.read_text())}} if "fn.api_" in request[1] else
-                {"Ok_": {"result": "three"}})
-        data = json.dumps([{}, body]).encode()
-        respond(self, data)
-
-    def log_message(self, *args):
-        pass
+def upstream(answering):
+    """A server of the calculator's schema on a free port, answering calls as `answering(request)` says:
+    message bytes, or None for never (it holds the connection for a minute); yield its URL."""
+    def answer(data):
+        request = json.loads(data)
+        if "fn.api_" in request[1]:
+            return json.dumps([{}, {"Ok_": {"api": json.loads(CALCULATOR.read_text())}}]).encode()
+        return answering(request)
+    return servers.answering(answer)
 
 
 def test_a_validating_proxy_logs_answers_outside_the_server_s_schema_and_checks_them_when_asked(tmp_path):
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Wrong)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    proxy = start_mock("--proxy", f"http://127.0.0.1:{server.server_port}/api", "--cache", str(tmp_path / "api.json"))
-    try:
-        assert proxy.connection.call([{}, ADD])[1] == {"Ok_": {"result": "three"}}
-        checked = proxy.connection.call([{"@check": True}, ADD])[1]
-        assert checked == {"ErrorInvalidResponseBody_": {"cases": [{"path": ["Ok_", "result"], "reason": {
-            "TypeUnexpected": {"actual": {"String": {}}, "expected": {"Number": {}}}}}]}}
-        assert proxy.connection.call([{}, {"fn.add": {"x": "1", "y": 2}}])[1]["ErrorInvalidRequestBody_"]
-    finally:
-        proxy.process.terminate()
-        log = proxy.process.communicate(timeout=10)[1]
-        server.shutdown()
+    with upstream(lambda request: json.dumps([{}, {"Ok_": {"result": "three"}}]).encode()) as url:
+        proxy = start_mock("--proxy", url, "--cache", str(tmp_path / "api.json"))
+        try:
+            assert proxy.connection.call([{}, ADD])[1] == {"Ok_": {"result": "three"}}
+            checked = proxy.connection.call([{"@check": True}, ADD])[1]
+            assert checked == {"ErrorInvalidResponseBody_": {"cases": [{"path": ["Ok_", "result"], "reason": {
+                "TypeUnexpected": {"actual": {"String": {}}, "expected": {"Number": {}}}}}]}}
+            assert proxy.connection.call([{}, {"fn.add": {"x": "1", "y": 2}}])[1]["ErrorInvalidRequestBody_"]
+        finally:
+            proxy.process.terminate()
+            log = proxy.process.communicate(timeout=10)[1]
     assert "WARNING fn.add answered outside its own schema: [{'path': ['Ok_', 'result']" in log
-
-
-class Upstream(http.server.BaseHTTPRequestHandler):
-    """A server of the calculator's schema that answers calls as its server's `answering(request)` says:
-    message bytes, or None for never (it holds the connection for a minute)."""
-
-    def do_POST(self):
-        request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        if "fn.api_" in request[1]:
-            data = json.dumps([{}, {"Ok_": {"api": json.loads(CALCULATOR.read_text())}}]).encode()
-        else:
-            data = self.server.answering(request)
-            if data is None:
-                time.sleep(60)
-                return
-        respond(self, data)
-
-    def log_message(self, *args):
-        pass
-
-
-@contextlib.contextmanager
-def upstream(answering):
-    """An Upstream on a free port, answering as `answering` says; yield its URL."""
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Upstream)
-    server.daemon_threads, server.answering = True, answering
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}/api"
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def relaying(url, timeout=30.0):
