@@ -14,8 +14,12 @@ required fields out), its headers named with `@` and of their declared types
 
 from typing import NamedTuple
 
+from ..language.matchers import compare
 from ..language.schema import Type
 from . import selections
+
+WIRE = {"bytes sent as text (str), not bin": "bytes", "text sent as bytes (bin), not str": "string"}  # why ->
+# the type a case then states there (MessagePack's own kinds: wire_problems)
 
 
 class Call(NamedTuple):
@@ -65,6 +69,139 @@ def selection_problems(schema, function, fields, headers):
     selection = headers["@select_"]
     return [(path, "not selected") for path in selections.unselected(
         schema, fields, function.results["Ok_"], selection["->"]["Ok_"], selection, ("Ok_",))]
+
+
+def id_problems(sent, headers):
+    """Whether the request's @id_, `sent`, came back unchanged in the answer's `headers` (the values are in
+    the call and the answer a finding shows: the kinds of failure are two)."""
+    if "@id_" not in headers:
+        return [(("@id_",), "the request's @id_ did not come back")]
+    if next(compare({"$literal": sent}, headers["@id_"], {}), None) is not None:
+        return [(("@id_",), f"the request's @id_ came back changed ({_kind(sent)} sent)")]
+    return []
+
+
+def _kind(value):
+    return {bool: "a boolean", int: "an integer", float: "a number", str: "a text", list: "an array",
+            dict: "an object"}.get(type(value), "a value")
+
+
+def wire_problems(schema, fields, value, path):
+    """Yield where a MessagePack answer's object of `fields` (decoded, bytes as {"$bin": ...}) holds text
+    where the schema declares bytes, or bytes where it declares text: the two are told apart on this wire."""
+    if type(value) is not dict:
+        return
+    for name, element in value.items():
+        type_ = fields.get(name)
+        if type_ is None or element is None:
+            continue
+        place, kind = (*path, name), type_.kind
+        if kind == "bytes" and type(element) is str:
+            yield place, "bytes sent as text (str), not bin"
+        elif kind == "string" and type(element) is dict and list(element) == ["$bin"]:
+            yield place, "text sent as bytes (bin), not str"
+        elif kind in ("array", "map") and type(element) in (list, dict):
+            items = enumerate(element) if type(element) is list else element.items()
+            yield from (problem for key, item in items
+                        for problem in wire_problems(schema, {key: type_.of}, {key: item}, place))
+        elif kind == "struct":
+            yield from wire_problems(schema, schema.struct(type_), element, place)
+        elif kind in ("union", "fn") and type(element) is dict and len(element) == 1:
+            [(tag, inner)] = element.items()
+            yield from wire_problems(schema, schema.struct(type_).get(tag, {}), inner, (*place, tag))
+
+
+def base64_problems(schema, function, body, headers, wire):
+    """Whether a JSON answer's `@base64_` marks exactly where the schema puts bytes in its `body` (true at a
+    bytes value, {"*": ...} over the elements of an array or map; none at all without bytes); on
+    MessagePack, which carries bytes as bin, whether it has none. Marks inside an `any` are not judged."""
+    [(tag, fields)] = body.items()
+    if tag not in function.results:
+        return None  # (the result check says what is wrong)
+    received = headers.get("@base64_")
+    if wire == "MessagePack":
+        return [(("@base64_",), "a MessagePack answer marks bytes, which it carries as bin")] if received else []
+    if _pruned(schema, received, {tag: function.results[tag]}, root=True) == expected_marks(schema, function, body):
+        return []
+    return [(("@base64_",), "the bytes marked are not where the answer holds bytes" if received else
+             "the answer holds bytes, and no @base64_ says where")]
+
+
+def expected_marks(schema, function, body):
+    """The @base64_ a JSON answer's `body` carries, where the schema places its bytes (None: no bytes)."""
+    [(tag, fields)] = body.items()
+    inner = _marks(schema, fields, function.results[tag])
+    return {tag: inner} if inner else None
+
+
+def _marks(schema, value, fields):
+    """The @base64_ marks of an object of `fields`, or None where it holds no bytes."""
+    if type(value) is not dict:
+        return None
+    marks = {}
+    for name, element in value.items():
+        inner = _marks_of(schema, fields[name], element) if name in fields else None
+        if inner is not None:
+            marks[name] = inner
+    return marks or None
+
+
+def _marks_of(schema, type_, value):
+    kind = type_.kind
+    if value is None or kind == "any":
+        return None
+    if kind == "bytes":
+        return True if type(value) is str else None
+    if kind in ("array", "map") and type(value) in (list, dict):
+        every = _merged([_marks_of(schema, type_.of, element)
+                         for element in (value if type(value) is list else value.values())])
+        return {"*": every} if every is not None else None
+    if kind == "struct":
+        return _marks(schema, value, schema.struct(type_))
+    if kind in ("union", "fn") and type(value) is dict and len(value) == 1:
+        [(tag, inner)] = value.items()
+        marks = _marks(schema, inner, schema.struct(type_).get(tag, {}))
+        return {tag: marks} if marks is not None else None
+    return None
+
+
+def _merged(marks):
+    """One mark for every element of an array or value of a map, from each one's (true wins)."""
+    marks = [one for one in marks if one is not None]
+    if not marks or any(one is True for one in marks):
+        return True if marks else None
+    merged = {}
+    for one in marks:
+        for key, inner in one.items():
+            merged[key] = _merged([merged[key], inner]) if key in merged else inner
+    return merged
+
+
+def _pruned(schema, marks, fields, root=False):
+    """Marks received for an object of `fields` (at the `root`, results by tag), without those inside what
+    the schema declares `any`, where the suite cannot tell bytes from text; None if none are left."""
+    if type(marks) is not dict:
+        return marks
+    kept = {}
+    for name, inner in marks.items():
+        type_, depth = fields.get(name), 0
+        if root:
+            inner = _pruned(schema, inner, type_ or {})
+        else:
+            while type_ is not None and type_.kind in ("array", "map") and type(inner) is dict and list(inner) == ["*"]:
+                type_, inner, depth = type_.of, inner["*"], depth + 1
+            if type_ is not None and type_.kind == "any":
+                continue
+            if type_ is not None and type_.kind == "struct":
+                inner = _pruned(schema, inner, schema.struct(type_))
+            elif type_ is not None and type_.kind in ("union", "fn") and type(inner) is dict:
+                tags = {tag: _pruned(schema, tagged, schema.struct(type_).get(tag, {})) for tag, tagged in inner.items()}
+                inner = {tag: tagged for tag, tagged in tags.items() if tagged is not None} or None
+        for _ in range(depth if inner is not None else 0):
+            inner = {"*": inner}
+        if inner is not None:
+            kept[name] = inner
+    return kept or None
 
 
 def general(schema, declared, path):

@@ -41,7 +41,8 @@ class Channel:
 
     def send(self, message, binary=False):
         """Send a message (as MessagePack, with names as the target's ids, if `binary`), keeping to the
-        pace: (HTTP status, the answer decoded with names, or None, the answer's bytes, its Content-Type).
+        pace: (HTTP status, the answer decoded with names (bytes on MessagePack as {"$bin": base64}, packed rows
+        unpacked where @pac_ asked for them), or None, the answer's bytes, its Content-Type).
         No answer is (0, None, why, ""); a target that then answers no ping either is Trouble."""
         self.pace.keep()
         self.sent += 1
@@ -51,8 +52,7 @@ class Channel:
             if not self.target.answers():
                 raise Trouble(f"{self.target.url} stopped answering: {error}") from None
             return 0, None, f"no answer: {error}".encode(), ""
-        decoded = decode(answer, self.encoding["names"] if self.encoding else {})
-        decoded = values.as_text(decoded) if answer[:1] == b"\x92" else decoded
+        decoded = decode(answer, self.encoding["names"] if self.encoding else {}, unpack=message[0].get("@pac_") is True)
         if self.shown:
             self.shown(message, binary, status, decoded)
         return status, decoded, answer, labelled

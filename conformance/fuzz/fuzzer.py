@@ -31,11 +31,11 @@ from collections import Counter
 from ..language.schema import Schema
 from ..reports.results import plural
 from ..targets.remote import Trouble
-from . import answers, reproduction, selections, shrinking, values
+from . import access, answers, reproduction, selections, shrinking, values
 from .answers import Call
 from .links import Links
 from .properties import HANDLER_BUGS, REFUSALS
-from .verdicts import Finding, function_line, verdicts, where
+from .verdicts import WIRES, Finding, function_line, verdicts, where
 from .workers import shared_out
 
 UNREACHED = "the time limit ended the run before its calls"  # why a function never called was not
@@ -57,6 +57,7 @@ class Fuzzer:
         self.missed = {}  # (function, check), function, or check -> why it judged nothing
         self.varying = set()  # functions that answer the same call differently (the binary check cannot tell)
         self.followed = []  # Findings of calls answers held
+        self.ways = None  # how a protected function is called without valid credentials, once made (access.py)
         if like:
             self.schema, self.links = like.schema, Links(like.schema)
             self.links.credentials, self.missed = dict(like.links.credentials), dict(like.missed)
@@ -71,8 +72,8 @@ class Fuzzer:
             raise Trouble(f"{channel.target.url} answered fn.api_ with a schema the suite cannot read: {error}") from None
         self.links = Links(self.schema)
         if not (settings.binary and self.channel.negotiate()):
-            self.missed["binary"] = ("the target negotiated no binary encoding" if settings.binary else
-                                     "--no-binary was given")
+            self.missed["binary"] = self.missed["packed"] = (
+                "the target negotiated no binary encoding" if settings.binary else "--no-binary was given")
 
     def twin(self, number):
         """Another fuzzer of the same target, its `number`th worker (workers.py): a connection, a generator
@@ -111,6 +112,7 @@ class Fuzzer:
         starts with their credentials)."""
         count, workers = self.settings.max_examples, self.settings.workers
         alone = [f for f in functions if workers == 1 or self.links.gives(f)]
+        found += access.owners(self, functions)
         for function in alone:
             found += self.examples(function, count)
             tell(self.said(function, found))
@@ -138,6 +140,7 @@ class Fuzzer:
     def examples(self, function, count):
         """Make and check `count` calls of `function`; yield a Finding for each kind of failure, the first
         call of its kind shrunk and sent again (later ones are counted in `seen`)."""
+        yield from access.credentials(self, function)
         for number in range(count):
             if self.late():
                 return
@@ -150,7 +153,7 @@ class Fuzzer:
             found = self.exercise(function, arguments, number)
             if found and found.kind not in self.seen:
                 found = shrinking.confirm(self, function, shrinking.shrink(self, function, found))
-                if found.check == "binary" and found.again[0] < found.again[1] and not self.settings.deterministic:
+                if found.check in WIRES and found.again[0] < found.again[1] and not self.settings.deterministic:
                     self.vary(function)  # (a difference of the wires would come back each time)
                     continue
                 yield reproduction.made(self, found)
@@ -162,8 +165,10 @@ class Fuzzer:
         """Check one call made of `arguments` in the ways its number chooses; the first Finding, or None."""
         call = Call(function, [self.headers(), {function.name: arguments}])
         found, answered = self.check(call)
-        if not found and self.channel.encoding and number % 3 == 0:
-            found, _ = self.check(call._replace(binary=True, before=answered))
+        if not found and self.channel.encoding and number % 3 == 0:  # (packed, @pac_, by a coin)
+            headers, body = call.message
+            packed = [{**headers, "@pac_": True}, body] if self.rng.random() < 0.5 else call.message
+            found, _ = self.check(call._replace(message=packed, binary=True, before=answered))
         if not function.results["Ok_"]:
             self.missed[(function.name, "select")] = "its Ok_ has no fields to select"
         elif not found and number % 2 == 0:
@@ -173,8 +178,10 @@ class Fuzzer:
         return found or self.check_wrong(function, arguments)
 
     def headers(self):
-        """The headers of a call: those given (-H), and the credentials an answer gave, unless given."""
-        return self.links.headers(self.settings.headers)
+        """The headers of a call: some the schema declares, made (values.py), the credentials an answer gave,
+        and those given (-H)."""
+        made = values.Maker(self.schema, self.rng, depth=3, budget=30).headers(self.schema.request_headers)
+        return {**made, **self.links.headers(self.settings.headers)}
 
     def late(self):
         """Whether the time limit is past."""
@@ -191,7 +198,8 @@ class Fuzzer:
         answered, or None if no message came). An answer that never reached the handler (no credentials,
         or none it takes) is evidence for no check of what the handler does."""
         started, function, request, binary = time.monotonic(), call.function, call.message, call.binary
-        status, message, answer, labelled = self.channel.send(request, binary)
+        status, typed, answer, labelled = self.channel.send(request, binary)
+        message = values.as_text(typed) if binary else typed  # (bytes as base64 text, as on JSON)
         problem = answers.message_problem(status, message)
         if problem:
             self.judged(function, ["message"], started)
@@ -202,6 +210,7 @@ class Fuzzer:
         at = self.links.logged(function, request, body)
         self.tags[function.name] = self.tags.get(function.name, set()) | {tag}
         selected, reached = "@select_" in request[0], tag != "ErrorUnauthenticated_"
+        packed = request[0].get("@pac_") is True
         if selected and tag != "Ok_":
             self.missed[(function.name, "select")] = f"no call with @select_ was answered Ok_ (the last: {tag})"
         if not reached:
@@ -219,7 +228,10 @@ class Fuzzer:
             ("headers", True, lambda: answers.header_problems(self.schema, headers), self.schema.response_headers),
             ("select", selected and tag == "Ok_",
              lambda: answers.selection_problems(self.schema, function, fields, request[0]), results),
-            ("binary", binary, lambda: self.parity_problems(call, body), results),
+            ("binary", binary and not packed, lambda: self.parity_problems(call, body, typed[1]), results),
+            ("packed", binary and packed, lambda: self.parity_problems(call, body, typed[1]), results),
+            ("id", "@id_" in request[0], lambda: answers.id_problems(request[0]["@id_"], headers), None),
+            ("base64", True, lambda: answers.base64_problems(self.schema, function, body, headers, _wire(answer)), None),
             ("media", True, lambda: answers.media_problems(labelled, answer), None),
         ]
         for check, applies, problems, declared in checks:
@@ -244,18 +256,9 @@ class Fuzzer:
         return None, body
 
     def login(self):
-        """The credentials of a new login, from a function that gives them (three tries), or None; the run's
-        own stay as they are. Its texts are new to the run (made names repeat: "", "a"), so that the
-        user is a fresh one, who holds no state yet."""
-        givers = [f for f in self.schema.functions.values() if self.links.gives(f) and not f.internal]
-        for _ in range(3 if givers else 0):
-            function = self.rng.choice(givers)
-            arguments = _unique(values.Maker(self.schema, self.rng).fields(function.arguments, 0), self.rng)
-            _, body = self.check(Call(function, [self.settings.headers, {function.name: arguments}], nested=True))
-            credentials = self.links.given(body.get("Ok_") if body else None)
-            if credentials:
-                return credentials
-        return None
+        """The credentials of a fresh user's login (access.py), or None; the run's own stay as they are."""
+        user = access.fresh_user(self)
+        return user and user[0]
 
     def sequences(self, functions, count, made):
         """`count` valid calls of `functions` interleaved at random, once each was fuzzed alone: a failure
@@ -278,10 +281,15 @@ class Fuzzer:
                 self.seen[found.kind] += 1
             yield from self.held()
 
-    def parity_problems(self, call, body):
-        """How the MessagePack answer `body` differs from the JSON answer to the same Call, its `before`; None
-        when that cannot be told: the JSON answers differ from call to call (unless --deterministic)."""
+    def parity_problems(self, call, body, typed):
+        """Where the MessagePack answer `body` (`typed`: its bytes as {"$bin": ...}) holds text for bytes or
+        bytes for text, else how it differs from the JSON answer to the same Call, its `before`; None when
+        that cannot be told: the JSON answers differ from call to call (unless --deterministic)."""
         function, before = call.function, call.before
+        [(tag, fields)] = typed.items()
+        wire = list(answers.wire_problems(self.schema, function.results.get(tag, {}), fields, (tag,)))
+        if wire:
+            return wire
         if before is None or function.name in self.varying:
             return None
         expected, received = values.as_text(before), values.as_text(body)
@@ -297,9 +305,10 @@ class Fuzzer:
     def vary(self, function):
         """Take it that `function` answers the same call differently: its wires cannot be compared."""
         self.varying.add(function.name)
-        self.evidence[(function.name, "binary")] = 0  # (what was judged equal may have been so by chance)
-        self.missed[(function.name, "binary")] = ("its answers differ from call to call, so the wires cannot be "
-                                                  "compared (--deterministic says they do not)")
+        for check in WIRES:
+            self.evidence[(function.name, check)] = 0  # (what was judged equal may have been so by chance)
+            self.missed[(function.name, check)] = ("its answers differ from call to call, so the wires cannot be "
+                                                   "compared (--deterministic says they do not)")
 
     def check_wrong(self, function, arguments):
         """A call with one thing wrong, which must be refused with a case at that place; a Finding if not."""
@@ -331,13 +340,8 @@ class Fuzzer:
                        f"with a case there; {said}", _shown(message, answer), tag, path=path, reason=reason,
                        at=self.links.count, message=message)
 
-def _unique(value, rng):
-    """`value` with every text in it made new: a run's own name, which no earlier call used."""
-    if isinstance(value, str):
-        return f"fuzz-{rng.getrandbits(48):012x}"
-    if isinstance(value, dict):
-        return {key: _unique(element, rng) for key, element in value.items()}
-    return [_unique(element, rng) for element in value] if isinstance(value, list) else value
+def _wire(answer):
+    return "MessagePack" if answer[:1] == b"\x92" else "JSON"
 
 
 def _shown(message, answer, most=1000):

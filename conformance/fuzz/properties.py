@@ -28,8 +28,9 @@ from ..language.decoding import from_msgpack
 from ..language.matchers import compare
 from ..language.schema import Type
 from . import values
-from .answers import result_problems
+from .answers import WIRE, expected_marks, result_problems
 from .selections import unselected
+from .verdicts import WIRES
 
 MOST = 300  # matchers one declared type may take: past them, values are stated by their kind
 REFUSALS = ("ErrorParseFailure_", "ErrorInvalidRequestHeaders_", "ErrorInvalidRequestBody_")
@@ -165,6 +166,10 @@ PROPERTIES = {  # check -> (the part of the answer the property is of, the prope
     "result": ("message", _in_the_result),
     "headers": ("message", _in_the_headers),
     "select": ("message", _selected),
+    "id": ("message", lambda schema, finding: [{"$partial": {"@id_": {"$literal": finding.call[0]["@id_"]}}},
+                                                {"$type": "object"}]),
+    "base64": ("message", lambda schema, finding: [{"$partial": {"@base64_": expected_marks(
+        schema, schema.functions[finding.function], finding.message[1]) or {"$absent": True}}}, {"$type": "object"}]),
     "media": ("headers", lambda schema, finding: {
         "Content-Type": "application/octet-stream" if finding.binary else "application/json"}),
 }
@@ -244,11 +249,16 @@ def made_anew(schema, finding, message, seed):
 def steps(schema, finding):
     """The last steps of a finding's case: its call, and the property its answer broke (of a binary
     finding, the JSON call first where the property compares the two: binary_steps)."""
-    if finding.check == "binary":
+    if finding.check in WIRES:
         return binary_steps(schema, finding)
     headers, body = finding.call  # (on MessagePack: asked for with @bin_ [], as a case cannot know the ids)
     message = [{**headers, "@bin_": []}, body] if finding.binary else finding.call
-    return [{"request": {"message": message}, "response": stated(schema, finding)}]
+    return [{"request": {"message": message}, "response": {**_unpacked(finding), **stated(schema, finding)}}]
+
+
+def _unpacked(finding):
+    """What a step's response says of packing: its answer read unpacked where the call asked for @pac_."""
+    return {"unpack": True} if finding.binary and finding.call[0].get("@pac_") is True else {}
 
 
 def binary_steps(schema, finding):
@@ -256,10 +266,15 @@ def binary_steps(schema, finding):
     one's call and the schema's type there; where both keep it, the JSON call capturing the first value
     that differs, and the MessagePack call holding the same (a value of bytes cannot be compared so:
     []). A fixed service answers both alike, and each as the schema says."""
-    function = schema.functions[finding.function]
+    function, (headers, body) = schema.functions[finding.function], finding.call
+    wire = [(path, WIRE[why]) for path, why in finding.places if why in WIRE]
+    if wire:  # (text for bytes, or bytes for text: the type there, on MessagePack, which tells them apart)
+        return [{"request": {"message": [{**headers, "@bin_": []}, body]}, "response": {**_unpacked(finding), "message": [
+            {"$type": "object"}, {**none_of(REFUSALS), **placed(schema, function.results, wire[0][0],
+                                                                {"$type": wire[0][1]})}]}}]
     json_body, binary_body = finding.before, finding.message[1]
-    for body, binary in ((binary_body, True), (json_body, False)):
-        [(tag, fields)] = body.items()
+    for answered, binary in ((binary_body, True), (json_body, False)):
+        [(tag, fields)] = answered.items()
         broken = tuple(result_problems(schema, function, tag, fields, "@select_" in finding.call[0]))
         if broken:
             return steps(schema, finding._replace(check="result", binary=binary, places=broken))
@@ -267,10 +282,10 @@ def binary_steps(schema, finding):
     place = at(schema, function.results, path)
     if path is None or type(place) is not Type or _holds_bytes(schema, place, set()):
         return []
-    headers, body = finding.call
-    return [{"request": {"message": finding.call}, "response": {"message": [
+    json_call = [{k: v for k, v in headers.items() if k != "@pac_"}, body]
+    return [{"request": {"message": json_call}, "response": {"message": [
                 {"$type": "object"}, {**none_of(REFUSALS), **exactly({path: {"$capture": "on-json"}})}]}},
-            {"request": {"message": [{**headers, "@bin_": []}, body]}, "response": {"message": [
+            {"request": {"message": [{**headers, "@bin_": []}, body]}, "response": {**_unpacked(finding), "message": [
                 {"$type": "object"}, exactly({path: {"$var": "on-json"}})]}}]
 
 
@@ -321,7 +336,7 @@ def _exact(node):
 def overstated(schema, finding):
     """Why a finding's property states more than the schema does ("" if it does not): it fails the answer
     a fixed service gives (the broken place mended, or an answer made anew), or holds of the broken one."""
-    if finding.check == "binary" or finding.message is None:
+    if finding.check in WIRES or finding.message is None:
         return ""
     pattern = stated(schema, finding).get("message")
     broken = notation(finding.message, finding.binary)

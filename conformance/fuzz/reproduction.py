@@ -32,7 +32,7 @@ from ..language.suite import Case, level_of
 from ..reports.results import plural
 from ..runs import server_suite
 from . import properties
-from .verdicts import CHECKS
+from .verdicts import CHECKS, WIRES
 
 HISTORY = 30  # earlier calls a reproduction may start from: the latest, made with the same credentials
 REPLAYS = 40  # runs of candidate cases one finding may spend on its fewest earlier calls
@@ -49,7 +49,7 @@ class Reproduction(NamedTuple):
 
 def made(fuzzer, finding):
     """The finding, with its Reproduction."""
-    if finding.check == "binary" and not properties.binary_steps(fuzzer.schema, finding):
+    if finding.check in WIRES and not properties.binary_steps(fuzzer.schema, finding):
         return finding._replace(reproduction=Reproduction(None, None, "not confirmed: the two answers differ only in "
                                                           "bytes, which no case can compare across the wires"))
     return finding._replace(reproduction=_confirmed(fuzzer, finding))
@@ -124,7 +124,7 @@ def makers(messages, earlier):
     the values they send in turn, however far back."""
     wanted, found = set().union(*map(_texts, messages)), []
     for entry in reversed(earlier):
-        made = {json.dumps(value, sort_keys=True) for _, value in _leaves((entry[3] or {}).get("Ok_"))}
+        made = {json.dumps(value, sort_keys=True) for _, value in leaves((entry[3] or {}).get("Ok_"))}
         if made & wanted:
             found.insert(0, entry)
             wanted |= _texts(entry[2])
@@ -148,7 +148,7 @@ def history(fuzzer, finding, since_passed=False):
 
 def _texts(message):
     """The values a message sends that a server may have made, as JSON."""
-    return {json.dumps(value, sort_keys=True) for _, value in _leaves(message) if _notable(value)}
+    return {json.dumps(value, sort_keys=True) for _, value in leaves(message) if _notable(value)}
 
 
 def _fresh_state(fuzzer):
@@ -194,7 +194,7 @@ def case_of(fuzzer, finding, earlier):
     last = properties.steps(schema, finding)
     requests = [[{k: v for k, v in entry[2][0].items() if k != "@auth_"}, entry[2][1]] if entry is issuer else entry[2]
                 for entry in entries] + [step["request"]["message"] for step in last]  # (a login, as no one yet)
-    named = _users(requests, requests[0] if issuer else None)
+    named = _users(requests, 0 if issuer else None)
     made_by = [entry[3] for entry in entries] + [None] * len(last)
     names = [entry[1] for entry in entries] + [finding.function] * len(last)
     sent, captures = _captured(named, made_by, names)
@@ -211,16 +211,41 @@ def case_of(fuzzer, finding, earlier):
                 level_of(requirements), "fuzz", tuple(functions), tuple(features), steps=steps)
 
 
-def _users(requests, login):
-    """The requests with each text the login call sent (a name, a password) as the case's own user's."""
+def written(fuzzer, finding, steps, last):
+    """The case of a finding made of `steps` ([call, answer body], each login's answer giving credentials),
+    the last step's answer stated by `last`: each user logs in as one of the case's own ("$user",
+    "$user-b", ...), and what an answer made is captured from it."""
+    requests, bodies = [call for call, _ in steps], [body for _, body in steps]
+    logins = [number for number, (_, body) in enumerate(steps) if fuzzer.links.given((body or {}).get("Ok_"))]
+    for number, login in enumerate(logins):
+        requests = _users(requests, login, "$user" + (f"-{chr(97 + number)}" if number else ""))
+    names = [next(iter(call[1])) for call in requests]
+    sent, captures = _captured(requests, bodies, names)
+    made = [{"request": {"message": message}, "response": {"message": [{"$type": "object"}, properties.exactly(
+        {path: {"$capture": name} for path, name in captures[number].items()}) if number in captures
+        else {"$type": "object"}]}} for number, message in enumerate(sent)]
+    made[-1]["response"] = {"message": last}
+    description, requirements = CHECKS[finding.check]
+    return Case(f"fuzz/{finding.function}/{finding.check}", f"{finding.function}: {description}.", tuple(requirements),
+                level_of(requirements), "fuzz", tuple(sorted(set(names))), steps=made)
+
+
+def _users(requests, login, user="$user"):
+    """The requests with each text the login call (the `login`th) sent, a name, a password, as the case's
+    own `user`'s: in the login itself every text, "" too, so that the user is new each time the case runs."""
     if login is None:
         return requests
-    texts = [value for _, value in _leaves(next(iter(login[1].values()))) if type(value) is str and value]
-    names = {text: "$user" + (f"-{number}" if number else "") for number, text in enumerate(dict.fromkeys(texts))}
-    swap = lambda value: names.get(value, value) if type(value) is str else (  # noqa: E731
-        {key: swap(element) for key, element in value.items()} if type(value) is dict else
-        [swap(element) for element in value] if type(value) is list else value)
-    return [swap(request) for request in requests]
+    texts = [value for _, value in leaves(next(iter(requests[login][1].values()))) if type(value) is str]
+    names = {text: user + (f"-{number}" if number else "") for number, text in enumerate(dict.fromkeys(texts))}
+    met = {text: name for text, name in names.items() if text}  # (elsewhere, "" is any empty text)
+
+    def swap(value, names):
+        if type(value) is str:
+            return names.get(value, value)
+        if type(value) is dict:
+            return {key: swap(element, names) for key, element in value.items()}
+        return [swap(element, names) for element in value] if type(value) is list else value
+    return [swap(request, names if number == login else met) for number, request in enumerate(requests)]
 
 
 def _captured(requests, answers, functions):
@@ -230,8 +255,8 @@ def _captured(requests, answers, functions):
     captures, written = {}, []
     for number, request in enumerate(requests):
         written.append(_with_vars(request, made, captures, functions))
-        sent |= {json.dumps(value, sort_keys=True) for _, value in _leaves(request)}
-        for path, value in _leaves((answers[number] or {}).get("Ok_"), ("Ok_",)):
+        sent |= {json.dumps(value, sort_keys=True) for _, value in leaves(request)}
+        for path, value in leaves((answers[number] or {}).get("Ok_"), ("Ok_",)):
             text = json.dumps(value, sort_keys=True)
             if _notable(value) and text not in sent:
                 made[text] = (number, path)
@@ -263,12 +288,12 @@ def _notable(value):
     return type(value) in (dict, list) and bool(value)
 
 
-def _leaves(value, path=()):
+def leaves(value, path=()):
     """Every part of `value` with its path: the value itself, and what it holds, at any depth."""
     yield path, value
     if isinstance(value, dict):
         for key, element in value.items():
-            yield from _leaves(element, (*path, key))
+            yield from leaves(element, (*path, key))
     elif isinstance(value, list):
         for index, element in enumerate(value):
-            yield from _leaves(element, (*path, index))
+            yield from leaves(element, (*path, index))

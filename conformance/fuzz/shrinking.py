@@ -2,8 +2,8 @@
 
 How this works
 --------------
-`shrink` tries calls simpler than a failing one (`simpler`: its arguments
-made smaller as values.smaller makes them, a wrong call's valid part made
+`shrink` tries calls simpler than a failing one (`simpler`: a header made
+for it left out, its arguments made smaller as values.smaller makes them, a wrong call's valid part made
 smaller with the same thing wrong at the same place, a `@select_` with an
 entry fewer) and keeps the first that fails the same way (the same `kind`),
 until none does or MAX_SHRINKS calls are spent. `confirm` then sends the
@@ -58,10 +58,12 @@ def shrink(fuzzer, function, finding):
 
 
 def simpler(fuzzer, function, finding):
-    """Yield calls simpler than a finding's, each with the valid arguments a rejected one is made of:
-    simpler arguments (for a rejected call, simpler valid ones with the same thing wrong at the same
+    """Yield calls simpler than a finding's, each with the valid arguments a rejected one is made of: a
+    header it was made with left out, simpler arguments (for a rejected call, simpler valid ones with the same thing wrong at the same
     place), then a @select_ with an entry fewer."""
     (headers, body), name = finding.call, function.name
+    yield from (([{k: v for k, v in headers.items() if k != made}, body], finding.valid) for made in headers
+                if made not in values.OWN and made not in fuzzer.settings.headers)  # (a header made, left out)
     if finding.check != "rejected":
         yield from (([headers, {name: smaller}], None)
                     for smaller in values.smaller_fields(fuzzer.schema, body[name], function.arguments))

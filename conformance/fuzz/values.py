@@ -24,7 +24,13 @@ from ..language.schema import INT64
 EDGES = {  # values every run tries first, by kind
     "integer": [0, 1, -1, INT64[0], INT64[1], 2**53 + 1],
     "number": [0, -1.5, 0.1, 1e300, INT64[1], -(2**53) - 1],
-    "string": ["", "a", "ü€😀", " " * 3, "\\\"\n"],
+    "string": ["", "a", "ü€😀", " " * 3, "\\\"\n", "\x00", "nul\x00inside", "\x01\x07\x1b\x7f\x9f", "\u2028\ufeff"],
+}
+CONTROLS = "\x00\t\n\r\x1f\x7f"  # now and then in a made text: what a handler may break on
+OWN = {"@auth_", "@select_", "@bin_", "@pac_"}  # request headers sent for checks of their own (fuzzer.py)
+MEANT = {  # request headers whose values change what a right answer is: only values that do not
+    "@unsafe_": lambda rng: False,  # (true asks the server not to check its results, which the checks judge)
+    "@time_": lambda rng: rng.randint(1000, 60_000),  # (a client's timeout: one too short may be refused)
 }
 OTHERS = [True, 7, 2.5, "text", [1], {"k": 1}]  # one value of each JSON type, for "a value of another type"
 ACCEPTS = {"boolean": (bool,), "integer": (int,), "number": (int, float), "string": (str,)}
@@ -56,6 +62,12 @@ class Maker:
                            f"{self.depth + 100} levels")
         return MAKERS[type_.kind](self, type_, level)
 
+    def headers(self, declared):
+        """Some of the request headers `declared` (by name), each by a coin, a value of its type (those in
+        MEANT, of what they mean): every header the schema and the protocol declare, but OWN."""
+        return {name: MEANT[name](self.rng) if name in MEANT else self.make(type_, 1)
+                for name, type_ in sorted(declared.items()) if name not in OWN and self.rng.random() < 0.4}
+
     def fields(self, fields, level):
         """An object of `fields`: every required one, and each optional one by a coin (none when deep)."""
         shallow = level < self.depth and self.budget > 0
@@ -74,12 +86,14 @@ class Maker:
         if kind == "number":
             return rng.choice([rng.randint(-1000, 1000), round(rng.uniform(-1e6, 1e6), 3)])
         if kind == "string":
-            return "".join(rng.choice(string.ascii_letters + " é") for _ in range(rng.choice([0, 3, 8, 40])))
+            letters = string.ascii_letters + " é" + (CONTROLS if rng.random() < 0.1 else "")
+            return "".join(rng.choice(letters) for _ in range(rng.choice([0, 3, 8, 40])))
         if kind == "bytes":
             data = bytes(rng.randrange(256) for _ in range(rng.choice([0, 1, 3, 16])))
             return data if self.binary else base64.b64encode(data).decode()
-        if kind == "any":
-            return rng.choice([1, "x", True, [1, "y"], {"k": [None]}, 2.5])
+        if kind == "any":  # (a value of every JSON kind, and their edges)
+            return rng.choice([1, "x", True, False, [1, "y"], {"k": [None]}, 2.5, 0, -1, INT64[0], INT64[1], 1e300,
+                               "", "ü\x00", [], {}, {"a": {"b": [1.5, "c", False]}}])
         return rng.random() < 0.5  # boolean
 
 
@@ -252,3 +266,12 @@ def _bytes(schema, value, type_):
         [(tag, fields)] = value.items()
         return {tag: as_bytes(schema, fields, schema.struct(type_)[tag])}
     return value
+
+
+def unique(value, rng):
+    """`value` with every text in it made new: the run's own, which no earlier call used."""
+    if isinstance(value, str):
+        return f"fuzz-{rng.getrandbits(48):012x}"
+    if isinstance(value, dict):
+        return {key: unique(element, rng) for key, element in value.items()}
+    return [unique(element, rng) for element in value] if isinstance(value, list) else value

@@ -38,8 +38,16 @@ CHECKS = {  # name -> (what it checks, the requirements it rests on)
     "select": ("an answer to a call with @select_ holds only the fields selected", ["header.select",
                                                                                   "conv.select-rules"]),
     "binary": ("an answer on MessagePack carries the same values as on JSON, where the function answers JSON "
-               "alike each time",
-               ["binary.negotiate"]),
+               "alike each time, its bytes as bin and its text as str", ["binary.negotiate"]),
+    "packed": ("an answer on MessagePack to a call with @pac_ unpacks to the same values as on JSON",
+               ["conv.packing"]),
+    "base64": ("a JSON answer's @base64_ marks where its bytes are, and nothing else; a MessagePack answer has "
+               "none", ["header.base64", "conv.base64"]),
+    "id": ("a request's @id_ comes back unchanged in the answer's headers", ["header.id"]),
+    "auth": ("a protected function never answers Ok_ without valid credentials: none, a token never issued, or "
+             "one a logout ended", ["auth.unauthenticated", "conv.auth-presence"]),
+    "owner": ("what one user wrote never comes back to another user, where the service keeps it per user",
+              ["conv.ownership"]),
     "media": ("an answer's Content-Type is application/octet-stream when it is MessagePack, else "
               "application/json", ["conv.http"]),
 }
@@ -82,6 +90,7 @@ def where(path):
     return "".join(f"[{p}]" if type(p) is int else f".{p}" for p in path).lstrip(".") or "(top)"
 
 
+WIRES = ("binary", "packed")  # the checks that compare an answer on MessagePack with one on JSON
 UNJUDGED = {  # why a check of a function that was called judged no answer, unless the fuzzer said why
     "message": "no call was answered", "handler": "no call reached it: each failed an earlier check",
     "accepted": "no call reached it: each failed an earlier check",
@@ -89,8 +98,13 @@ UNJUDGED = {  # why a check of a function that was called judged no answer, unle
     "headers": "no call reached it: each failed an earlier check",
     "select": "no call was made with @select_ (one in two is, when the others pass)",
     "binary": "no call was made on MessagePack (one in three is, once negotiated)",
+    "packed": "no call was made on MessagePack with @pac_ (one in six is, once negotiated)",
+    "id": "no call was made with @id_ (two in five are)",
+    "base64": "no call reached it: each failed an earlier check",
     "rejected": "no call with one thing wrong was sent (one follows each valid call that passed the other checks)",
     "media": "no call reached it: each failed an earlier check",
+    "auth": "no call without valid credentials was answered (each failed an earlier check)",
+    "owner": "no text one user wrote came back in its answers, to that user or another",
 }
 
 

@@ -47,6 +47,19 @@ NOTEBOOK = [
 ]
 
 
+def issued_only(handlers, tokens):
+    """`handlers` whose every function but fn.login refuses a Session token that is not among `tokens` (those
+    its logins issued), as a right service refuses credentials it never gave."""
+    def guarded(handler):
+        def answer(arguments, headers):
+            session = (headers.get("@auth_") or {}).get("Session")
+            if session is not None and session.get("token") not in tokens:
+                return {"ErrorUnauthenticated_": {}}
+            return handler(arguments, headers)
+        return answer
+    return {name: handler if name == "fn.login" else guarded(handler) for name, handler in handlers.items()}
+
+
 def notebook_handlers():
     """Notes kept by user, each under an id the server makes: a note is read back only by its own user,
     with an id only fn.create's answer gave; its marks, one for each tag, have a label every other one."""
@@ -72,7 +85,7 @@ def notebook_handlers():
         marks = [{"at": number, **({"label!": tag} if number % 2 else {})} for number, tag in
                  enumerate(note.get("tags!", []))]
         return {"Ok_": {"note": {"text": note["text"], "state": {"Open": {}}, "marks": marks}}}
-    return {"fn.login": login, "fn.create": create, "fn.read": read}
+    return issued_only({"fn.login": login, "fn.create": create, "fn.read": read}, users)
 
 
 NOTEBOOK_BUGS = {  # a bug in what fn.read answers for a note that exists, the schema's checks aside

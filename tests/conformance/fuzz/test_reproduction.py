@@ -8,7 +8,7 @@ import pytest
 from conformance.__main__ import main
 from reference import Service, load
 from reference.services import calculator
-from tests.support.faulty import NOTEBOOK, fuzzing, notebook_bug, notebook_handlers
+from tests.support.faulty import NOTEBOOK, fuzzing, issued_only, notebook_bug, notebook_handlers
 from tests.support.servers import Mutated, serving
 
 
@@ -75,9 +75,9 @@ def named_handlers(bug=True):
         names[token] = arguments["name"]
         return {"Ok_": {"token": token}}
     user = lambda headers: names.get(headers["@auth_"]["Session"]["token"])  # noqa: E731
-    return {"fn.login": login, "fn.getCounter": lambda a, h: {"Ok_": {"count": "zero" if bug and user(h) in reset
-                                                                     else 0}},
-            "fn.reset": lambda a, h: reset.add(user(h)) or {"Ok_": {}}}
+    return issued_only({"fn.login": login, "fn.getCounter": lambda a, h: {"Ok_": {
+        "count": "zero" if bug and user(h) in reset else 0}}, "fn.reset": lambda a, h: reset.add(user(h)) or {"Ok_": {}}},
+        names)
 
 
 def test_a_fresh_user_holds_no_state_of_another_by_the_same_name(capsys, tmp_path):

@@ -1,0 +1,145 @@
+"""Who may call, and whose data comes back (fuzz/access.py): a protected function answering without valid
+credentials, and one user's data returned to another, are found by a default run on every seed, with a
+case that fails while the bug is there and passes once it is fixed; the calculator, the testbed and a
+mock are blamed for nothing."""
+
+import contextlib
+import io
+import json
+
+import pytest
+
+from conformance.__main__ import main
+from reference import Service, load, mocking
+from reference.services import calculator, testbed
+from tests.support.servers import Mutated, serving
+
+VAULT = [
+    {"info.Vault": {}},
+    {"union.Auth_": [{"Session": {"token": "string"}}]},
+    {"fn.login": {"name": "string"}, "->": [{"Ok_": {"token": "string"}}], "$authenticated": False},
+    {"fn.logout": {}, "->": [{"Ok_": {}}]},
+    {"fn.put": {"name": "string", "secret": "string"}, "->": [{"Ok_": {}}]},
+    {"fn.get": {"name": "string"}, "->": [{"Ok_": {"secret!": "string"}}]},
+    {"fn.list": {}, "->": [{"Ok_": {"names": ["string"]}}]},
+]
+REFUSED = {"ErrorUnauthenticated_": {"message!": "Who are you?"}}
+
+
+def vault(bug=None):
+    """A vault of secrets kept per user, as each user's session says; with `bug`, one way it is wrong:
+    "leak" (fn.get reads every user's), "forged" (any token is taken), "ended" (fn.list takes a session
+    a logout ended)."""
+    sessions, ended, secrets = {}, set(), {}
+
+    def user(headers, function):
+        token = headers["@auth_"]["Session"]["token"]
+        if bug == "forged":
+            return sessions.get(token, token)
+        if bug == "ended" and function == "fn.list" and token in ended:
+            return ended and token
+        return sessions.get(token)
+
+    def guarded(function, handler):
+        def answer(arguments, headers):
+            who = user(headers, function)
+            return REFUSED if who is None else handler(arguments, who)
+        return answer
+
+    def get(arguments, who):
+        if bug == "leak":
+            found = [mine[arguments["name"]] for mine in secrets.values() if arguments["name"] in mine]
+            return {"Ok_": {"secret!": found[0]} if found else {}}
+        mine = secrets.get(who, {})
+        return {"Ok_": {"secret!": mine[arguments["name"]]} if arguments["name"] in mine else {}}
+
+    def login(arguments, headers):
+        token = f"t-{len(sessions)}"
+        sessions[token] = arguments["name"]
+        return {"Ok_": {"token": token}}
+
+    def logout(arguments, who):
+        for token in [t for t, name in sessions.items() if name == who]:
+            sessions.pop(token)
+            ended.add(token)
+        return {"Ok_": {}}
+
+    return Service(load(VAULT), {
+        "fn.login": login, "fn.logout": guarded("fn.logout", logout),
+        "fn.put": guarded("fn.put", lambda a, who: secrets.setdefault(who, {}).update({a["name"]: a["secret"]})
+                          or {"Ok_": {}}),
+        "fn.get": guarded("fn.get", get),
+        "fn.list": guarded("fn.list", lambda a, who: {"Ok_": {"names": sorted(secrets.get(who, {}))}})})
+
+
+def without_credentials_answered(request, message):
+    """The service's protocol layer taken away for fn.list: a call without @auth_ is answered Ok_."""
+    if request and "@auth_" not in request[0] and "fn.list" in request[1]:
+        return [message[0], {"Ok_": {"names": []}}]
+    return message
+
+
+def fuzzed(server, *args):
+    """(exit status, output, the fixture file's cases by id) of a default run."""
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+        status = main(["fuzz", "--target", server.url, "--max-examples", "10", *args])
+    return status, out.getvalue()
+
+
+BUGS = [("leak", lambda: vault("leak"), {"fn.get"}, "owner", "returned it at Ok_.secret! to another user"),
+        ("forged", lambda: vault("forged"), {"fn.get", "fn.put", "fn.list", "fn.logout"}, "auth",
+         "called with credentials never issued"),
+        ("ended", lambda: vault("ended"), {"fn.list"}, "auth", "called with the credentials of a user fn.logout logged out"),
+        ("unguarded", lambda: Mutated(vault(), without_credentials_answered), {"fn.list"}, "auth",
+         "called without credentials")]
+
+
+@pytest.mark.parametrize("seed", ["1", "2", "3"])
+@pytest.mark.parametrize("bug, buggy, functions, check, said", BUGS, ids=[bug[0] for bug in BUGS])
+def test_each_bug_of_whose_data_and_credentials_is_found_and_its_case_passes_once_fixed(bug, buggy, functions, check,
+                                                                                        said, seed, tmp_path):
+    """(Every answer had the right type: no run found any of them.) Each is found, blamed on its function
+    alone, and its case fails on the buggy vault and passes on the right one."""
+    fixtures = tmp_path / "fuzz.json"
+    with serving(buggy()) as server:
+        status, text = fuzzed(server, "--seed", seed, "--fixtures", str(fixtures))
+        failing = {line.split()[1] for line in text.splitlines() if line.startswith("FAIL ")}
+        assert status == 1 and failing == {f"fuzz/{function}/{check}" for function in functions}, text
+        assert said in text and "it fails again" in text, text
+        assert main(["run", "--target", server.url, "--cases", str(fixtures)]) == 1
+    with serving(vault()) as server, contextlib.redirect_stdout(io.StringIO()) as out:
+        assert main(["run", "--target", server.url, "--cases", str(fixtures)]) == 0, out.getvalue()
+
+
+@pytest.mark.parametrize("seed", ["1", "2", "3"])
+def test_the_right_vault_passes_both_checks(seed):
+    """Every protected function refused each way of calling it without valid credentials; what one user
+    wrote came back to them, and to no one else."""
+    with serving(vault()) as server:
+        status, text = fuzzed(server, "--seed", seed)
+    assert status == 0, text
+    assert "auth passed (4)" in text and "owner passed" in text, text
+
+
+def test_shared_data_is_no_ones_secret():
+    """A vault that keeps one store for every user, as a public board would: each user sees what the
+    others wrote, nothing keeps it from them, and nothing is blamed."""
+    board = {}
+    handlers = {"fn.login": lambda a, h: {"Ok_": {"token": "t-" + a["name"]}}, "fn.logout": lambda a, h: REFUSED,
+                "fn.put": lambda a, h: board.update({a["name"]: a["secret"]}) or {"Ok_": {}},
+                "fn.get": lambda a, h: {"Ok_": {"secret!": board[a["name"]]} if a["name"] in board else {}},
+                "fn.list": lambda a, h: {"Ok_": {"names": sorted(board)}}}
+    with serving(Service(load(VAULT), handlers)) as server:
+        status, text = fuzzed(server, "--seed", "1")
+    assert "FAIL fuzz/fn.get/owner" not in text and "shared, not per user" in text, text
+
+
+@pytest.mark.parametrize("make", [calculator.service, testbed.service,
+                                  lambda: mocking.service(VAULT)], ids=["calculator", "testbed", "mock"])
+def test_the_shipped_services_and_a_mock_are_blamed_for_nothing(make, tmp_path):
+    report = tmp_path / "r.json"
+    with serving(make()) as server:
+        status, text = fuzzed(server, "--seed", "4", "--json", str(report))
+    verdicts = {case["id"]: case for case in json.loads(report.read_text())["cases"]}
+    assert not any(case["status"] == "fail" for case in verdicts.values()), text
+    assert status == 0 and "FAIL" not in text, text
