@@ -65,25 +65,22 @@ def header_problems(schema, headers):
 
 
 def selection_problems(schema, function, fields, headers):
-    """Where a selected Ok_ holds a field not selected."""
-    selection = headers["@select_"]
+    """Where a selected Ok_ holds a field not selected, or lacks a required one selected."""
+    selection, declared = headers["@select_"], function.results["Ok_"]
+    chosen = selection.get("->", {}).get("Ok_", list(declared))
     return [(path, "not selected") for path in selections.unselected(
-        schema, fields, function.results["Ok_"], selection["->"]["Ok_"], selection, ("Ok_",))]
+        schema, fields, declared, chosen, selection, ("Ok_",))] + list(selections.unselected(
+            schema, fields, declared, chosen, selection, ("Ok_",), dropped=True))
 
 
 def id_problems(sent, headers):
     """Whether the request's @id_, `sent`, came back unchanged in the answer's `headers` (the values are in
-    the call and the answer a finding shows: the kinds of failure are two)."""
+    the call and the answer a finding shows)."""
     if "@id_" not in headers:
         return [(("@id_",), "the request's @id_ did not come back")]
     if next(compare({"$literal": sent}, headers["@id_"], {}), None) is not None:
-        return [(("@id_",), f"the request's @id_ came back changed ({_kind(sent)} sent)")]
+        return [(("@id_",), "the request's @id_ came back changed")]
     return []
-
-
-def _kind(value):
-    return {bool: "a boolean", int: "an integer", float: "a number", str: "a text", list: "an array",
-            dict: "an object"}.get(type(value), "a value")
 
 
 def wire_problems(schema, fields, value, path):

@@ -228,8 +228,9 @@ class Fuzzer:
             ("headers", True, lambda: answers.header_problems(self.schema, headers), self.schema.response_headers),
             ("select", selected and tag == "Ok_",
              lambda: answers.selection_problems(self.schema, function, fields, request[0]), results),
-            ("binary", binary and not packed, lambda: self.parity_problems(call, body, typed[1]), results),
-            ("packed", binary and packed, lambda: self.parity_problems(call, body, typed[1]), results),
+            ("binary", binary, lambda: self.wire_problems(function, typed[1]) or (
+                None if packed else self.parity_problems(call, body)), results),
+            ("packed", binary and packed, lambda: self.parity_problems(call, body), results),
             ("id", "@id_" in request[0], lambda: answers.id_problems(request[0]["@id_"], headers), None),
             ("base64", True, lambda: answers.base64_problems(self.schema, function, body, headers, _wire(answer)), None),
             ("media", True, lambda: answers.media_problems(labelled, answer), None),
@@ -281,15 +282,16 @@ class Fuzzer:
                 self.seen[found.kind] += 1
             yield from self.held()
 
-    def parity_problems(self, call, body, typed):
-        """Where the MessagePack answer `body` (`typed`: its bytes as {"$bin": ...}) holds text for bytes or
-        bytes for text, else how it differs from the JSON answer to the same Call, its `before`; None when
-        that cannot be told: the JSON answers differ from call to call (unless --deterministic)."""
-        function, before = call.function, call.before
+    def wire_problems(self, function, typed):
+        """Where a MessagePack answer's body (`typed`: its bytes as {"$bin": ...}) holds text for bytes or
+        bytes for text."""
         [(tag, fields)] = typed.items()
-        wire = list(answers.wire_problems(self.schema, function.results.get(tag, {}), fields, (tag,)))
-        if wire:
-            return wire
+        return list(answers.wire_problems(self.schema, function.results.get(tag, {}), fields, (tag,)))
+
+    def parity_problems(self, call, body):
+        """How the MessagePack answer `body` differs from the JSON answer to the same Call, its `before`; None
+        when that cannot be told: the JSON answers differ from call to call (unless --deterministic)."""
+        function, before = call.function, call.before
         if before is None or function.name in self.varying:
             return None
         expected, received = values.as_text(before), values.as_text(body)

@@ -29,7 +29,7 @@ from ..language.matchers import compare
 from ..language.schema import Type
 from . import values
 from .answers import WIRE, expected_marks, result_problems
-from .selections import unselected
+from .selections import DROPPED, unselected
 from .verdicts import WIRES
 
 MOST = 300  # matchers one declared type may take: past them, values are stated by their kind
@@ -144,8 +144,9 @@ def _in_the_headers(schema, finding):
 
 
 def _selected(schema, finding):
-    root = schema.functions[finding.function].results
-    return [{"$type": "object"}, {**none_of(REFUSALS), **placed(schema, root, finding.places[0][0], {"$absent": True})}]
+    root, (path, why) = schema.functions[finding.function].results, finding.places[0]
+    matcher = {"$type": "any"} if why == DROPPED else {"$absent": True}  # (a field selected is there)
+    return [{"$type": "object"}, {**none_of(REFUSALS), **placed(schema, root, path, matcher)}]
 
 
 def _refused_there(schema, finding):
@@ -193,7 +194,7 @@ def repaired(schema, finding, message, seed=0):
     maker = values.Maker(schema, random.Random(seed), depth=3, budget=50, binary=finding.binary)
     try:
         for path, why in finding.places:
-            if finding.check == "select" or why in ABSENT:
+            if (finding.check == "select" and why != DROPPED) or why in ABSENT:
                 value = _put(value, path, None, remove=True)
             elif why.startswith("no result of"):
                 value = {"Ok_": notation(maker.fields(root["Ok_"], 1), finding.binary)}
@@ -280,13 +281,30 @@ def binary_steps(schema, finding):
             return steps(schema, finding._replace(check="result", binary=binary, places=broken))
     path = _first_difference(values.as_text(json_body), values.as_text(binary_body))
     place = at(schema, function.results, path)
-    if path is None or type(place) is not Type or _holds_bytes(schema, place, set()):
+    if path is None or type(place) is not Type:
         return []
+    if _holds_bytes(schema, place, set()):  # (then only a count compares across the wires: that of an array)
+        counted = _at(json_body, path)
+        if type(counted) is not list or type(_at(binary_body, path)) is not list:
+            return []
+        length = exactly({path: {"$length": len(counted)}})
+        return [{"request": {"message": [{k: v for k, v in headers.items() if k != "@pac_"}, body]},
+                 "response": {"message": [{"$type": "object"}, {**none_of(REFUSALS), **length}]}},
+                {"request": {"message": [{**headers, "@bin_": []}, body]},
+                 "response": {**_unpacked(finding), "message": [{"$type": "object"}, length]}}]
     json_call = [{k: v for k, v in headers.items() if k != "@pac_"}, body]
     return [{"request": {"message": json_call}, "response": {"message": [
                 {"$type": "object"}, {**none_of(REFUSALS), **exactly({path: {"$capture": "on-json"}})}]}},
             {"request": {"message": [{**headers, "@bin_": []}, body]}, "response": {**_unpacked(finding), "message": [
                 {"$type": "object"}, exactly({path: {"$var": "on-json"}})]}}]
+
+
+def _at(value, path):
+    """What `value` holds at `path`, or None."""
+    for key in path:
+        value = value[key] if type(value) is dict and key in value or type(value) is list and type(key) is int \
+            and key < len(value) else None
+    return value
 
 
 def _first_difference(one, other, path=()):

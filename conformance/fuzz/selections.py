@@ -7,7 +7,8 @@ name the fields of that struct to keep wherever it is in the answer, and
 under a union's name, tag by tag, the fields of that tag (PROTOCOL.md,
 section 7). `made` picks some of each at random, of the
 structs a function's `Ok_` can hold (`reachable`); `unselected` walks an
-answer as the selection reads it and yields where it holds a field left out;
+answer as the selection reads it and yields where it holds a field left out
+(or, asked, where a required field selected is missing);
 `fewer` makes simpler selections, for a failing call to be shrunk.
 """
 
@@ -53,29 +54,37 @@ def reachable(schema, fields):
     return {name for kind, name in found if kind in ("struct", "union")}
 
 
-def unselected(schema, value, fields, chosen, selection, path):
-    """Yield the paths of fields a selection left out, in an object of `fields` and the structs in it."""
+DROPPED = "selected, yet left out"  # why a required field a selection named is missing from the answer
+
+
+def unselected(schema, value, fields, chosen, selection, path, dropped=False):
+    """Yield the paths of fields a selection left out, in an object of `fields` and the structs in it (or,
+    `dropped`, of the required fields it selected that are missing: (path, DROPPED))."""
     if not isinstance(value, dict):
         return
+    if dropped:
+        yield from (((*path, name), DROPPED) for name in chosen if name in fields and not name.endswith("!")
+                    and name not in value)
     for name, element in value.items():
-        if name not in chosen:
+        if name not in chosen and not dropped:
             yield (*path, name)
         elif name in fields:
-            yield from _unselected_in(schema, element, fields[name], selection, (*path, name))
+            yield from _unselected_in(schema, element, fields[name], selection, (*path, name), dropped)
 
 
-def _unselected_in(schema, value, type_, selection, path):
+def _unselected_in(schema, value, type_, selection, path, dropped):
     if value is None:
         return
     if type_.kind in ("array", "map") and isinstance(value, (list, dict)):
         for key, element in (enumerate(value) if isinstance(value, list) else value.items()):
-            yield from _unselected_in(schema, element, type_.of, selection, (*path, key))
+            yield from _unselected_in(schema, element, type_.of, selection, (*path, key), dropped)
     elif type_.kind == "struct" and type_.of in selection:
-        yield from unselected(schema, value, schema.struct(type_), selection[type_.of], selection, path)
+        yield from unselected(schema, value, schema.struct(type_), selection[type_.of], selection, path, dropped)
     elif type_.kind == "union" and isinstance(value, dict) and len(value) == 1:  # (a tag it names is trimmed)
         [(tag, fields)] = value.items()
         tags = schema.struct(type_)
         if tag in selection.get(type_.of, {}) and tag in tags:
-            yield from unselected(schema, fields, tags[tag], selection[type_.of][tag], selection, (*path, tag))
+            yield from unselected(schema, fields, tags[tag], selection[type_.of][tag], selection, (*path, tag),
+                                  dropped)
         elif tag in tags:
-            yield from unselected(schema, fields, tags[tag], list(tags[tag]), selection, (*path, tag))
+            yield from unselected(schema, fields, tags[tag], list(tags[tag]), selection, (*path, tag), dropped)
