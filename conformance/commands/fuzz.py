@@ -52,6 +52,13 @@ def add(commands):
                          "same way: a MessagePack answer unlike the JSON one fails at once (else the JSON answers "
                          "before and after it must agree for the binary check to judge it)")
     fuzzing.add_argument("--no-binary", action="store_true", help="make calls on JSON only")
+    fuzzing.add_argument("--checks", action="append", default=[], type=names, metavar="NAME[,NAME...]",
+                         help=f"judge only these checks ({', '.join(CHECKS)}; default: all, time only with "
+                              f"--response-time)")
+    fuzzing.add_argument("--exclude-checks", action="append", default=[], type=names, metavar="NAME[,NAME...]",
+                         help="judge every check but these")
+    fuzzing.add_argument("--response-time", type=seconds, metavar="SECONDS",
+                         help="an answer slower than this fails the time check (default: none is judged)")
     fuzzing.add_argument("--wait", type=seconds, default=10, metavar="SECONDS",
                          help="how long to wait for the target to answer (default 10)")
     fuzzing.add_argument("--timeout", type=timeout, default=10, metavar="SECONDS",
@@ -76,7 +83,8 @@ def main(options, parser):
     writable(parser, options, ("junit", "json", "html", "fixtures"))
     known = known_failures(options.known_failures, None, parser) if options.known_failures else set()
     asked = settings(options, known)
-    asked = replace(asked, seed=random.randrange(2**32) if asked.seed is None else asked.seed)
+    asked = replace(asked, seed=random.randrange(2**32) if asked.seed is None else asked.seed,
+                    checks=checks(parser, options, asked))
     try:
         if options.app and options.cafile:
             parser.error("--cafile is for an https:// --target, not an --app called in process")
@@ -120,16 +128,46 @@ def main(options, parser):
     return summary(fuzzer, functions, results, seconds, interrupted)
 
 
+def names(text):
+    """The names a comma-separated option lists."""
+    return [name.strip() for name in text.split(",") if name.strip()]
+
+
+def checks(parser, options, asked):
+    """The checks the command line chose (--checks, --exclude-checks), each name known; () if every one."""
+    named, excluded = sum(options.checks, []), sum(options.exclude_checks, [])
+    unknown = [name for name in named + excluded if name not in CHECKS]
+    if unknown:
+        parser.error(f"no check is named {', '.join(unknown)}; the checks are {', '.join(CHECKS)}")
+    if not (named or excluded):
+        return ()
+    left = [check for check in (named or CHECKS) if check not in excluded and (
+        check != "time" or asked.response_time is not None or "time" in named)]
+    if not left:
+        parser.error("--checks and --exclude-checks leave no check to judge")
+    if "time" in left and asked.response_time is None:
+        parser.error("the time check needs a budget: give --response-time SECONDS")
+    return tuple(left)
+
+
 def summary(fuzzer, functions, results, seconds, interrupted):
     """Print how each check fared and what the run came to, in the words of every command; return the exit
     status."""
     count, seed = counts(results), fuzzer.settings.seed
-    print("\n" + by_check(results))
+    print("\n" + by_check(results, fuzzer.chosen))
+    slowest = sorted(((calls[0][0], name) for name, calls in fuzzer.slowest.items() if calls), reverse=True)
+    if slowest:
+        budget = fuzzer.settings.response_time
+        print("Slowest calls: " + ", ".join(f"{name} {seconds:.3f} s" for seconds, name in slowest[:5])
+              + (f" and {len(slowest) - 5} more functions" if len(slowest) > 5 else "")
+              + (f" (budget {budget:g} s)" if budget is not None else
+                 " (--response-time SECONDS makes a call slower than that a failure)"))
     for function in functions:
         if fuzzer.tags.get(function.name) == {"ErrorUnauthenticated_"}:
             print(f"Every call of {function.name} was answered ErrorUnauthenticated_: none reached its handler, so "
                   f"what it does was not checked (give -H '@auth_:=...').")
-    called = sum(bool(fuzzer.evidence[(function.name, "message")]) for function in functions)
+    called = sum(bool(fuzzer.evidence[(function.name, "message")]) or function.name in fuzzer.tags
+                 for function in functions)
     print(f"Fuzzed {called if called == len(functions) else f'{called} of {len(functions)}'} "
           f"function{'s' * (len(functions) != 1)} with {fuzzer.channel.sent} requests in {seconds:.1f} s "
           f"({fuzzer.channel.sent / max(seconds, 1e-3):,.0f} a second; seed {seed}), checks: {tally(results)}.")

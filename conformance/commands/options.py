@@ -114,7 +114,7 @@ SETTINGS = {  # an option's name on the command line (its dest) -> the setting i
     "durations": ("durations", None), "seed": ("seed", None), "max_examples": ("max_examples", int),
     "function": ("functions", tuple), "skip": ("skip", tuple), "header": ("headers", dict),
     "time_limit": ("time_limit", float), "deterministic": ("deterministic", bool),
-    "no_binary": ("binary", lambda given: not given),
+    "no_binary": ("binary", lambda given: not given), "response_time": ("response_time", float),
 }
 
 

@@ -35,7 +35,7 @@ from . import access, answers, reproduction, selections, shrinking, values
 from .answers import Call
 from .links import Links
 from .properties import HANDLER_BUGS, REFUSALS
-from .verdicts import WIRES, Finding, function_line, verdicts, where
+from .verdicts import WIRES, Finding, chosen, function_line, verdicts, where
 from .workers import shared_out
 
 UNREACHED = "the time limit ended the run before its calls"  # why a function never called was not
@@ -56,6 +56,9 @@ class Fuzzer:
         self.evidence, self.seconds, self.seen = Counter(), Counter(), Counter()  # by (function, check); by kind
         self.missed = {}  # (function, check), function, or check -> why it judged nothing
         self.varying = set()  # functions that answer the same call differently (the binary check cannot tell)
+        self.chosen = chosen(settings)  # the checks judged
+        self.slowest = {}  # function -> its slowest calls, (seconds, call, on MessagePack), the slowest first
+        self.creating = set()  # functions that refuse the same call made again (`refused_again`)
         self.followed = []  # Findings of calls answers held
         self.ways = None  # how a protected function is called without valid credentials, once made (access.py)
         if like:
@@ -112,7 +115,7 @@ class Fuzzer:
         starts with their credentials)."""
         count, workers = self.settings.max_examples, self.settings.workers
         alone = [f for f in functions if workers == 1 or self.links.gives(f)]
-        found += access.owners(self, functions)
+        found += access.owners(self, functions) if "owner" in self.chosen else []
         for function in alone:
             found += self.examples(function, count)
             tell(self.said(function, found))
@@ -140,7 +143,7 @@ class Fuzzer:
     def examples(self, function, count):
         """Make and check `count` calls of `function`; yield a Finding for each kind of failure, the first
         call of its kind shrunk and sent again (later ones are counted in `seen`)."""
-        yield from access.credentials(self, function)
+        yield from access.credentials(self, function) if "auth" in self.chosen else ()
         for number in range(count):
             if self.late():
                 return
@@ -165,17 +168,27 @@ class Fuzzer:
         """Check one call made of `arguments` in the ways its number chooses; the first Finding, or None."""
         call = Call(function, [self.headers(), {function.name: arguments}])
         found, answered = self.check(call)
-        if not found and self.channel.encoding and number % 3 == 0:  # (packed, @pac_, by a coin)
-            headers, body = call.message
-            packed = [{**headers, "@pac_": True}, body] if self.rng.random() < 0.5 else call.message
-            found, _ = self.check(call._replace(message=packed, binary=True, before=answered))
+        headers, body = call.message
+        if not found and self.channel.encoding and number % 3 == 0 and {"bytes", "binary", "packed"} & set(self.chosen):
+            packed = {**headers, "@pac_": True} if self.rng.random() < 0.5 else headers  # (by a coin)
+            found = self.anew(call._replace(message=[packed, body], binary=True, before=answered), answered)
         if not function.results["Ok_"]:
             self.missed[(function.name, "select")] = "its Ok_ has no fields to select"
-        elif not found and number % 2 == 0:
-            headers, body = call.message
+        elif not found and number % 2 == 0 and "select" in self.chosen:
             selection = selections.made(self.schema, self.rng, function)
-            found, _ = self.check(call._replace(message=[{**headers, "@select_": selection}, body]))
-        return found or self.check_wrong(function, arguments)
+            found = self.anew(call._replace(message=[{**headers, "@select_": selection}, body]), answered)
+        return found or (self.check_wrong(function, arguments) if "rejected" in self.chosen else None)
+
+    def anew(self, call, first):
+        """Check a Call made again (on MessagePack, or with @select_), after the same one was answered `first`;
+        if it was refused for being made again (`refused_again`), check it with its texts and integers new,
+        the first answer of a new value. The first Finding, or None."""
+        found, again = self.check(call)
+        if found or again is None or not self.refused_again(call.function, first or {}, again):
+            return found
+        headers, body = call.message
+        [(name, arguments)] = body.items()
+        return self.check(call._replace(message=[headers, {name: values.unique(arguments, self.rng)}], before=None))[0]
 
     def headers(self):
         """The headers of a call: some the schema declares, made (values.py), the credentials an answer gave,
@@ -193,12 +206,21 @@ class Fuzzer:
             self.evidence[(function.name, check)] += 1
             self.seconds[(function.name, check)] += time.monotonic() - started
 
+    def timed(self, function, request, binary, started, kept=3):
+        """How long the call `request` of `function` took since `started`, kept among its `kept` slowest."""
+        took = time.monotonic() - started
+        slowest = self.slowest.setdefault(function.name, [])
+        if len(slowest) < kept or took > slowest[-1][0]:
+            slowest[:] = sorted([*slowest, (took, request, binary)], key=lambda entry: -entry[0])[:kept]
+        return took
+
     def check(self, call):
         """Send a Call and judge its answer: (the first check it fails, as a Finding, or None; the body
         answered, or None if no message came). An answer that never reached the handler (no credentials,
         or none it takes) is evidence for no check of what the handler does."""
         started, function, request, binary = time.monotonic(), call.function, call.message, call.binary
         status, typed, answer, labelled = self.channel.send(request, binary)
+        took = self.timed(function, request, binary, started)
         message = values.as_text(typed) if binary else typed  # (bytes as base64 text, as on JSON)
         problem = answers.message_problem(status, message)
         if problem:
@@ -217,7 +239,7 @@ class Fuzzer:
             for check in ("handler", "accepted", "result"):
                 self.missed[(function.name, check)] = ("every call was answered ErrorUnauthenticated_, so none reached "
                                                        "the handler (give -H '@auth_:=...', or a function that logs in)")
-        results = function.results
+        results, budget = function.results, self.settings.response_time
         checks = [  # each (name, whether it applies, its problems as (path, why), what a path is in), asked in turn
             ("message", True, lambda: [], None),
             ("handler", reached, lambda: [((), f"the service answered {tag}: {_json(fields)}")] if tag in HANDLER_BUGS
@@ -228,15 +250,17 @@ class Fuzzer:
             ("headers", True, lambda: answers.header_problems(self.schema, headers), self.schema.response_headers),
             ("select", selected and tag == "Ok_",
              lambda: answers.selection_problems(self.schema, function, fields, request[0]), results),
-            ("binary", binary, lambda: self.wire_problems(function, typed[1]) or (
-                None if packed else self.parity_problems(call, body)), results),
+            ("bytes", binary, lambda: self.wire_problems(function, typed[1]), results),
+            ("binary", binary and not packed, lambda: self.parity_problems(call, body), results),
             ("packed", binary and packed, lambda: self.parity_problems(call, body), results),
             ("id", "@id_" in request[0], lambda: answers.id_problems(request[0]["@id_"], headers), None),
             ("base64", True, lambda: answers.base64_problems(self.schema, function, body, headers, _wire(answer)), None),
             ("media", True, lambda: answers.media_problems(labelled, answer), None),
+            ("time", budget is not None, lambda: [((), f"it took {took:.3f} s, past the budget of {budget:g} s")]
+             if took > budget else [], None),
         ]
         for check, applies, problems, declared in checks:
-            found = problems() if applies else None
+            found = problems() if applies and check in self.chosen else None
             if found is None:  # (nothing to judge: it does not apply, or could not be told)
                 continue
             self.judged(function, [check], started)
@@ -294,6 +318,8 @@ class Fuzzer:
         function, before = call.function, call.before
         if before is None or function.name in self.varying:
             return None
+        if self.refused_again(function, before, body):
+            return None
         expected, received = values.as_text(before), values.as_text(body)
         if expected == received:
             return []
@@ -303,6 +329,19 @@ class Fuzzer:
                 self.vary(function)
                 return None
         return [((), f"JSON answered {json.dumps(expected)[:200]}, MessagePack {json.dumps(received)[:200]}")]
+
+    def refused_again(self, function, first, again):
+        """Whether `again`, the answer to a call `first` answered Ok_, is one of the function's own errors: it
+        made something a second call may not make again (a name taken). Its calls cannot be made twice,
+        so the wires cannot be compared; another with new values is judged instead (`exercise`)."""
+        [tag] = again
+        if "Ok_" not in first or tag == "Ok_" or tag not in function.results or tag.endswith("_"):
+            return False
+        self.creating.add(function.name)
+        for check in WIRES:
+            self.missed[(function.name, check)] = (f"the same call made again was answered {tag}: each makes "
+                                                   f"something new, so no call is made on both wires")
+        return True
 
     def vary(self, function):
         """Take it that `function` answers the same call differently: its wires cannot be compared."""

@@ -250,7 +250,7 @@ def made_anew(schema, finding, message, seed):
 def steps(schema, finding):
     """The last steps of a finding's case: its call, and the property its answer broke (of a binary
     finding, the JSON call first where the property compares the two: binary_steps)."""
-    if finding.check in WIRES:
+    if finding.check in (*WIRES, "bytes"):
         return binary_steps(schema, finding)
     headers, body = finding.call  # (on MessagePack: asked for with @bin_ [], as a case cannot know the ids)
     message = [{**headers, "@bin_": []}, body] if finding.binary else finding.call
@@ -354,7 +354,7 @@ def _exact(node):
 def overstated(schema, finding):
     """Why a finding's property states more than the schema does ("" if it does not): it fails the answer
     a fixed service gives (the broken place mended, or an answer made anew), or holds of the broken one."""
-    if finding.check in WIRES or finding.message is None:
+    if finding.check in (*WIRES, "bytes") or finding.message is None:
         return ""
     pattern = stated(schema, finding).get("message")
     broken = notation(finding.message, finding.binary)

@@ -31,7 +31,7 @@ from typing import NamedTuple
 from ..language.suite import Case, level_of
 from ..reports.results import plural
 from ..runs import server_suite
-from . import properties
+from . import properties, values
 from .verdicts import CHECKS, WIRES
 
 HISTORY = 30  # earlier calls a reproduction may start from: the latest, made with the same credentials
@@ -49,7 +49,10 @@ class Reproduction(NamedTuple):
 
 def made(fuzzer, finding):
     """The finding, with its Reproduction."""
-    if finding.check in WIRES and not properties.binary_steps(fuzzer.schema, finding):
+    if finding.check == "time":
+        return finding._replace(reproduction=Reproduction(None, None, "not confirmed: no case states how long an "
+                                                          "answer may take (its call, sent again, is below)"))
+    if finding.check in (*WIRES, "bytes") and not properties.binary_steps(fuzzer.schema, finding):
         return finding._replace(reproduction=Reproduction(None, None, "not confirmed: the two answers differ only in "
                                                           "bytes, which no case can compare across the wires"))
     return finding._replace(reproduction=_confirmed(fuzzer, finding))
@@ -194,7 +197,8 @@ def case_of(fuzzer, finding, earlier):
     last = properties.steps(schema, finding)
     requests = [[{k: v for k, v in entry[2][0].items() if k != "@auth_"}, entry[2][1]] if entry is issuer else entry[2]
                 for entry in entries] + [step["request"]["message"] for step in last]  # (a login, as no one yet)
-    named = _users(requests, 0 if issuer else None)
+    named = _new(_users(requests, 0 if issuer else None)) if finding.function in fuzzer.creating else \
+        _users(requests, 0 if issuer else None)
     made_by = [entry[3] for entry in entries] + [None] * len(last)
     names = [entry[1] for entry in entries] + [finding.function] * len(last)
     sent, captures = _captured(named, made_by, names)
@@ -228,6 +232,20 @@ def written(fuzzer, finding, steps, last):
     description, requirements = CHECKS[finding.check]
     return Case(f"fuzz/{finding.function}/{finding.check}", f"{finding.function}: {description}.", tuple(requirements),
                 level_of(requirements), "fuzz", tuple(sorted(set(names))), steps=made)
+
+
+def _new(requests):
+    """The requests with each text the run made new (values.unique) new each time the case runs: "$user-new-1"
+    and on (for a function that makes something of each call, and refuses the same call again)."""
+    made = {}
+
+    def swap(value):
+        if type(value) is str and value.startswith(f"fuzz-{values.RUN}-"):
+            return made.setdefault(value, f"$user-new-{len(made) + 1}")
+        if type(value) is dict:
+            return {key: swap(element) for key, element in value.items()}
+        return [swap(element) for element in value] if type(value) is list else value
+    return [swap(request) for request in requests]
 
 
 def _users(requests, login, user="$user"):

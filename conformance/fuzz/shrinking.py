@@ -22,11 +22,17 @@ REPEATS = 4  # times the call of a finding is sent again, to tell a steady failu
 
 
 def judge(fuzzer, function, finding):
-    """The call of a finding sent again: its Finding, or None (a MessagePack call goes after the same call
-    on JSON, which its answer is compared with)."""
+    """The call of a finding sent again (with new texts and integers, to a function that makes something of
+    each: fuzzer.creating): its Finding, or None (a MessagePack call goes after the same call on JSON,
+    which its answer is compared with)."""
     if finding.check == "rejected":
         return fuzzer.judge_wrong(function, finding.call, finding.path, finding.reason)
-    call = Call(function, finding.call)
+    headers, body = finding.call
+    if function.name in fuzzer.creating:  # (the same call again would be refused: one like it, new, is sent)
+        body = {function.name: values.unique(body[function.name], fuzzer.rng)}
+    call = Call(function, [headers, body])
+    if finding.binary and function.name in fuzzer.creating:
+        return fuzzer.check(call._replace(binary=True))[0]
     if finding.binary:
         found, answered = fuzzer.check(call)
         call = call._replace(binary=True, before=None if found else answered)

@@ -17,6 +17,7 @@ text, `as_text` undoes it, and `with_ids` writes names as the encoding's ids.
 """
 
 import base64
+import os
 import string
 
 from ..language.schema import INT64
@@ -36,6 +37,7 @@ OTHERS = [True, 7, 2.5, "text", [1], {"k": 1}]  # one value of each JSON type, f
 ACCEPTS = {"boolean": (bool,), "integer": (int,), "number": (int, float), "string": (str,)}
 
 
+RUN = os.urandom(3).hex()  # what makes a run's new texts (`unique`) new to a target an earlier run left
 MOST = 10_000  # values one call may hold: past the budget only required fields are made, and they may not end
 
 
@@ -269,9 +271,11 @@ def _bytes(schema, value, type_):
 
 
 def unique(value, rng):
-    """`value` with every text in it made new: the run's own, which no earlier call used."""
-    if isinstance(value, str):
-        return f"fuzz-{rng.getrandbits(48):012x}"
+    """`value` with every text and integer in it made new: the run's own, which no earlier call used."""
+    if isinstance(value, str):  # (the run's own: a seed made again meets the names its last run left)
+        return f"fuzz-{RUN}-{rng.getrandbits(40):010x}"
+    if type(value) is int:
+        return rng.randrange(10**9, 10**12)
     if isinstance(value, dict):
         return {key: unique(element, rng) for key, element in value.items()}
     return [unique(element, rng) for element in value] if isinstance(value, list) else value

@@ -37,8 +37,9 @@ CHECKS = {  # name -> (what it checks, the requirements it rests on)
                 "ErrorInvalidResponseHeaders_): the service's own bugs", ["conv.response-validation"]),
     "select": ("an answer to a call with @select_ holds only the fields selected", ["header.select",
                                                                                   "conv.select-rules"]),
+    "bytes": ("an answer on MessagePack carries its bytes as bin and its text as str", ["conv.binary-bytes"]),
     "binary": ("an answer on MessagePack carries the same values as on JSON, where the function answers JSON "
-               "alike each time, its bytes as bin and its text as str", ["binary.negotiate"]),
+               "alike each time", ["binary.negotiate"]),
     "packed": ("an answer on MessagePack to a call with @pac_ unpacks to the same values as on JSON",
                ["conv.packing"]),
     "base64": ("a JSON answer's @base64_ marks where its bytes are, and nothing else; a MessagePack answer has "
@@ -48,6 +49,8 @@ CHECKS = {  # name -> (what it checks, the requirements it rests on)
              "one a logout ended", ["auth.unauthenticated", "conv.auth-presence"]),
     "owner": ("what one user wrote never comes back to another user, where the service keeps it per user",
               ["conv.ownership"]),
+    "time": ("every answer comes within the run's --response-time budget (the user's rule: the protocol states "
+             "none)", []),
     "media": ("an answer's Content-Type is application/octet-stream when it is MessagePack, else "
               "application/json", ["conv.http"]),
 }
@@ -98,14 +101,22 @@ UNJUDGED = {  # why a check of a function that was called judged no answer, unle
     "headers": "no call reached it: each failed an earlier check",
     "select": "no call was made with @select_ (one in two is, when the others pass)",
     "binary": "no call was made on MessagePack (one in three is, once negotiated)",
+    "bytes": "no call was made on MessagePack (one in three is, once negotiated)",
     "packed": "no call was made on MessagePack with @pac_ (one in six is, once negotiated)",
     "id": "no call was made with @id_ (two in five are)",
     "base64": "no call reached it: each failed an earlier check",
+    "time": "no call reached it: each failed an earlier check",
     "rejected": "no call with one thing wrong was sent (one follows each valid call that passed the other checks)",
     "media": "no call reached it: each failed an earlier check",
     "auth": "no call without valid credentials was answered (each failed an earlier check)",
     "owner": "no text one user wrote came back in its answers, to that user or another",
 }
+
+
+def chosen(settings):
+    """The checks a run judges: those its Settings name (else every one), time only with a budget."""
+    return [check for check in CHECKS if (not settings.checks or check in settings.checks)
+            and (check != "time" or settings.response_time is not None)]
 
 
 def verdicts(fuzzer, functions, findings, unreached):
@@ -117,7 +128,7 @@ def verdicts(fuzzer, functions, findings, unreached):
         failing.setdefault((finding.function, finding.check), []).append(finding)
     results = []
     for function in functions:
-        for check in CHECKS:
+        for check in fuzzer.chosen:
             key = (function.name, check)
             judged, seconds = fuzzer.evidence[key], fuzzer.seconds[key]
             if key in failing:
@@ -188,7 +199,7 @@ def function_line(function, results):
 @functools.cache
 def _level(check):
     """A check's level, by the requirements it rests on (read once: a run may have 100,000 functions)."""
-    return level_of(CHECKS[check][1])
+    return level_of(CHECKS[check][1]) if CHECKS[check][1] else "SHOULD"  # (time: a rule of the user's own)
 
 
 def _checks(results):
@@ -196,10 +207,10 @@ def _checks(results):
     return [r.case.id.rsplit("/", 1)[1] for r in results]
 
 
-def by_check(results):
-    """How each check fared over every function, in a line."""
+def by_check(results, checks=CHECKS):
+    """How each of `checks` fared over every function, in a line."""
     said, named = [], [check.split("-")[0] for check in _checks(results)]  # (once, not once for each check)
-    for check in CHECKS:
+    for check in checks:
         mine = [r for r, one in zip(results, named) if one == check]
         failing, passed = sum(r.failed for r in mine), sum(r.status == "pass" for r in mine)
         said.append(f"{check} {failing} failing" if failing else f"{check} passed ({passed})" if passed

@@ -64,12 +64,13 @@ class Counts(NamedTuple):
     tags: dict
     sent: int
     kept: dict  # (name, type) -> the values it carried
+    slowest: dict  # function -> its slowest calls
 
 
 def counts(twin):
     """A twin's Counts."""
     return Counts(twin.evidence, twin.seconds, twin.seen, twin.missed, twin.varying, twin.tags, twin.channel.sent,
-                  {key: list(kept) for key, kept in twin.links.kept.items()})
+                  {key: list(kept) for key, kept in twin.links.kept.items()}, twin.slowest)
 
 
 def absorb(fuzzer, other):
@@ -80,6 +81,7 @@ def absorb(fuzzer, other):
     fuzzer.varying |= other.varying
     fuzzer.tags.update(other.tags)
     fuzzer.channel.sent += other.sent
+    fuzzer.slowest.update(other.slowest)  # (each function is one worker's)
     for key, kept in other.kept.items():
         fuzzer.links.kept[key].extend(kept)
 

@@ -150,7 +150,8 @@ def failure_html(result):
         + (f"<p>The answer received:</p><pre>{e(result.answer)}</pre>" if result.answer else "")
         + (f"<p>{e(result.replay_title)}:</p><pre>{e(chr(10).join(result.replay))}</pre>" if result.replay else ""))
     return (f"<details class=failure><summary>{e(case.id)}{e(status)}</summary><p>{e(case.description)} "
-            f"({e(failed_at(result))}; {e(case.file)}; checks {e(', '.join(case.requirements))})</p>"
+            f"({e(failed_at(result))}; {e(case.file)}{'; checks ' * bool(case.requirements)}"
+            f"{e(', '.join(case.requirements))})</p>"
             f"{shown}</details>")
 
 

@@ -132,7 +132,8 @@ def print_failure(result):
     level = "listed as a known failure" if result.status == "stale" else failed_at(result)
     if result.status == "flaky" and result.tries:
         level = f"failing {result.tries[0]} of {result.tries[1]} times; {level}"
-    print(f"\n{painted(label, 'red')} {case.id} ({level}; {case.file}; checks {', '.join(case.requirements)})")
+    rests = f"; checks {', '.join(case.requirements)}" if case.requirements else ""
+    print(f"\n{painted(label, 'red')} {case.id} ({level}; {case.file}{rests})")
     print(f"  {case.description}")
     if result.status == "stale":
         print("  It passes, but the known-failures file lists it: remove it from there.")

@@ -49,6 +49,8 @@ class Settings:
     time_limit: float = 600.0  # seconds after which no call is made
     deterministic: bool = False  # the service answers the same call the same way
     binary: bool = True  # calls on MessagePack too, once negotiated
+    checks: tuple = ()  # the fuzzing checks judged (none: every one; time only with a response_time)
+    response_time: float | None = None  # seconds past which an answer fails the time check (None: not judged)
 
     def known_failure(self, case_id):
         """Whether the case (or fuzzing verdict) `case_id` is listed as a known failure."""

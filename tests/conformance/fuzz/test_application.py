@@ -13,7 +13,8 @@ import time
 import pytest
 
 from conformance.__main__ import main
-from conformance.fuzz.verdicts import CHECKS
+from conformance.fuzz.verdicts import chosen
+from conformance.runs.settings import Settings
 from conformance.fuzz.application import fuzz_application
 from reference import Service, load
 from reference.services import calculator
@@ -88,7 +89,7 @@ def test_pytest_users_fuzz_their_application_from_their_own_tests(caplog):
     an AssertionError naming each failure and the seed when it does not."""
     caplog.set_level(logging.CRITICAL, logger="reference")  # (the faulty handlers' tracebacks)
     results = fuzz_application(calculator.wsgi(), seed=1, max_examples=10, time_limit=30)
-    assert {result.status for result in results} <= {"pass", "not-run"} and len(results) == 13 * len(CHECKS)
+    assert {result.status for result in results} <= {"pass", "not-run"} and len(results) == 13 * len(chosen(Settings()))
     with pytest.raises(AssertionError) as failed:
         fuzz_application(wsgi.make_application(Service(load(FAULTY), HANDLERS)), seed=7)
     told = str(failed.value)

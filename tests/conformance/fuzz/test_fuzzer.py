@@ -14,6 +14,7 @@ import pytest
 
 from conformance.__main__ import main
 from conformance.fuzz import verdicts as findings
+from conformance.runs.settings import Settings
 from reference import Service, load, mocking, protocol
 from reference.protocol import validate
 from reference.services import calculator, testbed
@@ -118,6 +119,7 @@ def test_a_result_outside_the_schema_that_a_server_lets_through_fails_the_result
 
 
 TESTBED = ROOT / "conformance" / "testbed.json"
+DEFAULT = findings.chosen(Settings())  # the checks a run judges unless told (time needs a budget)
 
 
 @pytest.mark.parametrize("service, deterministic, unjudged", [
@@ -135,7 +137,7 @@ def test_the_reference_passes_every_check(service, deterministic, unjudged, caps
     assert status == 0, "\n".join(lines[-30:])
     [by_check] = [line for line in lines if line.startswith("By check: ")]
     checks = re.sub(r" \(\d+\)", "", by_check.removeprefix("By check: ")).split(", ")
-    assert checks == [f"{check} {'not run' if check in unjudged else 'passed'}" for check in findings.CHECKS], by_check
+    assert checks == [f"{check} {'not run' if check in unjudged else 'passed'}" for check in DEFAULT], by_check
     if "fn.secret" in "\n".join(lines):  # (the testbed's protected function, called without credentials)
         assert "Every call of fn.secret was answered ErrorUnauthenticated_: none reached its handler, so what it " \
                "does was not checked (give -H '@auth_:=...')." in lines
@@ -217,7 +219,7 @@ def test_a_run_that_checks_nothing_says_so_and_does_not_exit_0(capsys):
     assert status == 5 and not any("passed (" in line for line in lines if line.startswith("  fn."))
     assert "  fn.add: not run (the time limit ended the run before its calls)" in lines
     assert "  in sequences of them all: not run (the time limit ended the run before its calls)" in lines
-    assert lines[-2].endswith(f", checks: 0 passed, 0 failed; {13 * len(findings.CHECKS)} not run (the time limit ended "
+    assert lines[-2].endswith(f", checks: 0 passed, 0 failed; {13 * len(DEFAULT)} not run (the time limit ended "
                               f"the run before its calls).")
     assert lines[-1] == "Nothing was checked: no verdict rests on any answer."
 
