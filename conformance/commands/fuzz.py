@@ -11,7 +11,7 @@ from pathlib import Path
 from ..fuzz.channel import Channel, Pace
 from ..fuzz.fuzzer import UNREACHED, Fuzzer
 from ..fuzz.verdicts import CHECKS, by_check, verdicts
-from ..reports import terminal
+from ..reports import fuzzing, terminal
 from ..reports.results import JUDGED, Scope, counts, plural, seeded, tally
 from ..runs import server_suite
 from ..targets.inprocess import Application
@@ -123,8 +123,11 @@ def main(options, parser):
         where = f"--app {options.app}" if options.app else f"--target {target.url}"
         write_fixtures(options.fixtures, f"python -m conformance fuzz {where} --seed {asked.seed}", results)
     seconds = time.monotonic() - begun
-    terminal.write_reports(asked, results, target.url, service, Scope.of(
-        asked, seconds=seconds, interrupted="the fuzzing was interrupted" if interrupted else ""))
+    scope = Scope.of(asked, seconds=seconds, interrupted="the fuzzing was interrupted" if interrupted else "")
+    made = [(f.name, fuzzer.evidence[(f.name, "message")], (fuzzer.slowest.get(f.name) or [(None,)])[0][0])
+            for f in functions]
+    terminal.write_reports(asked, results, target.url, service, scope,
+                           lambda: fuzzing.as_html(results, target.url, service, scope, made))
     return summary(fuzzer, functions, results, seconds, interrupted)
 
 

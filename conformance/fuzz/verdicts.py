@@ -171,7 +171,9 @@ def failure(fuzzer, finding, number, judged, seconds):
         replay, title = reproduction.result.replay, "To reproduce (the confirmed case's requests, as it ran)"
     else:
         target, (data, media_type) = fuzzer.channel.target, fuzzer.channel.encoded(finding.call, finding.binary)
-        replay = reproduce(target, [Exchange(data, "POST", target.path, media_type, b"")])
+        encoding = fuzzer.channel.encoding
+        names = encoding and encoding["names"][encoding["checksum"]] if finding.binary else None
+        replay = reproduce(target, [Exchange(data, "POST", target.path, media_type, b"")], names)
         title = "To send its call again (no reproduction was confirmed)"
     return Result(made, "fail" if failed == sent else "flaky", [printable(f"{finding.check}: {finding.problem}")],
                   seconds, made.level, tries=(failed + 1, sent + 1), replay=tuple(map(printable, replay)),

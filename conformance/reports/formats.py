@@ -88,24 +88,8 @@ EXPAND = ("<p><button onclick=\"document.querySelectorAll('details').forEach(d =
 
 def as_html(results, subject, service, scope, requirements):
     """One self-contained HTML page: the run at a glance, then every failure in detail."""
-    count = counts(results)
     e = html.escape
-    title = named(scope.implementation) or subject
-    parts = [f"<!doctype html><html lang=en><meta charset=utf-8><title>Conformance of {e(title)}</title>",
-             f"<style>{CSS.read_text(encoding='utf-8')}</style>",
-             f"<h1>Conformance of {e(title)}</h1>",
-             f"<p>{e(subject) + ', ' if title != subject else ''}{e(service)}, {time.strftime('%Y-%m-%d %H:%M')}"
-             + (f"; declared without {e(', '.join(sorted(scope.without)))}" if scope.without else "")
-             + (f"; declared limits: {e(', '.join(f'{k} {v:,}' for k, v in scope.limits.items()))}" if scope.limits else "")
-             + (f"; the target {e(scope.stopped)}" if scope.stopped else "")
-             + (f"; --level {e(scope.level)}" if scope.level != "MAY" else "")
-             + (f"; seed {scope.seed} ({seeded(scope.seed)})" if scope.seed is not None else "")
-             + f"; it took {scope.seconds:.1f} s"
-             + f". Made by the suite {e(scope.suite.get('version', '?'))}, fixture set {e(scope.suite.get('fixtures', '?'))}."
-             + "</p>" + (f"<p class=interrupted>Cut short: {e(scope.interrupted)}; what it did not reach is not run, "
-                         "never passed.</p>" if scope.interrupted else "") + "<p class=tally>",
-             *(f"<span class={s}>{count[s]} {LABELS[s]}</span>" for s in STATUSES if count[s]), "</p>",
-             f"<p>{e(summary(results, scope))}</p>"]
+    parts = heading(results, subject, service, scope, "Conformance")
     texts = {r["id"]: r["text"] for r in requirements}
     groups = by_cause(results)
     failures = sum(len(group) for *_, group in groups)
@@ -134,6 +118,27 @@ def as_html(results, subject, service, scope, requirements):
               f"<details><summary>By requirement ({len(texts)})</summary>",
               _table(_grouped(results, lambda r: r.case.requirements), texts), "</details>"]
     return "\n".join(parts) + "\n</html>\n"
+
+
+def heading(results, subject, service, scope, what):
+    """The start of a page: `what` the run is ("Conformance", "Fuzzing") of whom, when and how, at a glance."""
+    count, e = counts(results), html.escape
+    title = named(scope.implementation) or subject
+    return [f"<!doctype html><html lang=en><meta charset=utf-8><title>{e(what)} of {e(title)}</title>",
+            f"<style>{CSS.read_text(encoding='utf-8')}</style>",
+            f"<h1>{e(what)} of {e(title)}</h1>",
+            f"<p>{e(subject) + ', ' if title != subject else ''}{e(service)}, {time.strftime('%Y-%m-%d %H:%M')}"
+            + (f"; declared without {e(', '.join(sorted(scope.without)))}" if scope.without else "")
+            + (f"; declared limits: {e(', '.join(f'{k} {v:,}' for k, v in scope.limits.items()))}" if scope.limits else "")
+            + (f"; the target {e(scope.stopped)}" if scope.stopped else "")
+            + (f"; --level {e(scope.level)}" if scope.level != "MAY" else "")
+            + (f"; seed {scope.seed} ({seeded(scope.seed)})" if scope.seed is not None else "")
+            + f"; it took {scope.seconds:.1f} s"
+            + f". Made by the suite {e(scope.suite.get('version', '?'))}, fixture set {e(scope.suite.get('fixtures', '?'))}."
+            + "</p>" + (f"<p class=interrupted>Cut short: {e(scope.interrupted)}; what it did not reach is not run, "
+                        "never passed.</p>" if scope.interrupted else "") + "<p class=tally>",
+            *(f"<span class={s}>{count[s]} {LABELS[s]}</span>" for s in STATUSES if count[s]), "</p>",
+            f"<p>{e(summary(results, scope))}</p>"]
 
 
 def failure_html(result):

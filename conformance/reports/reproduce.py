@@ -29,8 +29,9 @@ READ_BINARY = ("python3 -c \"import base64, json, msgpack, sys; print(json.dumps
                "'rb').read(), strict_map_key=False), default=lambda b: base64.b64encode(b).decode()))\" {file}")
 
 
-def reproduce(target, exchanges):
-    """Shell commands that send a server case's requests again, one per step (Exchange)."""
+def reproduce(target, exchanges, names=None):
+    """Shell commands that send a server case's requests again, one per step (Exchange); a MessagePack
+    request is shown as the message it holds, its keys named where `names` ({id: name}) knows them."""
     commands, scheme = [], "https" if target.tls else "http"
     for number, (data, method, path, media_type, answer, framing) in enumerate(exchanges, 1):
         absolute = path.startswith(("http://", "https://"))  # (the request target in absolute form)
@@ -55,18 +56,21 @@ def reproduce(target, exchanges):
                   }.get(framing, "")
         command = f"{pipe}curl -s -i -X POST {url} -H 'Content-Type: {media_type}'{framed} {send}"
         if text is None:  # (base64 says nothing to a reader: the message it holds, keys as the ids sent)
-            commands.append(f"# step {number} sends MessagePack: {_readable(data)}")
+            commands.append(f"# step {number} sends MessagePack: {_readable(data, names)}")
         if answer[:1] == b"\x92":  # MessagePack: headers on the terminal, the answer to a file
+            if not any(line.startswith("# reading") for line in commands):
+                commands.append("# reading a MessagePack answer takes Python's msgpack (pip install msgpack)")
             file = f"step-{number}.bin"
             command = command.replace("curl -s -i", "curl -s -D -") + f" -o {file}; {READ_BINARY.format(file=file)}"
         commands.append(command)
     return commands
 
 
-def _readable(data, most=300):
-    """MessagePack bytes as the suite's notation (language/decoding.py), or what they are if they hold no message."""
+def _readable(data, names=None, most=300):
+    """MessagePack bytes as the suite's notation (language/decoding.py), keys named by `names`, or what they
+    are if they hold no message."""
     try:
-        text = json.dumps(from_msgpack(msgpack.unpackb(data, strict_map_key=False)), ensure_ascii=False)
+        text = json.dumps(from_msgpack(msgpack.unpackb(data, strict_map_key=False), names), ensure_ascii=False)
     except (ValueError, msgpack.UnpackException, RecursionError):
         return f"{len(data)} bytes that are not MessagePack"
     return printable(text if len(text) <= most else text[:most] + " ...")

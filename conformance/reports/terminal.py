@@ -114,12 +114,13 @@ def finish(settings, ending, subject, service, unselected):
             0 if ran else NOTHING_RAN)
 
 
-def write_reports(settings, results, subject, service, scope):
-    """Write the reports --junit, --json and --html ask for; return the requirements they cite."""
+def write_reports(settings, results, subject, service, scope, page=None):
+    """Write the reports --junit, --json and --html ask for (the HTML one by `page()` where given: a fuzzing
+    run's); return the requirements they cite."""
     requirements = suite.load_json("requirements.json")
     reports = {"junit": lambda: formats.junit(results, subject, scope),
                "json": lambda: formats.as_json(results, subject, service, scope),
-               "html": lambda: formats.as_html(results, subject, service, scope, requirements)}
+               "html": page or (lambda: formats.as_html(results, subject, service, scope, requirements))}
     for form, make in reports.items():
         if form in settings.reports:
             Path(settings.reports[form]).write_text(make(), encoding="utf-8")

@@ -142,3 +142,35 @@ def test_the_time_limit_bounds_the_whole_run_its_preparation_too(tmp_path, monke
     assert status == 5 and spent == [3600], out
     assert "fn.f: not run (the time limit ended the run before its calls)" in out
     assert re.search(r"^Fuzzed 0 of 1 function with \d+ requests? in ", out, re.M), out
+
+
+def test_a_test_suite_lists_its_known_failures_and_is_not_flooded_by_the_applications_log(caplog):
+    """(fuzz_application took no known failures, and every call that made a handler raise put its traceback
+    in the test's captured log: 120 lines for one run.) The known failures are reported, not raised; the
+    application's lines are held back and counted in the failure, if there is one."""
+    application = wsgi.make_application(Service(load(FAULTY), HANDLERS))
+    results = fuzz_application(application, seed=7, known_failures=["fuzz/fn.typo/handler*", "fuzz/fn.crash/*",
+                                                                    "fuzz/fn.tag/handler"])
+    assert sorted(r.case.id for r in results if r.status == "known-failure") == [
+        "fuzz/fn.crash/handler", "fuzz/fn.tag/handler", "fuzz/fn.typo/handler"]
+    assert not [record for record in caplog.records if record.name.startswith("reference")], caplog.text
+    with pytest.raises(AssertionError) as failed:
+        fuzz_application(application, seed=7, known_failures=["fuzz/fn.typo/handler*"])
+    assert re.search(r"\(the application logged \d+ lines while it was fuzzed, held back from the captured log; the "
+                     r"first: handler for fn\.crash raised", str(failed.value)), str(failed.value)
+    assert not [record for record in caplog.records if record.name.startswith("reference")]
+
+
+def test_a_failing_fuzz_shows_the_tests_line_not_the_fuzzers(tmp_path):
+    """pytest's traceback of a failing fuzz_application ends at the test that called it."""
+    (tmp_path / "test_mine.py").write_text(
+        "from reference import Service, load\nfrom reference.transports import wsgi\n"
+        "from conformance.fuzz import fuzz_application\nfrom tests.support.faulty import FAULTY, HANDLERS\n\n"
+        "def test_mine():\n"
+        "    fuzz_application(wsgi.make_application(Service(load(FAULTY), HANDLERS)), seed=7, max_examples=5)\n")
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
+                          str(tmp_path / "test_mine.py")], cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert run.returncode == 1 and "AssertionError: fuzzing " in run.stdout, run.stdout + run.stderr
+    assert "fuzz_application(wsgi.make_application" in run.stdout and "__tracebackhide__" not in run.stdout
+    assert "conformance/fuzz/application.py" not in run.stdout, run.stdout
