@@ -3,12 +3,15 @@
 How this works
 --------------
 The target's schema is read from `fn.api_` (language/schema.py). For each function,
-`Fuzzer.examples` makes calls by seed (values.py): a valid call, checked as
-the named CHECKS say (answers.py); the same call on MessagePack now and
-then, once the target has negotiated it, compared value for value with the JSON answers to
-it just before and after (a function whose JSON answers vary cannot be
-judged so); the call with a generated `@select_`; and the call with exactly
-one thing wrong, which must be refused with a case at that place. Each check
+`Fuzzer.examples` makes calls by seed (values.py), with the headers the
+schema declares: a valid call, checked as the named CHECKS say (answers.py);
+the same call on MessagePack now and then (packed by a coin), once the
+target has negotiated it, judged alone and against the JSON answer
+(wires.py); the call with a generated `@select_`; and the call with exactly
+one thing wrong, which must be refused with a case at that place. Who may
+call and whose data comes back are judged with credentials of their own
+(access.py); the slowest calls are kept, and one past a --response-time
+budget fails. Each check
 counts the answers it judged (`evidence`) and keeps why it judged none
 (`missed`). A failing call becomes a `Finding`: the check, the function, the
 call, what is wrong, the answer. The first of each kind is shrunk while it
@@ -31,7 +34,7 @@ from collections import Counter
 from ..language.schema import Schema
 from ..reports.results import plural
 from ..targets.remote import Trouble
-from . import access, answers, reproduction, selections, shrinking, values
+from . import access, answers, reproduction, selections, shrinking, values, wires
 from .answers import Call
 from .links import Links
 from .properties import HANDLER_BUGS, REFUSALS
@@ -157,7 +160,7 @@ class Fuzzer:
             if found and found.kind not in self.seen:
                 found = shrinking.confirm(self, function, shrinking.shrink(self, function, found))
                 if found.check in WIRES and found.again[0] < found.again[1] and not self.settings.deterministic:
-                    self.vary(function)  # (a difference of the wires would come back each time)
+                    wires.vary(self, function)  # (a difference of the wires would come back each time)
                     continue
                 yield reproduction.made(self, found)
             if found:
@@ -171,24 +174,13 @@ class Fuzzer:
         headers, body = call.message
         if not found and self.channel.encoding and number % 3 == 0 and {"bytes", "binary", "packed"} & set(self.chosen):
             packed = {**headers, "@pac_": True} if self.rng.random() < 0.5 else headers  # (by a coin)
-            found = self.anew(call._replace(message=[packed, body], binary=True, before=answered), answered)
+            found = wires.anew(self, call._replace(message=[packed, body], binary=True, before=answered), answered)
         if not function.results["Ok_"]:
             self.missed[(function.name, "select")] = "its Ok_ has no fields to select"
         elif not found and number % 2 == 0 and "select" in self.chosen:
             selection = selections.made(self.schema, self.rng, function)
-            found = self.anew(call._replace(message=[{**headers, "@select_": selection}, body]), answered)
+            found = wires.anew(self, call._replace(message=[{**headers, "@select_": selection}, body]), answered)
         return found or (self.check_wrong(function, arguments) if "rejected" in self.chosen else None)
-
-    def anew(self, call, first):
-        """Check a Call made again (on MessagePack, or with @select_), after the same one was answered `first`;
-        if it was refused for being made again (`refused_again`), check it with its texts and integers new,
-        the first answer of a new value. The first Finding, or None."""
-        found, again = self.check(call)
-        if found or again is None or not self.refused_again(call.function, first or {}, again):
-            return found
-        headers, body = call.message
-        [(name, arguments)] = body.items()
-        return self.check(call._replace(message=[headers, {name: values.unique(arguments, self.rng)}], before=None))[0]
 
     def headers(self):
         """The headers of a call: some the schema declares, made (values.py), the credentials an answer gave,
@@ -250,9 +242,9 @@ class Fuzzer:
             ("headers", True, lambda: answers.header_problems(self.schema, headers), self.schema.response_headers),
             ("select", selected and tag == "Ok_",
              lambda: answers.selection_problems(self.schema, function, fields, request[0]), results),
-            ("bytes", binary, lambda: self.wire_problems(function, typed[1]), results),
-            ("binary", binary and not packed, lambda: self.parity_problems(call, body), results),
-            ("packed", binary and packed, lambda: self.parity_problems(call, body), results),
+            ("bytes", binary, lambda: wires.bytes_problems(self, function, typed[1]), results),
+            ("binary", binary and not packed, lambda: wires.parity_problems(self, call, body), results),
+            ("packed", binary and packed, lambda: wires.parity_problems(self, call, body), results),
             ("id", "@id_" in request[0], lambda: answers.id_problems(request[0]["@id_"], headers), None),
             ("base64", True, lambda: answers.base64_problems(self.schema, function, body, headers, _wire(answer)), None),
             ("media", True, lambda: answers.media_problems(labelled, answer), None),
@@ -305,51 +297,6 @@ class Fuzzer:
             if found:
                 self.seen[found.kind] += 1
             yield from self.held()
-
-    def wire_problems(self, function, typed):
-        """Where a MessagePack answer's body (`typed`: its bytes as {"$bin": ...}) holds text for bytes or
-        bytes for text."""
-        [(tag, fields)] = typed.items()
-        return list(answers.wire_problems(self.schema, function.results.get(tag, {}), fields, (tag,)))
-
-    def parity_problems(self, call, body):
-        """How the MessagePack answer `body` differs from the JSON answer to the same Call, its `before`; None
-        when that cannot be told: the JSON answers differ from call to call (unless --deterministic)."""
-        function, before = call.function, call.before
-        if before is None or function.name in self.varying:
-            return None
-        if self.refused_again(function, before, body):
-            return None
-        expected, received = values.as_text(before), values.as_text(body)
-        if expected == received:
-            return []
-        if not self.settings.deterministic:  # the same again on JSON: a difference is the wire's, not the call's
-            again = self.channel.send(call.message)[1]
-            if again is None or values.as_text(again[1]) != expected:
-                self.vary(function)
-                return None
-        return [((), f"JSON answered {json.dumps(expected)[:200]}, MessagePack {json.dumps(received)[:200]}")]
-
-    def refused_again(self, function, first, again):
-        """Whether `again`, the answer to a call `first` answered Ok_, is one of the function's own errors: it
-        made something a second call may not make again (a name taken). Its calls cannot be made twice,
-        so the wires cannot be compared; another with new values is judged instead (`exercise`)."""
-        [tag] = again
-        if "Ok_" not in first or tag == "Ok_" or tag not in function.results or tag.endswith("_"):
-            return False
-        self.creating.add(function.name)
-        for check in WIRES:
-            self.missed[(function.name, check)] = (f"the same call made again was answered {tag}: each makes "
-                                                   f"something new, so no call is made on both wires")
-        return True
-
-    def vary(self, function):
-        """Take it that `function` answers the same call differently: its wires cannot be compared."""
-        self.varying.add(function.name)
-        for check in WIRES:
-            self.evidence[(function.name, check)] = 0  # (what was judged equal may have been so by chance)
-            self.missed[(function.name, check)] = ("its answers differ from call to call, so the wires cannot be "
-                                                   "compared (--deterministic says they do not)")
 
     def check_wrong(self, function, arguments):
         """A call with one thing wrong, which must be refused with a case at that place; a Finding if not."""

@@ -94,8 +94,9 @@ class Maker:
             data = bytes(rng.randrange(256) for _ in range(rng.choice([0, 1, 3, 16])))
             return data if self.binary else base64.b64encode(data).decode()
         if kind == "any":  # (a value of every JSON kind, and their edges)
-            return rng.choice([1, "x", True, False, [1, "y"], {"k": [None]}, 2.5, 0, -1, INT64[0], INT64[1], 1e300,
-                               "", "ü\x00", [], {}, {"a": {"b": [1.5, "c", False]}}])
+            return rng.choice([1, "x", True, False, [1, "y"], {"k": [None]}, 2.5, 0, -1, 2**53, -1e300, "",
+                               "ü\x00", [], {}, {"a": {"b": [1.5, "c", False]}}])  # (integers an `any` keeps
+            # in every language: up to 2**53)
         return rng.random() < 0.5  # boolean
 
 

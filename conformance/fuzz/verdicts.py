@@ -37,7 +37,7 @@ CHECKS = {  # name -> (what it checks, the requirements it rests on)
                 "ErrorInvalidResponseHeaders_): the service's own bugs", ["conv.response-validation"]),
     "select": ("an answer to a call with @select_ holds only the fields selected", ["header.select",
                                                                                   "conv.select-rules"]),
-    "bytes": ("an answer on MessagePack carries its bytes as bin and its text as str", ["conv.binary-bytes"]),
+    "bytes": ("an answer on MessagePack carries its bytes as bin and its text as str", ["type.bytes", "binary.opt-in"]),
     "binary": ("an answer on MessagePack carries the same values as on JSON, where the function answers JSON "
                "alike each time", ["binary.negotiate"]),
     "packed": ("an answer on MessagePack to a call with @pac_ unpacks to the same values as on JSON",
