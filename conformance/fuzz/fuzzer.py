@@ -119,15 +119,20 @@ class Fuzzer:
         count, workers = self.settings.max_examples, self.settings.workers
         alone = [f for f in functions if workers == 1 or self.links.gives(f)]
         found += access.owners(self, functions) if "owner" in self.chosen else []
-        for function in alone:
+        for number, function in enumerate(alone):
+            if self.late() and self.unreached(alone[number:], tell):
+                break
             found += self.examples(function, count)
             tell(self.said(function, found))
         shared = [f for f in functions if not (workers == 1 or self.links.gives(f))]  # (not a search of `alone`
         # for each: over thousands of functions, that was most of a run)
         if shared:
             shared_out(self, shared, count, found, workers)
-            for function in shared:
+            called = [f for f in shared if self.evidence[(f.name, "message")] or f.name in self.tags]
+            for function in called:
                 tell(self.said(function, found))
+            if len(called) < len(shared):
+                self.unreached([f for f in shared if f not in set(called)], tell, always=True)
         if len(functions) > 1:
             made = []
             mine = list(self.sequences(functions, count * len(functions) // 2, made))
@@ -136,6 +141,16 @@ class Fuzzer:
             tell("  in sequences of them all: " + (f"{len(mine)} failing ({failing})" if mine else
                                                    f"no new failure in {plural(len(made), 'call')}" if made else
                                                    f"not run ({UNREACHED})"))
+
+    def unreached(self, functions, tell, always=False, most=20):
+        """Tell, in one line, that the time limit left `functions` uncalled, if they are more than `most`
+        (or `always`); whether it did (else each gets its line, as a function called does)."""
+        if len(functions) <= most and not always:
+            return False
+        names = ", ".join(f.name for f in functions[:3])
+        tell(f"  {names}" + (f" and {len(functions) - 3:,} more functions" if len(functions) > 3 else "")
+             + f": not run ({UNREACHED})")
+        return True
 
     def said(self, function, found):
         """The line that says how the checks of `function` went."""

@@ -9,6 +9,7 @@ format writes them (terminal.py, formats.py, grid.py). Every text in them has
 gone through `printable`, whatever a target answered.
 """
 
+import functools
 import re
 import time
 from collections import Counter
@@ -56,12 +57,19 @@ def outcome(case, problems, level, started, replay=(), known=False):
 def not_run(case, reason, detail=""):
     """The Result of a case that was not run: `reason` follows its count ("for other services"), `detail`
     says more of this case ("needs calculator")."""
-    return Result(case, "not-run", [printable(detail)] if detail else [], 0, reason=reason)
+    return Result(case, "not-run", [_printable_once(detail)] if detail else [], 0, reason=reason)
+
+
+@functools.lru_cache(maxsize=256)
+def _printable_once(text):
+    """printable(text), made once for a text many verdicts share (why a million were not run)."""
+    return printable(text)
 
 
 def counts(results):
     """How many results have each status."""
-    return {status: sum(r.status == status for r in results) for status in STATUSES}
+    found = Counter(r.status for r in results)  # (one pass: a fuzzing run may have millions)
+    return {status: found[status] for status in STATUSES}
 
 
 def tally(results):
