@@ -61,7 +61,8 @@ class Fuzzer:
         self.varying = set()  # functions that answer the same call differently (the binary check cannot tell)
         self.chosen = chosen(settings)  # the checks judged
         self.slowest = {}  # function -> its slowest calls, (seconds, call, on MessagePack), the slowest first
-        self.creating = set()  # functions that refuse the same call made again (`refused_again`)
+        self.creating = set()  # functions that refuse the same call made again (wires.py)
+        self.bytes_held = {}  # function -> whether its results may hold bytes
         self.followed = []  # Findings of calls answers held
         self.ways = None  # how a protected function is called without valid credentials, once made (access.py)
         if like:
@@ -213,6 +214,12 @@ class Fuzzer:
             self.evidence[(function.name, check)] += 1
             self.seconds[(function.name, check)] += time.monotonic() - started
 
+    def holds_bytes(self, function):
+        """Whether a result of `function` may hold bytes (answers.holds_bytes), asked once for each."""
+        if function.name not in self.bytes_held:
+            self.bytes_held[function.name] = answers.holds_bytes(self.schema, function)
+        return self.bytes_held[function.name]
+
     def timed(self, function, request, binary, started, kept=3):
         """How long the call `request` of `function` took since `started`, kept among its `kept` slowest."""
         took = time.monotonic() - started
@@ -261,7 +268,8 @@ class Fuzzer:
             ("binary", binary and not packed, lambda: wires.parity_problems(self, call, body), results),
             ("packed", binary and packed, lambda: wires.parity_problems(self, call, body), results),
             ("id", "@id_" in request[0], lambda: answers.id_problems(request[0]["@id_"], headers), None),
-            ("base64", True, lambda: answers.base64_problems(self.schema, function, body, headers, _wire(answer)), None),
+            ("base64", True, lambda: answers.base64_problems(self.schema, function, body, headers, _wire(answer),
+                                                             self.holds_bytes(function)), None),
             ("media", True, lambda: answers.media_problems(labelled, answer), None),
             ("time", budget is not None, lambda: [((), f"it took {took:.3f} s, past the budget of {budget:g} s")]
              if took > budget else [], None),
