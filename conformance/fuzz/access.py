@@ -12,12 +12,16 @@ to any of them is a finding.
 
 `owner`: two fresh users log in, A and B. Each function that takes text
 writes, as A, texts no earlier call used (markers); each function that
-reads it (one taking a field of the same name and type, given the same
-value, or one with nothing required: a listing) is called as A, then as B.
-A marker that comes back to A and not to B (and to A again) shows the
-service keeps that data per user; a marker that comes back to B is then a
-finding. Where every user sees every marker, the data is shared by design,
-and nothing is blamed. A mock is left out: its answers are its stubs'.
+reads it is called as A, then as B: a lookup (taking a field of the same
+name and type as the writer's arguments or its answer's, given that value:
+a name A sent, an id the answer made) or a listing (nothing required). A
+marker that comes back to A and not to B (and to A again) shows that the
+service keeps that data from other users, by lookup or by listing; a marker
+that then comes back to B through the other kind (a lookup open to all
+beside a listing of one's own, or the other way) is a finding. Where B sees
+it through the same kind ("me" beside a public directory), or every kind,
+the data may be shared by design, and nothing is blamed. A mock is left
+out: its answers are its stubs'.
 
 Each finding's case replays its calls for users of its own ("$user"), the
 credentials captured as a login answers them.
@@ -141,10 +145,11 @@ def owners(fuzzer, functions):
         found, body = _checked(fuzzer, Call(writer, wrote, nested=True))
         if not markers or found or not body or "Ok_" not in body:
             continue
-        isolated, leaks = None, []
+        isolated, leaks, made = {}, [], body["Ok_"] if type(body["Ok_"]) is dict else {}
         for reader in _readers(plain, writer)[:READERS]:
-            given = {name: arguments[name] for name, type_ in reader.arguments.items()
-                     if writer.arguments.get(name) == type_ and name in arguments}
+            given = {name: sent[name] for name, type_ in reader.arguments.items()
+                     for sent, declared in ((made, writer.results["Ok_"]), (arguments, writer.arguments))
+                     if declared.get(name) == type_ and sent.get(name) is not None}  # (an id it made, a name sent)
             read = {**values.Maker(fuzzer.schema, fuzzer.rng).fields(reader.arguments, 0), **given}
             mine = markers - set(_texts(read))
             if not mine or fuzzer.late():
@@ -155,27 +160,30 @@ def owners(fuzzer, functions):
             seen_b = _shows(fuzzer, reader, as_b, mine)
             if seen_b is None:
                 continue
+            keyed = bool(given)  # (a lookup of what A wrote, by its key; else a listing)
             if seen_b:
-                leaks.append((reader, as_b, seen_b, started))
-            elif seen_a and not isolated and _shows(fuzzer, reader, as_a, mine):
-                isolated = reader
+                leaks.append((reader, keyed, as_b, seen_b, started))
+            elif seen_a and keyed not in isolated and _shows(fuzzer, reader, as_a, mine):
+                isolated[keyed] = reader
             else:
                 fuzzer.judged(reader, ["owner"], started)
-        for reader, as_b, (path, marker, body), started in leaks:
-            if not isolated:
+        for reader, keyed, as_b, (path, marker, shown), started in leaks:
+            kept = isolated.get(not keyed)  # (a listing of one's own beside a lookup open to all, or the other way)
+            if not kept:
                 fuzzer.missed.setdefault((reader.name, "owner"), f"what {writer.name} wrote as one user it returned "
-                                         f"to every user, and no function kept it from another: shared, not per user")
+                                         f"to another, and no {'listing' if keyed else 'lookup'} kept it from them: "
+                                         f"shared, not per user")
                 continue
             fuzzer.judged(reader, ["owner"], started)
             problem = (f"{writer.name} wrote {json.dumps(marker)} as one user; {reader.name} returned it at "
-                       f"{'.'.join(map(str, path))} to another user (a fresh login), though {isolated.name} kept it "
+                       f"{'.'.join(map(str, path))} to another user (a fresh login), though {kept.name} kept it "
                        f"from them: the service keeps it per user")
-            finding = Finding("owner", reader.name, as_b, False, problem, _json(body), next(iter(body)),
-                              ((path, "another user's data"),), message=[{}, body])
-            steps = [(login_a, answer_a), (wrote, None), (login_b, answer_b), (as_b, None)]
+            finding = Finding("owner", reader.name, as_b, False, problem, _json(shown), next(iter(shown)),
+                              ((path, "another user's data"),), message=[{}, shown])
+            steps = [(login_a, answer_a), (wrote, body), (login_b, answer_b), (as_b, None)]
             yield confirmed(fuzzer, finding, steps, last=[{"$type": "object"}, {"$not": _holding(path, marker)}])
-        if isolated and not leaks:
-            fuzzer.judged(isolated, ["owner"], time.monotonic())
+        for reader in isolated.values() if not leaks else ():
+            fuzzer.judged(reader, ["owner"], time.monotonic())
 
 
 def _checked(fuzzer, call):
@@ -191,10 +199,11 @@ def _givers(fuzzer):
 
 
 def _readers(functions, writer):
-    """The functions that may read what `writer` wrote: those taking one of its fields (name and type), and
-    those that require nothing (listings)."""
+    """The functions that may read what `writer` wrote: those taking one of its arguments or of its Ok_'s
+    fields (name and type: a key), and those that require nothing (listings)."""
+    fields = {**writer.results["Ok_"], **writer.arguments}
     return [f for f in functions if f is not writer and (
-        any(writer.arguments.get(name) == type_ for name, type_ in f.arguments.items())
+        any(fields.get(name) == type_ for name, type_ in f.arguments.items())
         or all(name.endswith("!") for name in f.arguments))]
 
 

@@ -143,3 +143,68 @@ def test_the_shipped_services_and_a_mock_are_blamed_for_nothing(make, tmp_path):
     verdicts = {case["id"]: case for case in json.loads(report.read_text())["cases"]}
     assert not any(case["status"] == "fail" for case in verdicts.values()), text
     assert status == 0 and "FAIL" not in text, text
+
+
+NOTES = [
+    {"info.Notes": {}},
+    {"union.Auth_": [{"Session": {"token": "string"}}]},
+    {"fn.login": {"name": "string"}, "->": [{"Ok_": {"token": "string"}}], "$authenticated": False},
+    {"fn.create": {"text": "string"}, "->": [{"Ok_": {"id": "integer"}}]},
+    {"fn.read": {"id": "integer"}, "->": [{"Ok_": {"text!": "string"}}]},
+    {"fn.mine": {}, "->": [{"Ok_": {"texts": ["string"]}}]},
+    {"fn.setStatus": {"status": "string"}, "->": [{"Ok_": {}}]},
+    {"fn.myStatus": {}, "->": [{"Ok_": {"status!": "string"}}]},
+    {"fn.everyone": {}, "->": [{"Ok_": {"users": [{"string": "string"}]}}]},
+]
+
+
+def notes(open_read=False):
+    """Notes under ids the server makes, each its writer's: fn.read of another's id answers nothing (or, with
+    `open_read`, the note: the bug); fn.mine lists one's own. A status is public: fn.myStatus says one's
+    own, and fn.everyone, a directory, every user's."""
+    sessions, written, statuses = {}, {}, {}
+
+    def login(arguments, headers):
+        sessions[token := f"t-{len(sessions)}"] = arguments["name"]
+        return {"Ok_": {"token": token}}
+
+    def who(headers):
+        return sessions.get(headers["@auth_"]["Session"]["token"])
+
+    def create(arguments, headers):
+        written[len(written) + 1] = (who(headers), arguments["text"])
+        return {"Ok_": {"id": len(written)}}
+
+    def read(arguments, headers):
+        owner, text = written.get(arguments["id"], (None, None))
+        return {"Ok_": {"text!": text} if owner is not None and (open_read or owner == who(headers)) else {}}
+
+    def guarded(handler):
+        return lambda arguments, headers: REFUSED if who(headers) is None else handler(arguments, headers)
+    return Service(load(NOTES), {
+        "fn.login": login, "fn.create": guarded(create), "fn.read": guarded(read),
+        "fn.mine": guarded(lambda a, h: {"Ok_": {"texts": [t for o, t in written.values() if o == who(h)]}}),
+        "fn.setStatus": guarded(lambda a, h: statuses.update({who(h): a["status"]}) or {"Ok_": {}}),
+        "fn.myStatus": guarded(lambda a, h: {"Ok_": {"status!": statuses[who(h)]} if who(h) in statuses else {}}),
+        "fn.everyone": guarded(lambda a, h: {"Ok_": {"users": [{"name": name, "status": status}
+                                                                for name, status in statuses.items()][-5:]}})})
+
+
+@pytest.mark.parametrize("seed", ["1", "2", "3"])
+def test_a_note_read_by_its_id_as_another_user_is_found_and_a_public_directory_is_not(seed, tmp_path):
+    """A note read by the id its creation answered (an IDOR): the id is captured from fn.create's answer and
+    sent as the other user; fn.mine keeps each user's notes to them, so fn.read's leak is one. fn.everyone
+    lists every user's status, as fn.myStatus says one's own: a listing beside a listing, which a public
+    directory may be, is blamed for nothing."""
+    fixtures = tmp_path / "fuzz.json"
+    with serving(notes(open_read=True)) as server:
+        status, text = fuzzed(server, "--seed", seed, "--fixtures", str(fixtures))
+        failing = {line.split()[1] for line in text.splitlines() if line.startswith("FAIL ")}
+        assert status == 1 and failing == {"fuzz/fn.read/owner"}, text
+        assert "though fn.mine kept it from them" in text and "it fails again" in text, text
+        assert main(["run", "--target", server.url, "--cases", str(fixtures)]) == 1
+    with serving(notes()) as server, contextlib.redirect_stdout(io.StringIO()) as out:
+        assert main(["run", "--target", server.url, "--cases", str(fixtures)]) == 0, out.getvalue()
+        status, text = fuzzed(server, "--seed", seed)
+    assert status == 0 and "FAIL" not in text, text
+    assert "  fn.everyone: passed (" in text, text  # (its statuses come back to all: shared, not blamed)
