@@ -23,6 +23,8 @@ def add_server_options(parser, port):
                              "steps alone, as with --plain (default %(default)s)")
     parser.add_argument("-v", "--verbose", dest="log_level", action="store_const", const="debug",
                         help="the same as --log-level debug")
+    parser.add_argument("--access-log", action="store_true", help="log a line for each request answered (off by "
+                        "default, as gunicorn's: a line a request cost a quarter of the requests a second)")
     parser.add_argument("--max-body", type=int, default=MAX_BODY, metavar="BYTES",
                         help="largest request body accepted (default %(default)s)")
     parser.add_argument("--max-connections", type=int, default=MAX_CONNECTIONS, metavar="N",
@@ -88,6 +90,8 @@ def serve(service, options, what, parser):
     # line a request at the default level cost 44% more CPU than none, 22 us of Python each.
     logging.logThreads = logging.logProcesses = logging.logMultiprocessing = False
     logging._srcfile = None  # (no caller's file and line looked up)
+    logging.getLogger("reference.access").setLevel(
+        logging.DEBUG if options.access_log or options.log_level == "debug" else logging.WARNING)
     tls = None
     if options.certfile:
         try:

@@ -40,6 +40,7 @@ from .admission import LARGE, RETRY, Admission
 from .rules import Bounds, HeaderLines, refusal
 
 log = logging.getLogger("reference")
+access = logging.getLogger("reference.access")  # a line for each request (the servers' --access-log)
 
 LINGER = 2  # seconds a refused body is read and dropped, so that its sender reads the refusal
 BUSY = (b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nConnection: close\r\n"
@@ -177,9 +178,9 @@ class RequestHandler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(reply.data)
         self.wfile.flush()
-        if log.isEnabledFor(logging.INFO):
-            log.info("%s %s %s -> %s %dB %.1fms", self.client_address[0], self.command, reply.function or "-",
-                     reply.result, len(reply.data), (time.perf_counter() - started) * 1000)
+        if access.isEnabledFor(logging.INFO):
+            access.info("%s %s %s -> %s %dB %.1fms", self.client_address[0], self.command, reply.function or "-",
+                        reply.result, len(reply.data), (time.perf_counter() - started) * 1000)
 
     def refuse(self, status, message, headers=(), body_read=False):
         """Answer an HTTP problem in plain text; close the connection if a body may follow unread."""
@@ -197,7 +198,7 @@ class RequestHandler(BaseHTTPRequestHandler):
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(body)
-        log.info("%s %s %s -> HTTP %d", self.client_address[0], self.command, self.path, status)
+        access.info("%s %s %s -> HTTP %d", self.client_address[0], self.command, self.path, status)
         if unread:
             self.linger()
 

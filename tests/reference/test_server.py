@@ -74,7 +74,21 @@ def test_the_server_prints_its_url_logs_requests_and_stops_on_ctrl_c():
     assert process.returncode == 0
     assert out == ("Stopping: requests in flight get up to 10 s to be answered (Ctrl-C again to stop at once).\n"
                    "Stopped.\n")
-    assert "POST fn.add -> Ok_ 28B" in err and "Traceback" not in err
+    assert "POST fn.add" not in err and "Traceback" not in err  # (the access log is asked for: below)
+
+
+def test_the_access_log_is_a_line_for_each_request_when_asked_for():
+    """(Each request was a line at the default level: a quarter of the requests a second.) --access-log."""
+    process, _, url = started("server", "--access-log")
+    try:
+        connection = Connection(url)
+        assert connection.call([{}, {"fn.add": {"x": 1, "y": 2}}]) == [{}, {"Ok_": {"result": 3}}]
+        connection.http.close()
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=10)
+    finally:
+        process.kill()
+    assert re.search(r" INFO 127\.0\.0\.1 POST fn\.add -> Ok_ 28B \d+\.\dms\n", err), err
 
 
 def test_every_limit_has_a_command_line_option():

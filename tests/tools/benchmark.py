@@ -303,10 +303,10 @@ def report_http(rounds, seconds, clients, peer_venv):
     request (user and system, from /proc), as a ratio to the bare one's: each round in turn."""
     servers = {"bare http.server": lambda port: [sys.executable, "-c", BARE_SERVER, str(port)],
                "reference server": lambda port: [sys.executable, "-m", "reference.server", "--port", str(port)],
-               "reference, warning": lambda port: [sys.executable, "-m", "reference.server", "--port", str(port),
-                                                   "--log-level", "warning"],
+               "reference, --access-log": lambda port: [sys.executable, "-m", "reference.server", "--port", str(port),
+                                                        "--access-log"],
                "reference --plain": lambda port: [sys.executable, "-m", "reference.server", "--port", str(port),
-                                                  "--log-level", "warning", "--plain"]}
+                                                  "--plain"]}
     if peer_venv:
         servers["peer demo server"] = lambda port: [str(Path(peer_venv) / "bin" / "telepact"), "demo-server",
                                                     "--port", str(port)]
