@@ -12,6 +12,7 @@ required fields out), its headers named with `@` and of their declared types
 (`media_problems`).
 """
 
+import json
 from typing import NamedTuple
 
 from ..language.matchers import compare
@@ -33,6 +34,13 @@ class Call(NamedTuple):
     binary: bool = False
     before: dict | None = None
     nested: bool = False
+
+
+def shown(message, answer, most=1000):
+    """An answer as a finding shows it: its message as JSON, else its bytes as text; at most `most` characters."""
+    text = json.dumps(message, ensure_ascii=False, default=repr) if message is not None else \
+        answer[:most].decode(errors="replace")
+    return text[:most]
 
 
 def message_problem(status, message):

@@ -8,12 +8,11 @@ schema declares: a valid call, checked as the named CHECKS say (answers.py);
 the same call on MessagePack now and then (packed by a coin), once the
 target has negotiated it, judged alone and against the JSON answer
 (wires.py); the call with a generated `@select_`; and the call with exactly
-one thing wrong, which must be refused with a case at that place. Who may
-call and whose data comes back are judged with credentials of their own
-(access.py); the slowest calls are kept, and one past a --response-time
-budget fails. Each check
-counts the answers it judged (`evidence`) and keeps why it judged none
-(`missed`). A failing call becomes a `Finding`: the check, the function, the
+one thing wrong, which must be refused with a case at that place
+(rejections.py). Who may call and whose data comes back are judged with
+credentials of their own (access.py); the slowest calls are kept, and one
+past a --response-time budget fails. Each check counts the answers it
+judged (`evidence`) and keeps why it judged none (`missed`). A failing call becomes a `Finding`: the check, the function, the
 call, what is wrong, the answer. The first of each kind is shrunk while it
 fails the same way and sent again, to tell a steady failure from a flaky one
 (shrinking.py); verdicts.py makes the verdicts. Calls follow the schema's
@@ -34,7 +33,7 @@ from collections import Counter
 from ..language.schema import Schema
 from ..reports.results import plural
 from ..targets.remote import Trouble
-from . import access, answers, reproduction, selections, shrinking, values, wires
+from . import access, answers, rejections, reproduction, selections, shrinking, values, wires
 from .answers import Call
 from .links import Links
 from .properties import HANDLER_BUGS, REFUSALS
@@ -196,7 +195,7 @@ class Fuzzer:
         elif not found and number % 2 == 0 and "select" in self.chosen:
             selection = selections.made(self.schema, self.rng, function)
             found = wires.anew(self, call._replace(message=[{**headers, "@select_": selection}, body]), answered)
-        return found or (self.check_wrong(function, arguments) if "rejected" in self.chosen else None)
+        return found or (rejections.check_wrong(self, function, arguments) if "rejected" in self.chosen else None)
 
     def headers(self):
         """The headers of a call: some the schema declares, made (values.py), the credentials an answer gave,
@@ -240,7 +239,7 @@ class Fuzzer:
         if problem:
             self.judged(function, ["message"], started)
             at = self.links.logged(function, request, None)
-            return Finding("message", function.name, request, binary, problem, _shown(message, answer), at=at), None
+            return Finding("message", function.name, request, binary, problem, answers.shown(message, answer), at=at), None
         headers, body = message
         [(tag, fields)] = body.items()
         at = self.links.logged(function, request, body)
@@ -283,7 +282,7 @@ class Fuzzer:
                 said = "; ".join(f"{where(path)}: {why}" if path else why for path, why in found[:3])
                 general = tuple((answers.general(self.schema, declared, path), why) for path, why in found) \
                     if declared is not None else ()
-                return Finding(check, function.name, request, binary, said, _shown(message, answer), tag, tuple(found),
+                return Finding(check, function.name, request, binary, said, answers.shown(message, answer), tag, tuple(found),
                                at=at, general=general, message=message, before=call.before), body
         self.links.passing(function, request, at)
         if tag == "ErrorUnauthenticated_" and self.links.credentials and request[0].get("@auth_") == \
@@ -321,44 +320,9 @@ class Fuzzer:
                 self.seen[found.kind] += 1
             yield from self.held()
 
-    def check_wrong(self, function, arguments):
-        """A call with one thing wrong, which must be refused with a case at that place; a Finding if not."""
-        wrong, path, reason = self.rng.choice(values.object_wrongs(self.schema, arguments, function.arguments,
-                                                                   (function.name,)))
-        found = self.judge_wrong(function, [self.headers(), {function.name: wrong}], path, reason)
-        return found and found._replace(valid=arguments)
-
-    def judge_wrong(self, function, call, path, reason):
-        """The Finding of a call whose one wrong thing (at `path`, for `reason`) is not refused there, or None."""
-        started = time.monotonic()
-        status, message, answer, _ = self.channel.send(call)
-        problem = answers.message_problem(status, message)
-        self.judged(function, ["message"], started)
-        if problem:
-            return Finding("message", function.name, call, False, problem, _shown(message, answer), at=self.links.count)
-        [(tag, fields)] = message[1].items()
-        if tag == "ErrorUnauthenticated_" and "@auth_" not in call[0]:  # (credentials come before arguments)
-            self.missed[(function.name, "rejected")] = ("every call with one thing wrong was answered "
-                                                        "ErrorUnauthenticated_ (give -H '@auth_:=...')")
-            return None
-        self.judged(function, ["rejected"], started)
-        cases = fields.get("cases") if tag == "ErrorInvalidRequestBody_" and isinstance(fields, dict) else None
-        if isinstance(cases, list) and any(isinstance(c, dict) and c.get("path") == list(path) for c in cases):
-            return None
-        said = (f"it has no case at {json.dumps(list(path))}: {json.dumps(cases)[:300]}" if cases is not None
-                else f"it was answered {tag}")
-        return Finding("rejected", function.name, call, False, f"{reason} at {where(path)} should be refused "
-                       f"with a case there; {said}", _shown(message, answer), tag, path=path, reason=reason,
-                       at=self.links.count, message=message)
 
 def _wire(answer):
     return "MessagePack" if answer[:1] == b"\x92" else "JSON"
-
-
-def _shown(message, answer, most=1000):
-    text = json.dumps(message, ensure_ascii=False, default=repr) if message is not None else \
-        answer[:most].decode(errors="replace")
-    return text[:most]
 
 
 def _json(value):

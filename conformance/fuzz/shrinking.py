@@ -14,7 +14,7 @@ are found by its reproduction (reproduction.py).
 
 import itertools
 
-from . import selections, values
+from . import rejections, selections, values
 from .answers import Call
 
 MAX_SHRINKS = 300  # calls one finding may spend on being made smaller (2**53 to a bound at 101: about 180)
@@ -26,7 +26,7 @@ def judge(fuzzer, function, finding):
     each: fuzzer.creating): its Finding, or None (a MessagePack call goes after the same call on JSON,
     which its answer is compared with)."""
     if finding.check == "rejected":
-        return fuzzer.judge_wrong(function, finding.call, finding.path, finding.reason)
+        return rejections.judge_wrong(fuzzer, function, finding.call, finding.path, finding.reason)
     headers, body = finding.call
     if function.name in fuzzer.creating:  # (the same call again would be refused: one like it, new, is sent)
         body = {function.name: values.unique(body[function.name], fuzzer.rng)}
