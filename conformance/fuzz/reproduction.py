@@ -224,7 +224,8 @@ def written(fuzzer, finding, steps, last):
     for number, login in enumerate(logins):
         requests = _users(requests, login, "$user" + (f"-{chr(97 + number)}" if number else ""))
     names = [next(iter(call[1])) for call in requests]
-    sent, captures = _captured(requests, bodies, names)
+    sent, captures = _captured(requests, bodies, names, notable=lambda value: value not in (None, "", [], {}))
+    # (every value an answer made and a later call sends is captured: an id 1 as much as a token)
     made = [{"request": {"message": message}, "response": {"message": [{"$type": "object"}, properties.exactly(
         {path: {"$capture": name} for path, name in captures[number].items()}) if number in captures
         else {"$type": "object"}]}} for number, message in enumerate(sent)]
@@ -266,34 +267,37 @@ def _users(requests, login, user="$user"):
     return [swap(request, names if number == login else met) for number, request in enumerate(requests)]
 
 
-def _captured(requests, answers, functions):
+def _captured(requests, answers, functions, notable=None):
     """The requests with each value an earlier answer's Ok_ made, and no earlier request sent, as `{"$var":
-    name}`; and, by the number of the step whose answer made it, where to capture each: {step: {path: name}}."""
+    name}`; and, by the number of the step whose answer made it, where to capture each: {step: {path: name}}.
+    What counts as made is `notable` (by default, a value a server makes rather than meets by chance)."""
     sent, made = set(), {}  # values sent so far, as JSON; a value an answer made -> (its step, its path): the latest
-    captures, written = {}, []
+    captures, written, notable = {}, [], notable or _notable
     for number, request in enumerate(requests):
-        written.append(_with_vars(request, made, captures, functions))
+        written.append(_with_vars(request, made, captures, functions, notable))
         sent |= {json.dumps(value, sort_keys=True) for _, value in leaves(request)}
         for path, value in leaves((answers[number] or {}).get("Ok_"), ("Ok_",)):
             text = json.dumps(value, sort_keys=True)
-            if _notable(value) and text not in sent:
+            if notable(value) and text not in sent:
                 made[text] = (number, path)
     return written, captures
 
 
-def _with_vars(value, made, captures, functions):
+def _with_vars(value, made, captures, functions, notable=None):
     """`value`, each part of it an earlier answer made written as the variable it is captured in (an object
     whole only if it is a call: else what it holds, one by one)."""
     text = json.dumps(value, sort_keys=True)
     whole = type(value) is not dict or any(type(key) is str and key.startswith("fn.") for key in value)
-    if whole and _notable(value) and text in made:
+    if whole and (notable or _notable)(value) and text in made:
         number, path = made[text]
         name = f"{functions[number]}.{'.'.join(map(str, path))}@{number + 1}"  # (the step, and where its answer held it)
         captures.setdefault(number, {})[path] = name
         return {"$var": name}
     if isinstance(value, dict):
-        return {key: _with_vars(element, made, captures, functions) for key, element in value.items()}
-    return [_with_vars(element, made, captures, functions) for element in value] if isinstance(value, list) else value
+        return {key: _with_vars(element, made, captures, functions, notable) for key, element in value.items()}
+    if isinstance(value, list):
+        return [_with_vars(element, made, captures, functions, notable) for element in value]
+    return value
 
 
 def _notable(value):

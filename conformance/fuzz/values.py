@@ -27,7 +27,7 @@ EDGES = {  # values every run tries first, by kind
     "number": [0, -1.5, 0.1, 1e300, INT64[1], -(2**53) - 1],
     "string": ["", "a", "ü€😀", " " * 3, "\\\"\n", "\x00", "nul\x00inside", "\x01\x07\x1b\x7f\x9f", "\u2028\ufeff"],
 }
-CONTROLS = "\x00\t\n\r\x1f\x7f"  # now and then in a made text: what a handler may break on
+CONTROLS = "\x00\t\n\r\x1f\x7f"  # one in a made text now and then: what a handler may break on
 OWN = {"@auth_", "@select_", "@bin_", "@pac_"}  # request headers sent for checks of their own (fuzzer.py)
 MEANT = {  # request headers whose values change what a right answer is: only values that do not
     "@unsafe_": lambda rng: False,  # (true asks the server not to check its results, which the checks judge)
@@ -88,8 +88,11 @@ class Maker:
         if kind == "number":
             return rng.choice([rng.randint(-1000, 1000), round(rng.uniform(-1e6, 1e6), 3)])
         if kind == "string":
-            letters = string.ascii_letters + " é" + (CONTROLS if rng.random() < 0.1 else "")
-            return "".join(rng.choice(letters) for _ in range(rng.choice([0, 3, 8, 40])))
+            text = "".join(rng.choice(string.ascii_letters + " é") for _ in range(rng.choice([0, 3, 8, 40])))
+            if rng.random() < 0.25:  # (a control character somewhere, U+0000 most often)
+                where = rng.randint(0, len(text))
+                text = text[:where] + rng.choice("\x00\x00\x00" + CONTROLS) + text[where:]
+            return text
         if kind == "bytes":
             data = bytes(rng.randrange(256) for _ in range(rng.choice([0, 1, 3, 16])))
             return data if self.binary else base64.b64encode(data).decode()
