@@ -31,7 +31,7 @@ from typing import NamedTuple
 from ..language.suite import Case, level_of
 from ..reports.results import plural
 from ..runs import server_suite
-from . import properties, values
+from . import mending, properties, values
 from .verdicts import CHECKS, WIRES
 
 HISTORY = 30  # earlier calls a reproduction may start from: the latest, made with the same credentials
@@ -59,7 +59,7 @@ def made(fuzzer, finding):
 
 
 def _confirmed(fuzzer, finding):
-    wrong = properties.overstated(fuzzer.schema, finding)
+    wrong = mending.overstated(fuzzer.schema, finding)
     if wrong:
         return Reproduction(None, None, f"not confirmed: {wrong}")
     fresh = _fresh_state(fuzzer) or ("a fresh user" if _logs_in(fuzzer, finding) else "")
