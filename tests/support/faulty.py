@@ -1,6 +1,7 @@
 """Services with bugs planted, which the fuzzer's tests find (over HTTP, and in process), and the fuzz
 command run in process, with the failures it prints."""
 
+import base64
 import json
 import re
 import time
@@ -123,3 +124,15 @@ def failures(lines):
             curl = next(later for later in lines[number:] if later.strip().startswith("curl "))
             found[(function, check)] = json.loads(re.search(r"--data-binary '(.*)'$", curl)[1])
     return found
+
+
+def bytes_as_text(request, message):
+    """An answer mutation (servers.Mutated): on MessagePack, every bytes value sent as a str of its base64, as
+    on JSON."""
+    def text(value):
+        if type(value) is bytes:
+            return base64.b64encode(value).decode()
+        if type(value) is list:
+            return [text(element) for element in value]
+        return {key: text(element) for key, element in value.items()} if type(value) is dict else value
+    return [message[0], text(message[1])] if "@bin_" in message[0] else message

@@ -2,7 +2,6 @@
 defines and every byte of the wire. Each planted bug is found by a default run on every seed, blamed on
 the check it breaks, and its case fails while the bug is there and passes once it is fixed."""
 
-import base64
 import contextlib
 import io
 import json
@@ -12,6 +11,7 @@ import pytest
 
 from conformance.__main__ import main
 from reference import Service, load
+from tests.support.faulty import bytes_as_text
 from tests.support.servers import Mutated, serving
 
 ROWS = [
@@ -51,17 +51,6 @@ def last_row_dropped(request, message):
             return [drop(element) for element in value]
         return {key: drop(element) for key, element in value.items()} if type(value) is dict else value
     return [message[0], drop(message[1])]
-
-
-def bytes_as_text(request, message):
-    """On MessagePack, every bytes value sent as a str of its base64, as on JSON."""
-    def text(value):
-        if type(value) is bytes:
-            return base64.b64encode(value).decode()
-        if type(value) is list:
-            return [text(element) for element in value]
-        return {key: text(element) for key, element in value.items()} if type(value) is dict else value
-    return [message[0], text(message[1])] if "@bin_" in message[0] else message
 
 
 def marks_dropped(request, message):
@@ -116,41 +105,3 @@ def test_the_right_service_passes_every_check_past_the_types():
     text = out.getvalue()
     for check in ("bytes", "binary", "packed", "base64", "id", "select", "handler"):
         assert f"{check} passed (1)" in text, text
-
-
-CREATE = [{"info.Names": {}},
-          {"fn.create": {"name": "string"}, "->": [{"Ok_": {"id": "integer", "name": "string", "blob": "bytes"}},
-                                                   {"ErrorTaken": {}}]}]
-
-
-def names():
-    """fn.create makes a name once: the same name again is ErrorTaken."""
-    taken = {}
-
-    def create(arguments, headers):
-        if arguments["name"] in taken:
-            return {"ErrorTaken": {}}
-        taken[arguments["name"]] = len(taken)
-        return {"Ok_": {"id": len(taken), "name": arguments["name"], "blob": arguments["name"].encode()}}
-    return Service(load(CREATE), {"fn.create": create})
-
-
-def selection_ignored(request, message):
-    """Every field comes back, whatever @select_ asked."""
-    return message if not request or "@select_" not in request[0] or "Ok_" not in message[1] else [
-        message[0], {"Ok_": {**message[1]["Ok_"], "id": 1}}]
-
-
-@pytest.mark.parametrize("seed", ["1", "2", "3"])
-@pytest.mark.parametrize("check, planted", [("select", selection_ignored), ("bytes", bytes_as_text)])
-def test_a_function_that_refuses_to_make_a_thing_twice_is_judged_on_new_values(check, planted, seed):
-    """(The call made again for select and MessagePack was ErrorTaken, so neither was judged: "not run:
-    select", exit 0.) It is made again with new texts, and the first answer of each is judged."""
-    with serving(Mutated(names(), planted)) as server, contextlib.redirect_stdout(io.StringIO()) as out:
-        status = main(["fuzz", "--target", server.url, "--seed", seed, "--max-examples", "20"])
-    failing = {line.split()[1] for line in out.getvalue().splitlines() if line.startswith("FAIL ")}
-    assert status == 1 and failing == {f"fuzz/fn.create/{check}"}, out.getvalue()
-    with serving(names()) as server, contextlib.redirect_stdout(io.StringIO()) as out:
-        assert main(["fuzz", "--target", server.url, "--seed", seed, "--max-examples", "20"]) == 0, out.getvalue()
-    said = out.getvalue()
-    assert "select passed" in said and "bytes passed" in said, said
