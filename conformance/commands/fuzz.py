@@ -124,10 +124,12 @@ def main(options, parser):
         write_fixtures(options.fixtures, f"python -m conformance fuzz {where} --seed {asked.seed}", results)
     seconds = time.monotonic() - begun
     scope = Scope.of(asked, seconds=seconds, interrupted="the fuzzing was interrupted" if interrupted else "")
-    made = lambda: [(f.name, fuzzer.evidence[(f.name, "message")],  # noqa: E731  (for the page only)
-                     (fuzzer.slowest.get(f.name) or [(None,)])[0][0]) for f in functions]
-    terminal.write_reports(asked, results, target.url, service, scope,
-                           lambda: fuzzing.as_html(results, target.url, service, scope, made()))
+
+    def page():  # (the table of every function is made only for the page)
+        made = [(f.name, fuzzer.evidence[(f.name, "message")], (fuzzer.slowest.get(f.name) or [(None,)])[0][0])
+                for f in functions]
+        return fuzzing.as_html(results, target.url, service, scope, made)
+    terminal.write_reports(asked, results, target.url, service, scope, page)
     return summary(fuzzer, functions, results, seconds, interrupted)
 
 

@@ -31,7 +31,7 @@ import json
 import re
 import time
 
-from . import reproduction, values
+from . import answers, reproduction, values
 from .answers import Call
 from .properties import none_of
 from .verdicts import Finding
@@ -60,7 +60,8 @@ def credentials(fuzzer, function):
     """Yield a Finding if `function`, protected, answers Ok_ without valid credentials (see above)."""
     if "fn.createStub_" in fuzzer.schema.functions:
         fuzzer.missed[(function.name, "auth")] = MOCKED
-    if "fn.createStub_" in fuzzer.schema.functions or fuzzer.late():
+        return
+    if fuzzer.late():
         return
     if not (fuzzer.schema.protected and function.authenticated):
         fuzzer.missed[(function.name, "auth")] = ("the schema does not protect it" if fuzzer.schema.protected else
@@ -78,7 +79,8 @@ def credentials(fuzzer, function):
         fuzzer.judged(function, ["auth"], started)
         if "Ok_" in body:
             problem = f"called {way}, it answered Ok_: a protected function refuses it (ErrorUnauthenticated_)"
-            finding = Finding("auth", function.name, call, False, problem, _json(body), "Ok_", message=[{}, body])
+            finding = Finding("auth", function.name, call, False, problem, answers.shown(body, b""), "Ok_",
+                              message=[{}, body])
             yield confirmed(fuzzer, finding, [*before, (call, None)], last=[{"$type": "object"}, none_of(["Ok_"])])
             return
 
@@ -89,9 +91,9 @@ def ways(fuzzer):
     with those of a user logged out."""
     headers = {k: v for k, v in fuzzer.settings.headers.items() if k != "@auth_"}
     made = [("without credentials", headers, [])]
-    if _givers(fuzzer):  # (a token a login gives: one it did not give is forged)
-        tag, name = next(token for token in fuzzer.links.tokens if any(token[1] in f.results["Ok_"]
-                                                                        for f in _givers(fuzzer)))
+    givers = _givers(fuzzer)
+    if givers:  # (a token a login gives: one it did not give is forged)
+        tag, name = next(token for token in fuzzer.links.tokens if any(token[1] in f.results["Ok_"] for f in givers))
         forged = {tag: {name: f"fuzz-never-issued-{fuzzer.rng.getrandbits(48):012x}"}}
         made.append(("with credentials never issued", {**headers, "@auth_": forged}, []))
     ended = logged_out(fuzzer)
@@ -124,7 +126,8 @@ def owners(fuzzer, functions):
     that data per user (see above): of at most WRITERS functions writing, each read by at most READERS."""
     if "fn.createStub_" in fuzzer.schema.functions:
         fuzzer.missed["owner"] = MOCKED
-    if "fn.createStub_" in fuzzer.schema.functions or fuzzer.late():
+        return
+    if fuzzer.late():
         return
     why = "" if _givers(fuzzer) else "no function gives credentials, so a second user cannot be had"
     users = [] if why else [fresh_user(fuzzer), fresh_user(fuzzer)]
@@ -135,38 +138,15 @@ def owners(fuzzer, functions):
         return
     (a, login_a, answer_a), (b, login_b, answer_b) = users
     plain = [f for f in functions if not f.internal and not fuzzer.links.gives(f) and not ENDS.search(f.name)]
-    headers = lambda given: {**fuzzer.settings.headers, **given}  # noqa: E731
     for writer in plain[:WRITERS]:
         if fuzzer.late():
             return
         arguments = values.unique(values.Maker(fuzzer.schema, fuzzer.rng).fields(writer.arguments, 0), fuzzer.rng)
-        markers = {text for text in _texts(arguments) if text.startswith("fuzz-")}
-        wrote = [headers(a), {writer.name: arguments}]
+        wrote = [{**fuzzer.settings.headers, **a}, {writer.name: arguments}]
         found, body = _checked(fuzzer, Call(writer, wrote, nested=True))
-        if not markers or found or not body or "Ok_" not in body:
+        if found or not body or "Ok_" not in body:
             continue
-        isolated, leaks, made = {}, [], body["Ok_"] if type(body["Ok_"]) is dict else {}
-        for reader in _readers(plain, writer)[:READERS]:
-            given = {name: sent[name] for name, type_ in reader.arguments.items()
-                     for sent, declared in ((made, writer.results["Ok_"]), (arguments, writer.arguments))
-                     if declared.get(name) == type_ and sent.get(name) is not None}  # (an id it made, a name sent)
-            read = {**values.Maker(fuzzer.schema, fuzzer.rng).fields(reader.arguments, 0), **given}
-            mine = markers - set(_texts(read))
-            if not mine or fuzzer.late():
-                continue
-            as_a, as_b = [headers(a), {reader.name: read}], [headers(b), {reader.name: read}]
-            seen_a = _shows(fuzzer, reader, as_a, mine)
-            started = time.monotonic()
-            seen_b = _shows(fuzzer, reader, as_b, mine)
-            if seen_b is None:
-                continue
-            keyed = bool(given)  # (a lookup of what A wrote, by its key; else a listing)
-            if seen_b:
-                leaks.append((reader, keyed, as_b, seen_b, started))
-            elif seen_a and keyed not in isolated and _shows(fuzzer, reader, as_a, mine):
-                isolated[keyed] = reader
-            else:
-                fuzzer.judged(reader, ["owner"], started)
+        isolated, leaks = _read_back(fuzzer, writer, wrote, body, _readers(plain, writer)[:READERS], b)
         for reader, keyed, as_b, (path, marker, shown), started in leaks:
             kept = isolated.get(not keyed)  # (a listing of one's own beside a lookup open to all, or the other way)
             if not kept:
@@ -178,12 +158,43 @@ def owners(fuzzer, functions):
             problem = (f"{writer.name} wrote {json.dumps(marker)} as one user; {reader.name} returned it at "
                        f"{'.'.join(map(str, path))} to another user (a fresh login), though {kept.name} kept it "
                        f"from them: the service keeps it per user")
-            finding = Finding("owner", reader.name, as_b, False, problem, _json(shown), next(iter(shown)),
+            finding = Finding("owner", reader.name, as_b, False, problem, answers.shown(shown, b""), next(iter(shown)),
                               ((path, "another user's data"),), message=[{}, shown])
             steps = [(login_a, answer_a), (wrote, body), (login_b, answer_b), (as_b, None)]
             yield confirmed(fuzzer, finding, steps, last=[{"$type": "object"}, {"$not": _holding(path, marker)}])
         for reader in isolated.values() if not leaks else ():
             fuzzer.judged(reader, ["owner"], time.monotonic())
+
+
+def _read_back(fuzzer, writer, wrote, body, readers, b):
+    """Call each of `readers` as the user who `wrote` (answered `body`), then as the user `b` (credentials),
+    then as the first again: ({whether a lookup: the first reader of that kind that kept what was written
+    from `b`}, [(a reader, whether a lookup, the call as `b`, where `b` was shown it, when)])."""
+    arguments, made = wrote[1][writer.name], body["Ok_"] if type(body["Ok_"]) is dict else {}
+    markers = {text for text in _texts(arguments) if text.startswith("fuzz-")}
+    isolated, leaks = {}, []
+    for reader in readers if markers else ():
+        given = {name: sent[name] for name, type_ in reader.arguments.items()
+                 for sent, declared in ((made, writer.results["Ok_"]), (arguments, writer.arguments))
+                 if declared.get(name) == type_ and sent.get(name) is not None}  # (an id it made, a name sent)
+        read = {**values.Maker(fuzzer.schema, fuzzer.rng).fields(reader.arguments, 0), **given}
+        mine = markers - set(_texts(read))
+        if not mine or fuzzer.late():
+            continue
+        as_a, as_b = [wrote[0], {reader.name: read}], [{**fuzzer.settings.headers, **b}, {reader.name: read}]
+        seen_a = _shows(fuzzer, reader, as_a, mine)
+        started = time.monotonic()
+        seen_b = _shows(fuzzer, reader, as_b, mine)
+        if seen_b is None:
+            continue
+        keyed = bool(given)  # (a lookup of what A wrote, by its key; else a listing)
+        if seen_b:
+            leaks.append((reader, keyed, as_b, seen_b, started))
+        elif seen_a and keyed not in isolated and _shows(fuzzer, reader, as_a, mine):
+            isolated[keyed] = reader
+        else:
+            fuzzer.judged(reader, ["owner"], started)
+    return isolated, leaks
 
 
 def _checked(fuzzer, call):
@@ -240,7 +251,3 @@ def confirmed(fuzzer, finding, steps, last):
 
 def _texts(value):
     return [leaf for _, leaf in reproduction.leaves(value) if type(leaf) is str]
-
-
-def _json(value):
-    return json.dumps(value, ensure_ascii=False, default=repr)[:1000]

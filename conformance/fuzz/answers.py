@@ -76,9 +76,7 @@ def selection_problems(schema, function, fields, headers):
     """Where a selected Ok_ holds a field not selected, or lacks a required one selected."""
     selection, declared = headers["@select_"], function.results["Ok_"]
     chosen = selection.get("->", {}).get("Ok_", list(declared))
-    return [(path, "not selected") for path in selections.unselected(
-        schema, fields, declared, chosen, selection, ("Ok_",))] + list(selections.unselected(
-            schema, fields, declared, chosen, selection, ("Ok_",), dropped=True))
+    return list(selections.unselected(schema, fields, declared, chosen, selection, ("Ok_",)))
 
 
 def id_problems(sent, headers):
@@ -116,9 +114,9 @@ def wire_problems(schema, fields, value, path):
             yield from wire_problems(schema, schema.struct(type_).get(tag, {}), inner, (*place, tag))
 
 
-def holds_bytes(schema, function):
-    """Whether a result of `function` may hold bytes, at any depth (else its answers need no marks walked)."""
-    waiting, seen = [t for fields in function.results.values() for t in fields.values()], set()
+def holds_bytes(schema, types):
+    """Whether a value of one of `types` may hold bytes, at any depth."""
+    waiting, seen = list(types), set()
     while waiting:
         type_ = waiting.pop()
         if type_.kind == "bytes":
@@ -142,7 +140,7 @@ def base64_problems(schema, function, body, headers, wire, bytes_held=True):
     received = headers.get("@base64_")
     if wire == "MessagePack":
         return [(("@base64_",), "a MessagePack answer marks bytes, which it carries as bin")] if received else []
-    if not bytes_held and received is None:  # (`bytes_held`: holds_bytes, which a fuzzer asks once)
+    if not bytes_held and received is None:  # (`bytes_held`: whether its results may, which a fuzzer asks once)
         return []
     if _pruned(schema, received, {tag: function.results[tag]}, root=True) == expected_marks(schema, function, body):
         return []

@@ -37,7 +37,7 @@ from . import access, answers, rejections, reproduction, selections, shrinking, 
 from .answers import Call
 from .links import Links
 from .properties import HANDLER_BUGS, REFUSALS
-from .verdicts import WIRES, Finding, chosen, function_line, verdicts, where
+from .verdicts import MESSAGEPACK, WIRES, Finding, chosen, function_line, verdicts, where
 from .workers import shared_out
 
 UNREACHED = "the time limit ended the run before its calls"  # why a function never called was not
@@ -58,7 +58,7 @@ class Fuzzer:
         self.evidence, self.seconds, self.seen = Counter(), Counter(), Counter()  # by (function, check); by kind
         self.missed = {}  # (function, check), function, or check -> why it judged nothing
         self.varying = set()  # functions that answer the same call differently (the binary check cannot tell)
-        self.chosen = chosen(settings)  # the checks judged
+        self.chosen = chosen(settings)  # the checks judged, in the order they are reported
         self.slowest = {}  # function -> its slowest calls, (seconds, call, on MessagePack), the slowest first
         self.creating = set()  # functions that refuse the same call made again (wires.py)
         self.bytes_held = {}  # function -> whether its results may hold bytes
@@ -187,7 +187,7 @@ class Fuzzer:
         call = Call(function, [self.headers(), {function.name: arguments}])
         found, answered = self.check(call)
         headers, body = call.message
-        if not found and self.channel.encoding and number % 3 == 0 and {"bytes", "binary", "packed"} & set(self.chosen):
+        if not found and self.channel.encoding and number % 3 == 0 and any(check in self.chosen for check in MESSAGEPACK):
             packed = {**headers, "@pac_": True} if self.rng.random() < 0.5 else headers  # (by a coin)
             found = wires.anew(self, call._replace(message=[packed, body], binary=True, before=answered), answered)
         if not function.results["Ok_"]:
@@ -214,9 +214,10 @@ class Fuzzer:
             self.seconds[(function.name, check)] += time.monotonic() - started
 
     def holds_bytes(self, function):
-        """Whether a result of `function` may hold bytes (answers.holds_bytes), asked once for each."""
+        """Whether a result of `function` may hold bytes, asked once for each."""
         if function.name not in self.bytes_held:
-            self.bytes_held[function.name] = answers.holds_bytes(self.schema, function)
+            self.bytes_held[function.name] = answers.holds_bytes(
+                self.schema, [type_ for fields in function.results.values() for type_ in fields.values()])
         return self.bytes_held[function.name]
 
     def timed(self, function, request, binary, started, kept=3):
@@ -239,7 +240,8 @@ class Fuzzer:
         if problem:
             self.judged(function, ["message"], started)
             at = self.links.logged(function, request, None)
-            return Finding("message", function.name, request, binary, problem, answers.shown(message, answer), at=at), None
+            shown = answers.shown(message, answer)
+            return Finding("message", function.name, request, binary, problem, shown, at=at), None
         headers, body = message
         [(tag, fields)] = body.items()
         at = self.links.logged(function, request, body)
@@ -282,17 +284,24 @@ class Fuzzer:
                 said = "; ".join(f"{where(path)}: {why}" if path else why for path, why in found[:3])
                 general = tuple((answers.general(self.schema, declared, path), why) for path, why in found) \
                     if declared is not None else ()
-                return Finding(check, function.name, request, binary, said, answers.shown(message, answer), tag, tuple(found),
-                               at=at, general=general, message=message, before=call.before), body
+                return Finding(check, function.name, request, binary, said, answers.shown(message, answer), tag,
+                               tuple(found), at=at, general=general, message=message, before=call.before), body
+        self.passed(call, body, at)
+        return None, body
+
+    def passed(self, call, body, at):
+        """What a Call that passed every check (answered `body`, at its place `at` in the log) gives the calls
+        after it: its values, the calls its answer holds, or (refused) new credentials."""
+        function, request = call.function, call.message
+        [(tag, fields)] = body.items()
         self.links.passing(function, request, at)
         if tag == "ErrorUnauthenticated_" and self.links.credentials and request[0].get("@auth_") == \
                 self.links.credentials["@auth_"] and not call.nested:
             self.links.credentials = self.login() or {}  # (those an answer gave were refused: a logout ended them)
         if tag == "Ok_" and not function.internal:
             self.links.keep(function, request[1][function.name], fields)
-        if tag == "Ok_" and not selected and not function.internal and not call.nested:
+        if tag == "Ok_" and "@select_" not in request[0] and not function.internal and not call.nested:
             self.follow(function, fields)
-        return None, body
 
     def login(self):
         """The credentials of a fresh user's login (access.py), or None; the run's own stay as they are."""

@@ -19,8 +19,8 @@ from ..language.matchers import compare
 from ..language.schema import Type
 from . import values
 from .properties import ABSENT, at, stated
-from .selections import DROPPED, unselected
-from .verdicts import WIRES
+from .selections import DROPPED, NOT_SELECTED, unselected
+from .verdicts import MESSAGEPACK
 
 
 def repaired(schema, finding, message, seed=0):
@@ -82,8 +82,9 @@ def made_anew(schema, finding, message, seed):
     selection = finding.call[0].get("@select_")
     if selection:
         chosen = selection.get("->", {}).get("Ok_", list(fields))
-        for path in sorted(unselected(schema, fields, function.results["Ok_"], chosen, selection, ()), key=len,
-                           reverse=True):
+        left_out = [path for path, why in unselected(schema, fields, function.results["Ok_"], chosen, selection, ())
+                    if why == NOT_SELECTED]
+        for path in sorted(left_out, key=len, reverse=True):
             fields = _put(fields, path, None, remove=True)
     return [message[0], {"Ok_": notation(fields, finding.binary)}]
 
@@ -91,7 +92,7 @@ def made_anew(schema, finding, message, seed):
 def overstated(schema, finding):
     """Why a finding's property states more than the schema does ("" if it does not): it fails the answer
     a fixed service gives (the broken place mended, or an answer made anew), or holds of the broken one."""
-    if finding.check in (*WIRES, "bytes") or finding.message is None:
+    if finding.check in MESSAGEPACK or finding.message is None:
         return ""
     pattern = stated(schema, finding).get("message")
     broken = notation(finding.message, finding.binary)

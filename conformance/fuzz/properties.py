@@ -23,9 +23,9 @@ would fail is no reproduction.
 
 from ..language.schema import Type
 from . import values
-from .answers import WIRE, expected_marks, result_problems
+from .answers import WIRE, expected_marks, holds_bytes, result_problems
 from .selections import DROPPED
-from .verdicts import WIRES
+from .verdicts import MESSAGEPACK
 
 MOST = 300  # matchers one declared type may take: past them, values are stated by their kind
 REFUSALS = ("ErrorParseFailure_", "ErrorInvalidRequestHeaders_", "ErrorInvalidRequestBody_")
@@ -180,7 +180,7 @@ def stated(schema, finding):
 def steps(schema, finding):
     """The last steps of a finding's case: its call, and the property its answer broke (of a binary
     finding, the JSON call first where the property compares the two: binary_steps)."""
-    if finding.check in (*WIRES, "bytes"):
+    if finding.check in MESSAGEPACK:
         return binary_steps(schema, finding)
     headers, body = finding.call  # (on MessagePack: asked for with @bin_ [], as a case cannot know the ids)
     message = [{**headers, "@bin_": []}, body] if finding.binary else finding.call
@@ -213,7 +213,7 @@ def binary_steps(schema, finding):
     place = at(schema, function.results, path)
     if path is None or type(place) is not Type:
         return []
-    if _holds_bytes(schema, place, set()):  # (then only a count compares across the wires: that of an array)
+    if holds_bytes(schema, [place]):  # (then only a count compares across the wires: that of an array)
         counted = _at(json_body, path)
         if type(counted) is not list or type(_at(binary_body, path)) is not list:
             return []
@@ -246,19 +246,6 @@ def _first_difference(one, other, path=()):
         return next((found for index, (a, b) in enumerate(zip(one, other))
                      if (found := _first_difference(a, b, (*path, index))) is not None), None)
     return None if one == other else path
-
-
-def _holds_bytes(schema, type_, seen):
-    """Whether a value of `type_` may hold bytes, at any depth."""
-    if type_.kind == "bytes":
-        return True
-    if type_.kind in ("array", "map"):
-        return _holds_bytes(schema, type_.of, seen)
-    if type_.kind in ("struct", "union", "fn") and (type_.kind, type_.of) not in seen:
-        inner = schema.struct(type_)
-        groups = [inner] if type_.kind == "struct" else list(inner.values())
-        return any(_holds_bytes(schema, t, seen | {(type_.kind, type_.of)}) for fields in groups for t in fields.values())
-    return False
 
 
 def exactly(paths):

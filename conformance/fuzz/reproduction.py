@@ -32,7 +32,7 @@ from ..language.suite import Case, level_of
 from ..reports.results import plural
 from ..runs import server_suite
 from . import mending, properties, values
-from .verdicts import CHECKS, WIRES
+from .verdicts import CHECKS, MESSAGEPACK
 
 HISTORY = 30  # earlier calls a reproduction may start from: the latest, made with the same credentials
 REPLAYS = 40  # runs of candidate cases one finding may spend on its fewest earlier calls
@@ -52,7 +52,7 @@ def made(fuzzer, finding):
     if finding.check == "time":
         return finding._replace(reproduction=Reproduction(None, None, "not confirmed: no case states how long an "
                                                           "answer may take (its call, sent again, is below)"))
-    if finding.check in (*WIRES, "bytes") and not properties.binary_steps(fuzzer.schema, finding):
+    if finding.check in MESSAGEPACK and not properties.binary_steps(fuzzer.schema, finding):
         return finding._replace(reproduction=Reproduction(None, None, "not confirmed: the two answers differ only in "
                                                           "bytes, which no case can compare across the wires"))
     return finding._replace(reproduction=_confirmed(fuzzer, finding))

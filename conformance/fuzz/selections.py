@@ -7,8 +7,8 @@ name the fields of that struct to keep wherever it is in the answer, and
 under a union's name, tag by tag, the fields of that tag (PROTOCOL.md,
 section 7). `made` picks some of each at random, of the
 structs a function's `Ok_` can hold (`reachable`); `unselected` walks an
-answer as the selection reads it and yields where it holds a field left out
-(or, asked, where a required field selected is missing);
+answer as the selection reads it and yields where it holds a field left out,
+and where a required field it selected is missing;
 `fewer` makes simpler selections, for a failing call to be shrunk.
 """
 
@@ -54,37 +54,35 @@ def reachable(schema, fields):
     return {name for kind, name in found if kind in ("struct", "union")}
 
 
-DROPPED = "selected, yet left out"  # why a required field a selection named is missing from the answer
+NOT_SELECTED, DROPPED = "not selected", "selected, yet left out"  # why a field is where it should not be, or not
 
 
-def unselected(schema, value, fields, chosen, selection, path, dropped=False):
-    """Yield the paths of fields a selection left out, in an object of `fields` and the structs in it (or,
-    `dropped`, of the required fields it selected that are missing: (path, DROPPED))."""
+def unselected(schema, value, fields, chosen, selection, path):
+    """Yield (path, why) for each field an object of `fields` (and the structs in it) holds that a selection
+    left out (NOT_SELECTED), and for each required field it selected that is missing (DROPPED)."""
     if not isinstance(value, dict):
         return
-    if dropped:
-        yield from (((*path, name), DROPPED) for name in chosen if name in fields and not name.endswith("!")
-                    and name not in value)
+    yield from (((*path, name), DROPPED) for name in chosen if name in fields and not name.endswith("!")
+                and name not in value)
     for name, element in value.items():
-        if name not in chosen and not dropped:
-            yield (*path, name)
+        if name not in chosen:
+            yield (*path, name), NOT_SELECTED
         elif name in fields:
-            yield from _unselected_in(schema, element, fields[name], selection, (*path, name), dropped)
+            yield from _unselected_in(schema, element, fields[name], selection, (*path, name))
 
 
-def _unselected_in(schema, value, type_, selection, path, dropped):
+def _unselected_in(schema, value, type_, selection, path):
     if value is None:
         return
     if type_.kind in ("array", "map") and isinstance(value, (list, dict)):
         for key, element in (enumerate(value) if isinstance(value, list) else value.items()):
-            yield from _unselected_in(schema, element, type_.of, selection, (*path, key), dropped)
+            yield from _unselected_in(schema, element, type_.of, selection, (*path, key))
     elif type_.kind == "struct" and type_.of in selection:
-        yield from unselected(schema, value, schema.struct(type_), selection[type_.of], selection, path, dropped)
+        yield from unselected(schema, value, schema.struct(type_), selection[type_.of], selection, path)
     elif type_.kind == "union" and isinstance(value, dict) and len(value) == 1:  # (a tag it names is trimmed)
         [(tag, fields)] = value.items()
         tags = schema.struct(type_)
         if tag in selection.get(type_.of, {}) and tag in tags:
-            yield from unselected(schema, fields, tags[tag], selection[type_.of][tag], selection, (*path, tag),
-                                  dropped)
+            yield from unselected(schema, fields, tags[tag], selection[type_.of][tag], selection, (*path, tag))
         elif tag in tags:
-            yield from unselected(schema, fields, tags[tag], list(tags[tag]), selection, (*path, tag), dropped)
+            yield from unselected(schema, fields, tags[tag], list(tags[tag]), selection, (*path, tag))

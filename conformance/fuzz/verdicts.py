@@ -96,6 +96,7 @@ def where(path):
 
 
 WIRES = ("binary", "packed")  # the checks that compare an answer on MessagePack with one on JSON
+MESSAGEPACK = ("bytes", *WIRES)  # the checks of answers on MessagePack
 UNJUDGED = {  # why a check of a function that was called judged no answer, unless the fuzzer said why
     "message": "no call was answered", "handler": "no call reached it: each failed an earlier check",
     "accepted": "no call reached it: each failed an earlier check",

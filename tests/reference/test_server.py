@@ -58,12 +58,11 @@ def test_a_busy_port_is_a_one_line_error():
     assert result.stderr.startswith("python -m reference.server: error: cannot listen on 127.0.0.1:") and "Traceback" not in result.stderr
 
 
-def test_the_server_prints_its_url_logs_requests_and_stops_on_ctrl_c():
-    """`python -m reference.server` serves the calculator until SIGINT, then exits 0."""
-    process, printed, url = started("server")
+def added_then_stopped(*args):
+    """Start the server with `args`, call fn.add once, stop it with Ctrl-C: (its exit status, what it first
+    printed, its URL, its standard output and error)."""
+    process, printed, url = started("server", *args)
     try:
-        assert printed == [f"Serving the calculator at {url} (Ctrl-C to stop)\n"]
-        assert re.fullmatch(r"http://127\.0\.0\.1:\d+/api", url)
         connection = Connection(url)
         assert connection.call([{}, {"fn.add": {"x": 1, "y": 2}}]) == [{}, {"Ok_": {"result": 3}}]
         connection.http.close()
@@ -71,7 +70,15 @@ def test_the_server_prints_its_url_logs_requests_and_stops_on_ctrl_c():
         out, err = process.communicate(timeout=10)
     finally:
         process.kill()
-    assert process.returncode == 0
+    return process.returncode, printed, url, out, err
+
+
+def test_the_server_prints_its_url_and_stops_on_ctrl_c():
+    """`python -m reference.server` serves the calculator until SIGINT, then exits 0."""
+    status, printed, url, out, err = added_then_stopped()
+    assert printed == [f"Serving the calculator at {url} (Ctrl-C to stop)\n"]
+    assert re.fullmatch(r"http://127\.0\.0\.1:\d+/api", url)
+    assert status == 0
     assert out == ("Stopping: requests in flight get up to 10 s to be answered (Ctrl-C again to stop at once).\n"
                    "Stopped.\n")
     assert "POST fn.add" not in err and "Traceback" not in err  # (the access log is asked for: below)
@@ -79,15 +86,7 @@ def test_the_server_prints_its_url_logs_requests_and_stops_on_ctrl_c():
 
 def test_the_access_log_is_a_line_for_each_request_when_asked_for():
     """(Each request was a line at the default level: a quarter of the requests a second.) --access-log."""
-    process, _, url = started("server", "--access-log")
-    try:
-        connection = Connection(url)
-        assert connection.call([{}, {"fn.add": {"x": 1, "y": 2}}]) == [{}, {"Ok_": {"result": 3}}]
-        connection.http.close()
-        process.send_signal(signal.SIGINT)
-        _, err = process.communicate(timeout=10)
-    finally:
-        process.kill()
+    _, _, _, _, err = added_then_stopped("--access-log")
     assert re.search(r" INFO 127\.0\.0\.1 POST fn\.add -> Ok_ 28B \d+\.\dms\n", err), err
 
 

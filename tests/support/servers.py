@@ -58,12 +58,15 @@ def respond(handler, data, status=200):
 @contextlib.contextmanager
 def answering(answer):
     """Serve `answer(request body) -> response body` on a free port, as a server that is not ours
-    might (None: it never answers, and holds the connection for a minute); yield its URL."""
+    might (None: it never answers, and holds the connection until the test is done with it); yield its
+    URL."""
+    done = threading.Event()
+
     class Answering(http.server.BaseHTTPRequestHandler):
         def do_POST(self):
             data = answer(self.rfile.read(int(self.headers["Content-Length"])))
             if data is None:
-                time.sleep(60)  # (the server's thread, not the test, waits: a daemon, it ends with the tests)
+                done.wait()
                 return
             respond(self, data)
 
@@ -75,6 +78,7 @@ def answering(answer):
     try:
         yield f"http://127.0.0.1:{server.server_port}/api"
     finally:
+        done.set()
         server.shutdown()
         server.server_close()
 
