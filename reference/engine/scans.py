@@ -28,7 +28,8 @@ def deeper(data, limit):
     """Whether JSON text nests arrays and objects more than `limit` deep: only a text with more
     brackets than that can; then its escaped backslashes and quotes are dropped (read left to
     right, as a reader reads escapes), so that quotes pair up around strings, and the brackets
-    between the pairs are counted. Each step is one pass of C over the bytes, whatever they hold."""
+    between the pairs are weighed: dropped, leaf pairs first, for a wide text; counted for a deep
+    one. Each step is one pass of C over the bytes, whatever they hold."""
     if len(data) <= limit or data.count(b"[") + data.count(b"{") <= limit:
         return False
     if data.find(b"\\") >= 0:
@@ -37,4 +38,9 @@ def deeper(data, limit):
     brackets = data.translate(None, OTHERS).replace(b'""', b"")
     if brackets.find(b'"') >= 0:
         brackets = b"".join(brackets.split(b'"')[::2])  # (what is outside strings)
+    rest = brackets  # (a round drops every leaf pair of both kinds: it lowers the nesting by 2 at most)
+    for rounds in range(1, 5):
+        rest = rest.replace(b"{}", b"").replace(b"[]", b"")
+        if not rest and 2 * rounds <= limit:
+            return False
     return max(accumulate(map(NESTING.__getitem__, brackets)), default=0) > limit
