@@ -4,19 +4,23 @@ The core reads and writes MessagePack a value at a time in Python
 (protocol/codec.py): `from_binary` gives each key its name after the library
 has unpacked the whole message, and `_write` hands the packer each value in
 turn. Here the library does all of the bytes: `read()` names the keys of what
-it unpacked with a loop per map, in place, and `write()` makes the message
-with ids for names (copying only the maps and arrays that change), then packs
-it in one call. Packed arrays (`@pac_`) the core writes, as it streams them:
+it unpacked with one loop per map, and `write()` makes the message with ids
+for names (copying only the maps and arrays that change), then packs it in
+one call of its thread's packer. Packed arrays (`@pac_`) the core writes, as it streams them:
 made here at once, their rows cost more memory than a request may. Each
 gives up (None) where the core would refuse or explain, so that the core
 says it; tests/reference/engine/test_service.py holds them to it.
 """
 
 import math
+import threading
 
 import msgpack
 
 from ..protocol.codec import AS_READ
+
+
+PACKERS = threading.local()  # each thread's packer, made once (making one is most of a small message's cost)
 
 
 class Refused(Exception):
@@ -37,26 +41,27 @@ def read(data, checksum, names):
         [(key, arguments)] = body.items()
         if type(arguments) is not dict:
             return None
+        for header, value in headers.items():  # (a checksum alone, equal to an int, is as the core reads it)
+            if type(header) is not str:
+                return None
+            if type(value) not in AS_READ and (value is not checksums or len(value) > 1):
+                headers[header] = _named(value, {})
         name = key if type(key) is str else names[key] if type(key) is int else _refuse()
-        return _named(headers, {}), name, _named(arguments, names)
+        return headers, name, _named(arguments, names)
     except Exception:  # (whatever the bytes hold: the core reads them again, and says what is wrong)
         return None
 
 
 def _named(value, names):
-    """A value just unpacked, each map's keys named (ids by `names`), in place as `from_binary` reads it
-    (a map with other keys than text is made anew)."""
+    """A value just unpacked, each map's keys named (ids by `names`) in a new map, as `from_binary`
+    reads it; an array in place."""
     kind = type(value)
     if kind is dict:
-        for key in value:  # (loops, not comprehensions: in CPython 3.11 each comprehension is a call)
-            if type(key) is not str:
-                value = {(key if type(key) is str else names[key] if type(key) is int else _refuse()): element
-                         for key, element in value.items()}
-                break
-        for key, element in value.items():
-            if type(element) not in AS_READ:
-                value[key] = _named(element, names)
-        return value
+        made = {}
+        for key, element in value.items():  # (loops, not comprehensions: in CPython 3.11 each is a call)
+            made[key if type(key) is str else names[key] if type(key) is int else _refuse()] = \
+                element if type(element) in AS_READ else _named(element, names)
+        return made
     if kind is list:
         for index, element in enumerate(value):
             if type(element) not in AS_READ:
@@ -67,13 +72,14 @@ def _named(value, names):
     raise Refused
 
 
-def write(message, encoding):
-    """MessagePack bytes of `message`, each key the encoding knows as its id, as the core writes it
-    unpacked; None where the core writes it instead (the library nests 511 levels at most: a message
-    deeper than that, the core writes)."""
-    headers, body = message
+def write(headers, result, encoding):
+    """MessagePack bytes of a message of the response `headers` (and `@bin_`) and `result`, each key
+    the encoding knows as its id, as the core writes it unpacked; None where the core writes it
+    instead (the library nests 511 levels at most: a message deeper than that, the core writes)."""
     try:
-        return msgpack.packb([_keyed(headers, {}), _keyed(body, encoding.ids)])
+        headers = {**_keyed(headers, {}), "@bin_": [encoding.checksum]} if headers else {"@bin_": [encoding.checksum]}
+        packer = getattr(PACKERS, "packer", None) or _packer()
+        return packer.pack([headers, _keyed(result, encoding.ids)])
     except (Refused, ValueError, TypeError, OverflowError, RecursionError):
         return None
 
@@ -106,6 +112,11 @@ def _keyed(value, ids):
     if kind is float and math.isfinite(value):
         return value
     raise Refused
+
+
+def _packer():
+    PACKERS.packer = msgpack.Packer()
+    return PACKERS.packer
 
 
 def _refuse():

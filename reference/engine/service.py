@@ -193,7 +193,7 @@ class Service(Core):
         headers = exchange.response_headers
         if "Ok_" not in result or "@pac_" in headers or self.encoding.checksum not in exchange.headers["@bin_"]:
             return None
-        data = binary.write([{**headers, "@bin_": [self.encoding.checksum]}, result], self.encoding)
+        data = binary.write(headers, result, self.encoding)
         return None if data is None else Reply(data, MSGPACK, exchange.name, "Ok_")  # (None: the core says why)
 
 

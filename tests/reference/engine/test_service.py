@@ -122,3 +122,15 @@ def test_compiled_trims_trim_as_the_core_does(seed):
             for value in values_of(result, function, rng, 2):
                 if type(value) is dict and "Ok_" in value:
                     assert trims.trim(selection, value, function) == select.apply(selection, value, function)
+
+
+def test_a_message_the_packer_refuses_midway_leaves_its_thread_packer_clean():
+    """An answer MessagePack cannot carry (an integer past 64 bits, after other values) goes out as the
+    core sends it, and the next answer on that thread is packed from an empty buffer."""
+    plain, fast = testbed.service(protocol.Service), testbed.service()
+    checksum = plain.encoding.checksum
+    calls = [[{"@bin_": [checksum]}, {"fn.echo": {"any!": ["x" * 40, 2**70]}}],
+             [{"@bin_": [checksum]}, {"fn.echo": {"any!": [1]}}]]
+    replies = [fast.handle(json.dumps(call).encode()) for call in calls]
+    assert replies == [plain.handle(json.dumps(call).encode()) for call in calls]
+    assert [reply.media_type for reply in replies] == [protocol.service.JSON, protocol.service.MSGPACK]
