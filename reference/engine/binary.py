@@ -6,8 +6,9 @@ has unpacked the whole message, and `_write` hands the packer each value in
 turn. Here the library does all of the bytes: `read()` names the keys of what
 it unpacked with one loop per map, and `write()` makes the message with ids
 for names (copying only the maps and arrays that change), then packs it in
-one call of its thread's packer. Packed arrays (`@pac_`) the core writes, as it streams them:
-made here at once, their rows cost more memory than a request may. Each
+one call of its thread's packer, packed arrays (`@pac_`) too, their columns
+found as their rows are made. Rows cost memory that the core's stream does
+not: past PACKED_AT_ONCE rows, the core writes the message. Each
 gives up (None) where the core would refuse or explain, so that the core
 says it; tests/reference/engine/test_service.py holds them to it.
 """
@@ -17,9 +18,10 @@ import threading
 
 import msgpack
 
-from ..protocol.codec import AS_READ
+from ..protocol.codec import AS_READ, PACKED, UNDEFINED
 
 
+PACKED_AT_ONCE = 2**14  # rows of packed arrays made at once, at most (a row costs memory, unlike a stream)
 PACKERS = threading.local()  # each thread's packer, made once (making one is most of a small message's cost)
 
 
@@ -72,21 +74,23 @@ def _named(value, names):
     raise Refused
 
 
-def write(headers, result, encoding):
+def write(headers, result, encoding, packed=False):
     """MessagePack bytes of a message of the response `headers` (and `@bin_`) and `result`, each key
-    the encoding knows as its id, as the core writes it unpacked; None where the core writes it
-    instead (the library nests 511 levels at most: a message deeper than that, the core writes)."""
+    the encoding knows as its id, and if `packed`, each array of maps packed, as the core writes it;
+    None where the core writes it instead (the library nests 511 levels at most: a message deeper
+    than that, the core writes; and packed arrays past PACKED_AT_ONCE rows, the core streams)."""
     try:
         headers = {**_keyed(headers, {}), "@bin_": [encoding.checksum]} if headers else {"@bin_": [encoding.checksum]}
         packer = getattr(PACKERS, "packer", None) or _packer()
-        return packer.pack([headers, _keyed(result, encoding.ids)])
+        return packer.pack([headers, _keyed(result, encoding.ids, [PACKED_AT_ONCE] if packed else None)])
     except (Refused, ValueError, TypeError, OverflowError, RecursionError):
         return None
 
 
-def _keyed(value, ids):
+def _keyed(value, ids, budget=None):
     """`value` with ids for the keys `ids` knows, as `_write` packs it: a map or array in which nothing
-    changes is the same one, not a copy (memory per byte received stays within its bound)."""
+    changes is the same one, not a copy (memory per byte received stays within its bound); with a
+    `budget` ([rows left to make]), each array of maps packed as the core packs it."""
     kind = type(value)
     if kind is dict:
         made, changed = {}, False
@@ -95,23 +99,77 @@ def _keyed(value, ids):
                 raise Refused
             known = ids.get(key, key)
             if type(element) not in AS_READ:
-                element, was = _keyed(element, ids), element
+                element, was = _keyed(element, ids, budget), element
                 changed = changed or element is not was
             made[known] = element
             changed = changed or known is not key
         return made if changed else value
     if kind is list:
+        if budget is not None and value and (packed := _packed(value, ids, budget)) is not None:
+            return packed
         for index, element in enumerate(value):
-            if type(element) not in AS_READ and (keyed := _keyed(element, ids)) is not element:
+            if type(element) not in AS_READ and (keyed := _keyed(element, ids, budget)) is not element:
                 made = value[:index]  # (from the first that changes on, the array is a copy)
                 made.append(keyed)
                 for element in value[index + 1:]:
-                    made.append(element if type(element) in AS_READ else _keyed(element, ids))
+                    made.append(element if type(element) in AS_READ else _keyed(element, ids, budget))
                 return made
         return value
     if kind is float and math.isfinite(value):
         return value
     raise Refused
+
+
+class Unpackable(Exception):
+    """An array the core writes unpacked (see `codec._columns`)."""
+
+
+def _packed(rows, ids, budget):
+    """`rows` as the core packs them: [PACKED, the key row, each row's cells], or None where it writes
+    them unpacked. The columns are found as the rows are made, in one pass."""
+    columns, made = {}, [PACKED, None]
+    try:
+        for row in rows:
+            made.append(_row(row, columns, ids, budget))
+    except Unpackable:
+        return None
+    made[1] = [None, *_header(columns, ids)]
+    return made
+
+
+def _row(row, columns, ids, budget):
+    """The cells of a map, placed by `columns` (key -> (place, the columns of a column of maps, or None)),
+    a key first seen taking the next place; Refused once the budget of rows made at once is spent."""
+    if type(row) is not dict:
+        raise Unpackable
+    cells = []
+    for key, value in row.items():
+        column = columns.get(key)
+        if column is None:
+            if key not in ids:
+                raise Unpackable
+            column = columns[key] = (len(columns), {} if type(value) is dict else None)
+        place, nested = column
+        if nested is not None:
+            value = _row(value, nested, ids, budget)
+        elif type(value) is dict:  # (a column of maps and others)
+            raise Unpackable
+        elif type(value) not in AS_READ:
+            value = _keyed(value, ids, budget)
+        if place == len(cells):
+            cells.append(value)
+        elif place < len(cells):
+            cells[place] = value
+        else:
+            cells += [UNDEFINED] * (place - len(cells)) + [value]
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise Refused
+    return cells or ()  # (one empty row for all)
+
+
+def _header(columns, ids):
+    return [ids[key] if nested is None else [ids[key], *_header(nested, ids)] for key, (_, nested) in columns.items()]
 
 
 def _packer():

@@ -16,7 +16,7 @@ where the facts allow, and are else the core's (called by name: in CPython
   compiled checks, and walk only to say what is wrong;
 - `select` (10) trims with the selection compiled (trims.py);
 - `encode` (11) writes JSON with a C encoder made once, or MessagePack in one
-  call to a client that has the checksum (unpacked: binary.py), and learns
+  call to a client that has the checksum (packed too: binary.py), and learns
   what answering cost;
 
 and `fn.api_`, whose answer depends only on its two flags, is made and
@@ -188,12 +188,12 @@ class Service(Core):
         return reply, result
 
     def write_binary(self, exchange, result):
-        """The Reply of an Ok_ result in MessagePack to a steady client (it has the checksum, asks for no
-        packing), written by the library at once; else None."""
+        """The Reply of an Ok_ result in MessagePack to a steady client (it has the checksum), packed if it
+        asks, written by the library at once; else None."""
         headers = exchange.response_headers
-        if "Ok_" not in result or "@pac_" in headers or self.encoding.checksum not in exchange.headers["@bin_"]:
+        if "Ok_" not in result or self.encoding.checksum not in exchange.headers["@bin_"]:
             return None
-        data = binary.write(headers, result, self.encoding)
+        data = binary.write(headers, result, self.encoding, exchange.headers.get("@pac_") is True)
         return None if data is None else Reply(data, MSGPACK, exchange.name, "Ok_")  # (None: the core says why)
 
 

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from reference import engine, load, protocol
+from reference.engine import binary
 from reference.engine.checks import Compiler
 from reference.engine.scans import deeper, may_hold_surrogates
 from reference.engine.trims import Trims
@@ -134,3 +135,23 @@ def test_a_message_the_packer_refuses_midway_leaves_its_thread_packer_clean():
     replies = [fast.handle(json.dumps(call).encode()) for call in calls]
     assert replies == [plain.handle(json.dumps(call).encode()) for call in calls]
     assert [reply.media_type for reply in replies] == [protocol.service.JSON, protocol.service.MSGPACK]
+
+
+KEYS = st.sampled_from(["Circle", "Dot", "Leaf", "Node", "api", "bool", "not a name"])
+ROWS = st.recursive(st.none() | st.integers(-3, 3) | st.text("ab", max_size=2) | st.floats(allow_nan=True),
+                    lambda inner: st.lists(st.dictionaries(KEYS, inner, max_size=3), max_size=4)
+                    | st.lists(inner, max_size=3) | st.dictionaries(KEYS, inner, max_size=3), max_leaves=25)
+
+
+@settings(max_examples=500, deadline=None)
+@given(ROWS, st.booleans())
+def test_packed_arrays_made_at_once_are_the_bytes_the_core_streams(value, packed):
+    """Arrays of maps with known keys, missing ones, nested maps, and ones the core leaves unpacked."""
+    encoding = testbed.service().encoding
+    message = [{"@bin_": [encoding.checksum]}, {"Ok_": {"any!": value}}]
+    try:
+        streamed = codec.encode(message, encoding, packed)
+    except codec.Unwritable:
+        streamed = None
+    made = binary.write({}, message[1], encoding, packed)
+    assert made == streamed or (made is None and streamed is not None)  # (None: the core writes it)
