@@ -4,6 +4,7 @@
     python tests/tools/benchmark.py timing [--rounds N] [--peer-venv DIR]
     python tests/tools/benchmark.py http [--rounds N] [--seconds S] [--peer-venv DIR]
     python tests/tools/benchmark.py fuzz [--rounds N]
+    python tests/tools/benchmark.py fuzz-client                        # load-free: valgrind's callgrind
 
 Every message is answered by the shipped calculator (`calculator.service()`,
 its tape holding 100 evaluations), bytes in and bytes out, and compared with
@@ -24,7 +25,9 @@ With --peer-venv (a virtual environment holding telepact-cli==1.0.0a339) the
 independent implementation is measured the same way, beside ours.
 `fuzz` measures `python -m conformance fuzz` against a fresh bundled
 calculator (the server's share included, on the same machine), with one
-worker and with two in turn each round: the requests a second it reports.
+worker and with two in turn each round: the requests a second it reports;
+`fuzz-client` the instructions a request costs fuzz's client, against a
+bare client's. Those two and `http` are measured in throughput.py.
 """
 
 import argparse
@@ -32,13 +35,13 @@ import json
 import os
 import re
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
-import time
 import timeit
 from pathlib import Path
+
+from throughput import report_fuzz, report_fuzz_client, report_http, spread
 
 ROOT = Path(__file__).resolve().parents[2]  # the repository
 
@@ -219,8 +222,8 @@ def report_timing(rounds, peer_venv):
             ratios.append(ours / bare)
             if peer and name not in MESSAGEPACK | TESTBED:
                 peers.append(peer(name) / ours)
-        table[name] = {"median": round(statistics.median(ratios), 2), "spread": _spread(ratios)}
-        line = f"{name:<32}{statistics.median(ratios):>7.2f}x  ({_spread(ratios)})"
+        table[name] = {"median": round(statistics.median(ratios), 2), "spread": spread(ratios)}
+        line = f"{name:<32}{statistics.median(ratios):>7.2f}x  ({spread(ratios)})"
         if peers:
             table[name]["peer slower"] = round(statistics.median(peers), 1)
             line += f"   the peer {statistics.median(peers):.1f}x slower"
@@ -231,10 +234,6 @@ def report_timing(rounds, peer_venv):
 def _best(function, seconds=0.05):
     number = max(1, int(seconds / max(timeit.timeit(function, number=1), 1e-7)))
     return min(timeit.repeat(function, number=number, repeat=3)) / number
-
-
-def _spread(values):
-    return f"{min(values):.2f} to {max(values):.2f}"
 
 
 PEER_TIMER = r"""
@@ -259,142 +258,9 @@ def _peer_timer(venv):
     return seconds
 
 
-# HTTP: kept-alive fn.add from several client processes, as a share of a bare http.server.
-
-BARE_SERVER = r"""
-import socket, sys
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-class Handler(BaseHTTPRequestHandler):
-    protocol_version, wbufsize = "HTTP/1.1", -1
-    def setup(self):
-        super().setup()
-        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    def do_POST(self):
-        self.rfile.read(int(self.headers["Content-Length"]))
-        body = b'[{}, {"Ok_": {"result": 3}}]'
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-    def log_message(self, *args):
-        pass
-server = ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Handler)
-server.daemon_threads = True
-server.serve_forever()
-"""
-
-LOAD = r"""
-import http.client, sys, time
-port, seconds = int(sys.argv[1]), float(sys.argv[2])
-connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-body, done, deadline = b'[{}, {"fn.add": {"x": 1, "y": 2}}]', 0, time.monotonic() + seconds
-while time.monotonic() < deadline:
-    connection.request("POST", "/api", body, {"Content-Type": "application/json"})
-    response = connection.getresponse()
-    response.read()
-    done += response.status == 200
-print(done)
-"""
-
-
-def report_http(rounds, seconds, clients, peer_venv):
-    """Requests per second of each server, as a share of the bare one's, and the server's CPU time per
-    request (user and system, from /proc), as a ratio to the bare one's: each round in turn."""
-    servers = {"bare http.server": lambda port: [sys.executable, "-c", BARE_SERVER, str(port)],
-               "reference server": lambda port: [sys.executable, "-m", "reference.server", "--port", str(port)],
-               "reference, --access-log": lambda port: [sys.executable, "-m", "reference.server", "--port", str(port),
-                                                        "--access-log"],
-               "reference --plain": lambda port: [sys.executable, "-m", "reference.server", "--port", str(port),
-                                                  "--plain"]}
-    if peer_venv:
-        servers["peer demo server"] = lambda port: [str(Path(peer_venv) / "bin" / "telepact"), "demo-server",
-                                                    "--port", str(port)]
-    shares = {name: [] for name in servers if name != "bare http.server"}
-    cpus = {name: [] for name in servers}
-    for _ in range(rounds):
-        measured = {name: _rate(command, seconds, clients) for name, command in servers.items()}
-        for name in servers:
-            cpus[name].append(measured[name][1])
-        for name in shares:
-            shares[name].append(measured[name][0] / measured["bare http.server"][0])
-    table = {"bare http.server": {"cpu per request (us)": round(statistics.median(cpus["bare http.server"]))}}
-    print(f"{'bare http.server':<24}{'':>30}{statistics.median(cpus['bare http.server']):>8.0f} us CPU a request")
-    for name, values in shares.items():
-        cpu = [ours / bare for ours, bare in zip(cpus[name], cpus["bare http.server"])]
-        table[name] = {"median": round(statistics.median(values), 2), "spread": _spread(values),
-                       "cpu per request (us)": round(statistics.median(cpus[name])),
-                       "cpu ratio": round(statistics.median(cpu), 2), "cpu spread": _spread(cpu)}
-        print(f"{name:<24}{statistics.median(values):>6.2f} of bare  ({_spread(values)})"
-              f"{statistics.median(cpus[name]):>8.0f} us CPU a request, {statistics.median(cpu):.2f}x bare "
-              f"({_spread(cpu)})", flush=True)
-    return table
-
-
-def report_fuzz(rounds):
-    """The requests a second of a default fuzz of a fresh calculator, --workers 1 and 2 in turn each round."""
-    rates = {1: [], 2: []}
-    for number in range(rounds):
-        for workers in rates:
-            with socket.socket() as probe:
-                probe.bind(("127.0.0.1", 0))
-                port = probe.getsockname()[1]
-            server = subprocess.Popen([sys.executable, "-m", "reference.server", "--port", str(port), "--log-level",
-                                       "warning"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
-            try:
-                _wait_for(port)
-                run = subprocess.run([sys.executable, "-m", "conformance", "fuzz", "--target",
-                                      f"http://127.0.0.1:{port}/api", "--seed", str(number), "--workers", str(workers)],
-                                     capture_output=True, text=True, cwd=ROOT, timeout=600)
-            finally:
-                server.terminate()
-                server.wait(timeout=15)
-            rates[workers].append(int(re.search(r"\(([\d,]+) a second", run.stdout)[1].replace(",", "")))
-    table = {f"--workers {workers}": {"median": statistics.median(values), "spread": _spread(values)}
-             for workers, values in rates.items()}
-    for name, figures in table.items():
-        print(f"fuzz {name:<14}{figures['median']:>8.0f} requests a second ({figures['spread']})")
-    return table
-
-
-def _rate(command, seconds, clients):
-    """Requests per second of the server `command` starts, and its CPU seconds per request, in us."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = subprocess.Popen(command(port), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
-    try:
-        _wait_for(port)
-        before = _cpu(server.pid)
-        loads = [subprocess.Popen([sys.executable, "-c", LOAD, str(port), str(seconds)], stdout=subprocess.PIPE,
-                                  text=True) for _ in range(clients)]
-        done = sum(int(load.communicate(timeout=seconds + 60)[0]) for load in loads)
-        return done / seconds, (_cpu(server.pid) - before) / max(done, 1) * 1e6
-    finally:
-        server.terminate()
-        server.wait(timeout=15)
-
-
-def _cpu(pid):
-    """The CPU seconds (user and system) process `pid` has used so far."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def _wait_for(port, seconds=30):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1):
-                return
-        except OSError:
-            time.sleep(0.1)
-    raise SystemExit(f"error: nothing listened on port {port}")
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python tests/tools/benchmark.py", description=__doc__.split("\n\n")[0])
-    parser.add_argument("mode", choices=["instructions", "timing", "http", "fuzz"])
+    parser.add_argument("mode", choices=["instructions", "timing", "http", "fuzz", "fuzz-client"])
     parser.add_argument("--peer-venv", metavar="DIR", help="a venv with telepact-cli==1.0.0a339, to compare with")
     parser.add_argument("--rounds", type=int, default=12, help="rounds of timing or http (default 12)")
     parser.add_argument("--seconds", type=float, default=2, help="seconds of load per server per round (default 2)")
@@ -410,6 +276,8 @@ def main(argv=None):
         table = report_timing(options.rounds, options.peer_venv)
     elif options.mode == "fuzz":
         table = report_fuzz(options.rounds)
+    elif options.mode == "fuzz-client":
+        table = report_fuzz_client()
     else:
         table = report_http(options.rounds, options.seconds, options.clients, options.peer_venv)
     if options.json:
