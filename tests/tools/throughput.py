@@ -10,6 +10,8 @@ later ones (40 to 80) are counted apart: what fuzz writes into the calculator
 (its tape) makes later answers larger.
 """
 
+import collections
+import contextlib
 import os
 import re
 import shutil
@@ -17,7 +19,7 @@ import socket
 import statistics
 import subprocess
 import sys
-import time
+import threading
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]  # the repository
@@ -48,8 +50,9 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(body)
     def log_message(self, *args):
         pass
-server = ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Handler)
+server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
 server.daemon_threads = True
+print(f"Serving at http://127.0.0.1:{server.server_address[1]}/", flush=True)
 server.serve_forever()
 """
 
@@ -70,15 +73,14 @@ print(done)
 def report_http(rounds, seconds, clients, peer_venv):
     """Requests per second of each server, as a share of the bare one's, and the server's CPU time per
     request (user and system, from /proc), as a ratio to the bare one's: each round in turn."""
-    servers = {"bare http.server": lambda port: [sys.executable, "-c", BARE_SERVER, str(port)],
-               "reference server": lambda port: [sys.executable, "-m", "reference.server", "--port", str(port)],
-               "reference, --access-log": lambda port: [sys.executable, "-m", "reference.server", "--port", str(port),
-                                                        "--access-log"],
-               "reference --plain": lambda port: [sys.executable, "-m", "reference.server", "--port", str(port),
-                                                  "--plain"]}
-    if peer_venv:
-        servers["peer demo server"] = lambda port: [str(Path(peer_venv) / "bin" / "telepact"), "demo-server",
-                                                    "--port", str(port)]
+    ours = [sys.executable, "-m", "reference.server", "--port", "0"]
+    servers = {"bare http.server": [sys.executable, "-c", BARE_SERVER], "reference server": ours,
+               "reference, --access-log": [*ours, "--access-log"], "reference --plain": [*ours, "--plain"]}
+    if peer_venv:  # (uvicorn says the port it was given: one the system picks for it)
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        servers["peer demo server"] = [str(Path(peer_venv) / "bin" / "telepact"), "demo-server", "--port", str(port)]
     shares = {name: [] for name in servers if name != "bare http.server"}
     cpus = {name: [] for name in servers}
     for _ in range(rounds):
@@ -105,19 +107,10 @@ def report_fuzz(rounds):
     rates = {1: [], 2: []}
     for number in range(rounds):
         for workers in rates:
-            with socket.socket() as probe:
-                probe.bind(("127.0.0.1", 0))
-                port = probe.getsockname()[1]
-            server = subprocess.Popen([sys.executable, "-m", "reference.server", "--port", str(port), "--log-level",
-                                       "warning"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
-            try:
-                _wait_for(port)
+            with _served([sys.executable, "-m", "reference.server", "--port", "0"]) as (_, port):
                 run = subprocess.run([sys.executable, "-m", "conformance", "fuzz", "--target",
                                       f"http://127.0.0.1:{port}/api", "--seed", str(number), "--workers", str(workers)],
                                      capture_output=True, text=True, cwd=ROOT, timeout=600)
-            finally:
-                server.terminate()
-                server.wait(timeout=15)
             rates[workers].append(int(re.search(r"\(([\d,]+) a second", run.stdout)[1].replace(",", "")))
     table = {f"--workers {workers}": {"median": statistics.median(values), "spread": spread(values)}
              for workers, values in rates.items()}
@@ -128,20 +121,12 @@ def report_fuzz(rounds):
 
 def _rate(command, seconds, clients):
     """Requests per second of the server `command` starts, and its CPU seconds per request, in us."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = subprocess.Popen(command(port), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
-    try:
-        _wait_for(port)
+    with _served(command) as (server, port):
         before = _cpu(server.pid)
         loads = [subprocess.Popen([sys.executable, "-c", LOAD, str(port), str(seconds)], stdout=subprocess.PIPE,
                                   text=True) for _ in range(clients)]
         done = sum(int(load.communicate(timeout=seconds + 60)[0]) for load in loads)
         return done / seconds, (_cpu(server.pid) - before) / max(done, 1) * 1e6
-    finally:
-        server.terminate()
-        server.wait(timeout=15)
 
 
 def _cpu(pid):
@@ -150,15 +135,24 @@ def _cpu(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def _wait_for(port, seconds=30):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1):
+READY = re.compile(r"(?:Serving|running on) .*?:(\d+)")  # what each server prints once it listens, and where
+
+
+@contextlib.contextmanager
+def _served(command):
+    """The server `command` starts, and its port, once it says it listens; stopped after. What else it
+    prints is read and dropped meanwhile, so that it never waits on a full pipe."""
+    server = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT)
+    try:
+        for line in server.stdout:
+            if ready := READY.search(line):
+                threading.Thread(target=collections.deque, args=(server.stdout, 0), daemon=True).start()
+                yield server, int(ready.group(1))
                 return
-        except OSError:
-            time.sleep(0.1)
-    raise SystemExit(f"error: nothing listened on port {port}")
+        raise SystemExit(f"error: {' '.join(command[:3])} stopped before it listened")
+    finally:
+        server.terminate()
+        server.wait(timeout=15)
 
 
 BARE_CLIENT = r"""
@@ -193,19 +187,10 @@ def report_fuzz_client(spans=((10, 20), (40, 80)), calls=200):
 
 def _counted(command):
     """(instructions, requests) of `command` ({port} filled in) under callgrind, against a fresh calculator."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = subprocess.Popen([sys.executable, "-m", "reference.server", "--port", str(port)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
-    try:
-        _wait_for(port)
+    with _served([sys.executable, "-m", "reference.server", "--port", "0"]) as (_, port):
         run = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
                               *[part.replace("{port}", str(port)) for part in command]],
                              capture_output=True, text=True, cwd=ROOT, env={**os.environ, "PYTHONHASHSEED": "0"})
-    finally:
-        server.terminate()
-        server.wait(timeout=15)
     found, requests = re.search(r"Collected : (\d+)", run.stderr), re.search(r"with ([\d,]+) requests", run.stdout)
     if not found:
         raise SystemExit(f"error: callgrind could not count {command}: {run.stderr[-800:]}")
