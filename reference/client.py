@@ -21,7 +21,6 @@ client driver protocol (cli/drivers.py).
 """
 
 import argparse
-import difflib
 import json
 import re
 import sys
@@ -34,8 +33,6 @@ with loading():  # (Ctrl-C while the command loads its parts: status 130, no tra
     from . import sources
     from .cli import drivers, fetched, notes
     from .cli.printing import listing, print_json, readable, wire_text
-    from .mocking import stubs
-    from .protocol.documents import Document
     from .transports.http_client import MAX_RESPONSE, Client, TransportError, Untrusted
 
 PAIR = re.compile(r"(@?[A-Za-z_][\w!]*)(:?=)(.*)", re.DOTALL)  # NAME=TEXT, NAME:=JSON
@@ -184,7 +181,7 @@ class Call:
         started = time.perf_counter()
         headers, answer = self.send()
         if "ErrorInvalidRequestBody_" in answer[1] and self.unconfirmed:  # (refused, so it changed nothing)
-            fresh, self.unconfirmed = checked(self.client, internal=True), False
+            fresh, self.unconfirmed = fetched.checked(self.client, internal=True), False
             if fresh != self.schema:  # the kept schema was stale: the call goes again, made by the new one
                 self.schema = fresh
                 fetched.keep(self.client.url, fresh)
@@ -194,7 +191,7 @@ class Call:
             print(f"> POST {self.client.url}\n> {wire_text(sent)}\n< {json.dumps(readable(list(answer), [], []))}\n"
                   f"< {len(received)} bytes in {(time.perf_counter() - started) * 1000:.1f} ms", file=sys.stderr)
         if "ErrorInvalidRequestBody_" in answer[1]:
-            _suggest(self.client, self.options.function, answer[1])
+            notes.suggest(self.client, self.options.function, answer[1])
         if "ErrorInvalidRequestHeaders_" in answer[1] and "@select_" in headers:
             notes.fields_near(self.entries(), self.options.function, headers["@select_"], answer[1])
         if self.options.session:
@@ -254,8 +251,8 @@ class Call:
                       f"goes as text", file=sys.stderr)
         if self.schema is None:
             kept = fetched.kept(self.client.url)
-            self.unconfirmed = kept is not None and not problems(self.client.url, kept)
-            self.schema = kept if self.unconfirmed else checked(self.client, internal=True)
+            self.unconfirmed = kept is not None and not fetched.problems(self.client.url, kept)
+            self.schema = kept if self.unconfirmed else fetched.checked(self.client, internal=True)
             if not self.unconfirmed:
                 fetched.keep(self.client.url, self.schema)
         return self.schema
@@ -293,40 +290,8 @@ def _show(client, options, pretty):
     if options.schema:
         print_json(client.schema(options.internal), pretty)
     else:
-        print("\n".join(listing(checked(client, options.internal))))
+        print("\n".join(listing(fetched.checked(client, options.internal))))
     return 0
-
-
-def checked(client, internal=False):
-    """The server's schema (fn.api_), checked as a schema loader checks one: ValueError, in one line, if it is
-    not sound (entries that are no objects, a function without ->), since what is read of it would be wrong."""
-    entries = client.schema(internal)
-    found = problems(client.url, entries)
-    if found:
-        more = f" (and {found.count - 1:,} more)" if found.count > 1 else ""
-        raise ValueError(f"the schema {client.url} answers fn.api_ with is not sound: "
-                         f"{str(found.problems[0]).removeprefix(client.url + ', ')}{more}")
-    return entries
-
-
-def problems(url, entries):
-    """The SchemaError of the schema `url` answered with, as a schema loader finds it (a mock's kinds known),
-    or None."""
-    return sources.check([Document(url, entries)], extensions=stubs.KINDS)[1]
-
-
-def _suggest(client, function, body):
-    """On standard error, the near names of a function the server does not have."""
-    unknown = {"path": [function], "reason": {"FunctionUnknown": {}}}
-    if body["ErrorInvalidRequestBody_"].get("cases") != [unknown]:
-        return
-    try:
-        names = [name for entry in checked(client) for name in entry if name.startswith("fn.")]
-    except ValueError:  # (a note, not worth failing the call for)
-        return
-    near = difflib.get_close_matches(function, names, n=3) or [n for n in names if n == f"fn.{function}"]
-    if near:
-        print(f"note: the server has no {function}; did you mean {' or '.join(near)}?", file=sys.stderr)
 
 
 def _parts(text):

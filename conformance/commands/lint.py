@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 
 from .. import tables
-from ..language import suite
+from ..language import fitting, suite
 from ..language.matchers import compare, is_matcher
 from ..reports.results import plural
 from ..tables.spec import HEADERS, RESULTS, TYPE_NAMES
@@ -64,10 +64,6 @@ def generated(options, parser):
     return 0
 
 
-FAILURES = ("ErrorParseFailure_", "ErrorInvalidRequestHeaders_", "ErrorInvalidRequestBody_",
-            "ErrorUnauthenticated_", "ErrorUnknown_")
-
-
 def check(directory=suite.CASES):
     """Every problem with the suite, as readable lines (none when it is sound)."""
     fixture_schema = suite.load_json("fixture.schema.json")
@@ -112,7 +108,7 @@ def check(directory=suite.CASES):
                                 f"not {list(case.features)}")
             schema = schemas.get(next((s for s in ("calculator", "testbed") if s in case.requires), "testbed"))
             problems += [f"{where}: {p}" for p in limited(case)]
-            problems += [f"{where}: {p}" for p in consistent(case, schema)]
+            problems += [f"{where}: {p}" for p in fitting.consistent(case, schema)]
             problems += [f"{where}: {p}" for p in fair(case, schema)]
     return problems
 
@@ -176,7 +172,7 @@ def fair(case, schema):
     """Yield how a server case's levels break the rule: MUST is what the spec's words demand."""
     yield from _level(case)
     own = {tag for key in schema if key.startswith("fn.")
-           for tag in _results(key, schema)} if "testbed" in case.requires else set()
+           for tag in fitting.results(key, schema)} if "testbed" in case.requires else set()
     for number, step in enumerate(case.steps, 1):
         response = step["response"]
         if "spec" in response and case.level == "MUST":
@@ -246,106 +242,16 @@ def calculator_schema(servers):
     """The calculator's schema as the fn.api_ cases pin it (public and stock entries): key -> entry."""
     [case] = [c for c in servers if c.id == "api/public/calculator-schema"]
     entries = case.steps[0]["response"]["message"][1]["Ok_"]["api"]["$unordered"]
-    return _keyed(entries + stock_entries(servers))
+    return fitting.keyed(entries + stock_entries(servers))
 
 
 def testbed_schema(servers):
     """The testbed's schema: testbed.json, the stock entries, and those that union.Auth_ brings."""
     calculator = calculator_schema(servers)
-    return {**_keyed(tables.schema() + stock_entries(servers)),
+    return {**fitting.keyed(tables.schema() + stock_entries(servers)),
             "errors.Auth_": calculator["errors.Auth_"], "headers.Auth_": calculator["headers.Auth_"]}
 
 
 def stock_entries(servers):
     [internal] = [c for c in servers if c.id == "api/internal/stock-definitions"]
     return internal.steps[0]["response"]["message"][1]["Ok_"]["api"]["$includes"]
-
-
-def _keyed(entries):
-    schema = {}
-    for entry in map(_unwrapped, entries):
-        [key] = [k for k in entry if k not in ("///", "->") and not k.startswith("$")]
-        schema[key] = entry
-    return schema
-
-
-def _unwrapped(value):
-    """An expected value with its $partial, $includes and $unordered wrappers taken off."""
-    if is_matcher(value):
-        for word in ("$partial", "$includes", "$unordered"):
-            if word in value:
-                return _unwrapped(value[word])
-        return value
-    if type(value) is dict:
-        return {k: _unwrapped(v) for k, v in value.items()}
-    if type(value) is list:
-        return [_unwrapped(v) for v in value]
-    return value
-
-
-def consistent(case, schema):
-    """Yield what in a case does not fit the schema of its service."""
-    for number, step in enumerate(case.steps, 1):
-        request, response = step["request"].get("message"), step["response"].get("message")
-        if type(request) is not list or len(request) != 2 or type(request[1]) is not dict or len(request[1]) != 1:
-            continue
-        [(function, arguments)] = request[1].items()
-        steered = "@select_" in request[0] or request[0].get("@pac_") is True or "@result" in request[0]
-        results = _results(function, schema)
-        if results is None or is_matcher(response) or type(response) is not list or step["response"].get("raw"):
-            continue
-        body = response[1]
-        alternatives = [body] if not is_matcher(body) else body.get("$oneOf", [])
-        known = [r for r in alternatives if type(r) is dict and len(r) == 1 and next(iter(r)) in results]
-        if alternatives and not known:  # one of several may be a tag another implementation's schema adds
-            yield f"step {number}: {function} has no result {' or '.join(k for r in alternatives for k in r)}"
-        for result in known:
-            [(tag, fields)] = result.items()
-            if not steered and not fits_fields(fields, results[tag], schema):
-                yield f"step {number}: the expected {tag} does not fit its fields {results[tag]}"
-            if tag not in FAILURES + ("ErrorUnavailable",) and not fits_fields(
-                    arguments, schema[function][function], schema):
-                yield f"step {number}: the request does not fit {function}, yet a {tag} is expected"
-
-
-def _results(function, schema):
-    """The result tags of a function (with every errors.* group), or None if unknown."""
-    if function not in schema:
-        return None
-    groups = [schema[function]["->"], *(entry[key] for key, entry in schema.items() if key.startswith("errors."))]
-    return {k: v for group in groups for tag in group for k, v in tag.items() if k != "///"}
-
-
-SCALARS = {"boolean": lambda v: type(v) is bool, "integer": lambda v: type(v) is int,
-           "number": lambda v: type(v) in (int, float), "string": lambda v: type(v) is str,
-           "bytes": lambda v: type(v) is str, "any": lambda v: v is not None, "_ext.Select_": lambda v: type(v) is dict}
-
-
-def fits(value, expression, schema):
-    """Whether a value (matchers allowed anywhere) has the type a schema type expression names."""
-    if is_matcher(value) or (type(value) is dict and list(value) == ["$bin"]):
-        return True
-    if type(expression) is list:  # [T]
-        return type(value) is list and all(fits(v, expression[0], schema) for v in value)
-    if type(expression) is dict:  # {"string": T}
-        return type(value) is dict and all(fits(v, expression["string"], schema) for v in value.values())
-    name = expression.removesuffix("?")
-    if value is None:
-        return name != expression
-    if name in SCALARS:
-        return SCALARS[name](value)
-    if name.startswith("struct."):
-        return fits_fields(value, schema[name][name], schema)
-    tags = {name: schema[name][name]} if name.startswith("fn.") else {
-        k: v for t in schema.get(name, {}).get(name, []) for k, v in t.items() if k != "///"}
-    return type(value) is dict and len(value) == 1 and all(
-        k in tags and fits_fields(v, tags[k], schema) for k, v in value.items())
-
-
-def fits_fields(value, fields, schema):
-    """Whether a value (matchers allowed) is an object with the fields of a struct, tag or call."""
-    if is_matcher(value):
-        return True
-    required = {k for k in fields if not k.endswith("!")}
-    return type(value) is dict and required <= value.keys() and all(
-        k in fields and fits(v, fields[k], schema) for k, v in value.items())

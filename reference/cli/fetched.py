@@ -1,5 +1,5 @@
 """Schemas fetched from live servers: the mock's (retried while the server starts), and the client's,
-kept between its runs.
+kept between its runs and checked as a schema loader checks one.
 
 How this works
 --------------
@@ -26,6 +26,8 @@ import urllib.parse
 from pathlib import Path
 
 from .. import sources
+from ..mocking import stubs
+from ..protocol.documents import Document
 from ..transports.http_client import Client, Mismatched, Unreachable
 
 
@@ -92,3 +94,21 @@ def default_cache(url):
     parts = urllib.parse.urlsplit(url)
     name = f"{parts.hostname}-{parts.port or 80}{parts.path}".replace("/", "_")
     return folder() / f"{name}.json"
+
+
+def checked(client, internal=False):
+    """The server's schema (fn.api_), checked as a schema loader checks one: ValueError, in one line, if it is
+    not sound (entries that are no objects, a function without ->), since what is read of it would be wrong."""
+    entries = client.schema(internal)
+    found = problems(client.url, entries)
+    if found:
+        more = f" (and {found.count - 1:,} more)" if found.count > 1 else ""
+        raise ValueError(f"the schema {client.url} answers fn.api_ with is not sound: "
+                         f"{str(found.problems[0]).removeprefix(client.url + ', ')}{more}")
+    return entries
+
+
+def problems(url, entries):
+    """The SchemaError of the schema `url` answered with, as a schema loader finds it (a mock's kinds known),
+    or None."""
+    return sources.check([Document(url, entries)], extensions=stubs.KINDS)[1]

@@ -1,9 +1,12 @@
 """What the client command tells on standard error beside an answer, for a person to read: the fields a
-misspelt selection's place has, and when a mock's calls came."""
+misspelt selection's place has, the functions near a name the server lacks, and when a mock's calls
+came."""
 
 import difflib
 import sys
 from datetime import datetime, timezone
+
+from .fetched import checked
 
 
 def fields_near(entries, function, selection, body):
@@ -41,3 +44,17 @@ def when_calls_came(body):
     if times:
         print(f"note: at is milliseconds since 1970: these calls came from {moment(min(times))} to "
               f"{moment(max(times))}", file=sys.stderr)
+
+
+def suggest(client, function, body):
+    """On standard error, the near names of a function the server does not have."""
+    unknown = {"path": [function], "reason": {"FunctionUnknown": {}}}
+    if body["ErrorInvalidRequestBody_"].get("cases") != [unknown]:
+        return
+    try:
+        names = [name for entry in checked(client) for name in entry if name.startswith("fn.")]
+    except ValueError:  # (a note, not worth failing the call for)
+        return
+    near = difflib.get_close_matches(function, names, n=3) or [n for n in names if n == f"fn.{function}"]
+    if near:
+        print(f"note: the server has no {function}; did you mean {' or '.join(near)}?", file=sys.stderr)

@@ -50,7 +50,7 @@ from ..protocol.generate import Context, OverBudget, Random, make
 from ..protocol.types import Type
 from ..sources import load
 from . import patterns, stubs
-from .matching import ByDefinition, Matching
+from .matching import ByDefinition, Matching, as_json, matched, nearest, no_matching_stub
 from .relay import Proxy
 
 log = logging.getLogger("reference")
@@ -150,7 +150,7 @@ class Mock:
         with self.lock:
             newest = [stub for stub in self.stubs[::-1] if stub.function == name and stub.uses != 0]
         matching = self.matching(len(msgpack.packb(arguments)))  # (matched outside the lock)
-        stub = next((stub for stub in newest if _matched(matching, stub, arguments, headers)), None)
+        stub = next((stub for stub in newest if matched(matching, stub, arguments, headers)), None)
         missed = nearest(newest, arguments, headers, matching) if stub is None and newest else None
         if missed:
             log.info("%s %.200s matched no stub; the nearest, %.200s, differs at %s", name, as_json(arguments),
@@ -258,13 +258,6 @@ class Mock:
         return {"Ok_": {}}
 
 
-def _matched(matching, stub, arguments, headers):
-    """Whether a call matches a stub: where its `match!` says, by patterns; elsewhere, by its values."""
-    called = matching.patterned(stub.match, arguments, headers, stub) if stub.match else (arguments, headers)
-    return called is not None and matching.matches(stub.arguments, called[0], stub.strict, stub.size) and \
-        stubs.partial(stub.headers, called[1])
-
-
 def listed(packed, omission, part=None):
     """What an answer lists of calls or stubs kept as MessagePack (or of a `part` of each), oldest first:
     the newest within MAX_LISTED bytes as JSON (the larger wire), and under `omission` how many older
@@ -278,49 +271,6 @@ def listed(packed, omission, part=None):
         kept.append(value)
     omitted = len(packed) - len(kept)
     return kept[::-1], {omission: omitted} if omitted else {}
-
-
-def nearest(candidates, arguments, headers, matching):
-    """The stub of `candidates` whose arguments and headers differ from a call's at the fewest names, as
-    listed, and where it differs: (stub, [difference, ...]). Each of the call's values is written out
-    once, however many stubs it is compared with."""
-    written: dict = {}  # (part, name) -> the call's value, as JSON, cut short
-
-    def shown(part, values, name):
-        if (part, name) not in written:
-            written[(part, name)] = as_json(values.get(name, "(nothing)"))[:80]
-        return written[(part, name)]
-    found = []
-    for stub in candidates:
-        called, missed = (arguments, headers), []
-        for (place, pattern), one in zip(stub.written.items(), stub.match):  # (a place a pattern holds differs not)
-            made = matching.patterned([one], *called, stub)
-            if made is None:
-                value, there = patterns.at(called[1] if place.startswith("@") else called[0], one[0])
-                missed.append(f"{place}: the call's {as_json(value)[:80] if there else '(nothing)'} does not match "
-                              f"the stub's pattern {as_json(pattern)[:80]}")
-                made = matching.patterned([(one[0], lambda value, spend: True)], *called, stub) or called
-            called = made
-        names = list(stub.arguments) + [name for name in called[0] if stub.strict and name not in stub.arguments]
-        differences = missed + [f"{name}: the stub has {as_json(stub.arguments.get(name, '(nothing)'))[:80]}, the "
-                                f"call {shown('', arguments, name)}" for name in names
-                                if not matching.matches({name: stub.arguments.get(name)}, {name: called[0].get(name)},
-                                                        stub.strict, 0)]
-        differences += [f"header {name}: the stub has {as_json(value)[:80]}, the call {shown('@', headers, name)}"
-                        for name, value in stub.headers.items() if not stubs.partial({name: value}, called[1])]
-        found.append((len(differences), len(found), stub, differences))  # (the newest of the nearest)
-    _, _, stub, differences = min(found)
-    return stub.shown(), differences
-
-
-def as_json(value):
-    """A value as JSON text, its bytes as base64, for the log."""
-    return codec.ENCODER.encode(value)
-
-
-def no_matching_stub(missed):
-    """The answer to a call no stub matched, with the nearest one, if any."""
-    return {"ErrorNoMatchingStub_": {"nearest!": missed[0], "differences!": missed[1]} if missed else {}}
 
 
 def footprint(value):

@@ -1,5 +1,6 @@
 """Matching stubs against a call, or a verification against recorded calls: by the definitions
-(`ByDefinition`, the plain way, which the core's mock uses), or in linear time (`Matching`).
+(`ByDefinition`, the plain way, which the core's mock uses), or in linear time (`Matching`); and, when
+no stub matches, the nearest one and where it differs (`nearest`).
 
 A partial match (stubs.partial) asks, for each object or array in a stub's
 array, whether some element of the call's array holds it: a search growing
@@ -13,6 +14,7 @@ holds its answers to the definition's.
 
 import logging
 
+from ..protocol import codec
 from . import patterns
 from .stubs import equal, partial
 
@@ -158,3 +160,53 @@ class Exhausted(Exception):
 def _member(value):
     """A leaf as a set member that follows `equal`: true is not 1, but 1 is 1.0."""
     return type(value) is bool, value
+
+
+def matched(matching, stub, arguments, headers):
+    """Whether a call matches a stub: where its `match!` says, by patterns; elsewhere, by its values."""
+    called = matching.patterned(stub.match, arguments, headers, stub) if stub.match else (arguments, headers)
+    return called is not None and matching.matches(stub.arguments, called[0], stub.strict, stub.size) and \
+        partial(stub.headers, called[1])
+
+
+def nearest(candidates, arguments, headers, matching):
+    """The stub of `candidates` whose arguments and headers differ from a call's at the fewest names, as
+    listed, and where it differs: (stub, [difference, ...]). Each of the call's values is written out
+    once, however many stubs it is compared with."""
+    written: dict = {}  # (part, name) -> the call's value, as JSON, cut short
+
+    def shown(part, values, name):
+        if (part, name) not in written:
+            written[(part, name)] = as_json(values.get(name, "(nothing)"))[:80]
+        return written[(part, name)]
+    found = []
+    for stub in candidates:
+        called, missed = (arguments, headers), []
+        for (place, pattern), one in zip(stub.written.items(), stub.match):  # (a place a pattern holds differs not)
+            made = matching.patterned([one], *called, stub)
+            if made is None:
+                value, there = patterns.at(called[1] if place.startswith("@") else called[0], one[0])
+                missed.append(f"{place}: the call's {as_json(value)[:80] if there else '(nothing)'} does not match "
+                              f"the stub's pattern {as_json(pattern)[:80]}")
+                made = matching.patterned([(one[0], lambda value, spend: True)], *called, stub) or called
+            called = made
+        names = list(stub.arguments) + [name for name in called[0] if stub.strict and name not in stub.arguments]
+        differences = missed + [f"{name}: the stub has {as_json(stub.arguments.get(name, '(nothing)'))[:80]}, the "
+                                f"call {shown('', arguments, name)}" for name in names
+                                if not matching.matches({name: stub.arguments.get(name)}, {name: called[0].get(name)},
+                                                        stub.strict, 0)]
+        differences += [f"header {name}: the stub has {as_json(value)[:80]}, the call {shown('@', headers, name)}"
+                        for name, value in stub.headers.items() if not partial({name: value}, called[1])]
+        found.append((len(differences), len(found), stub, differences))  # (the newest of the nearest)
+    _, _, stub, differences = min(found)
+    return stub.shown(), differences
+
+
+def as_json(value):
+    """A value as JSON text, its bytes as base64, for the log."""
+    return codec.ENCODER.encode(value)
+
+
+def no_matching_stub(missed):
+    """The answer to a call no stub matched, with the nearest one, if any."""
+    return {"ErrorNoMatchingStub_": {"nearest!": missed[0], "differences!": missed[1]} if missed else {}}

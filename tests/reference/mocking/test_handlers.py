@@ -10,7 +10,7 @@ import zlib
 import pytest
 
 from reference import load, mocking, protocol
-from reference.mocking import handlers
+from reference.mocking import handlers, matching
 from reference.services import calculator
 from reference.transports.http_client import Client
 from tests.support import ROOT
@@ -454,7 +454,8 @@ def test_an_unmatched_call_is_written_out_once_however_many_stubs_it_is_compared
     """A 1 MB call no stub of 1,000 matches: its value is written as JSON for the nearest stub's differences
     once, not once for each stub (2 to 5 s a call before), and once more for the log."""
     written, as_json = [], handlers.as_json
-    monkeypatch.setattr(handlers, "as_json", lambda value: written.append(len(text := as_json(value))) or text)
+    for module in (handlers, matching):  # (the log's, and the nearest stub's differences)
+        monkeypatch.setattr(module, "as_json", lambda value: written.append(len(text := as_json(value))) or text)
     service = mocking.service(calculator.entries(), options=mocking.Options(generation=False))
     for i in range(1000):
         service.handle(json.dumps([{}, stub({"fn.deleteVariables": {"names": [f"v{i}"]}}, OK)]).encode())
