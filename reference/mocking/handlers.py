@@ -259,7 +259,7 @@ class Mock:
 
 
 def listed(packed, omission, part=None):
-    """What an answer lists of calls or stubs kept as MessagePack (or of a `part` of each), oldest first:
+    """What an answer lists of calls or stubs given as MessagePack (or of a `part` of each), oldest first:
     the newest within MAX_LISTED bytes as JSON (the larger wire), and under `omission` how many older
     ones were left out."""
     kept, size = [], 0
