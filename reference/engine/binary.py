@@ -3,11 +3,13 @@
 The core reads and writes MessagePack a value at a time in Python
 (protocol/codec.py): `from_binary` gives each key its name after the library
 has unpacked the whole message, and `_write` hands the packer each value in
-turn. Here the library does all of the bytes: `read()` names the keys of what
-it unpacked with one loop per map, and `write()` makes the message with ids
-for names (copying only the maps and arrays that change), then packs it in
-one call of its thread's packer, packed arrays (`@pac_`) too, their columns
-found as their rows are made. Rows cost memory that the core's stream does
+turn. Here the library does all of the bytes: `read()` unpacks a request and
+names the keys of its headers, and leaves the arguments' to the compiled
+checks, which name them as they check them (checks.renamed), or to `named()`,
+one loop per map; `write()` makes the message with ids for names (copying
+only the maps and arrays that change), unless the checks made the result so
+already, then packs it in one call of its thread's packer, packed arrays
+(`@pac_`) too, their columns found as their rows are made. Rows cost memory that the core's stream does
 not: past PACKED_AT_ONCE rows, the core writes the message. Each
 gives up (None) where the core would refuse or explain, so that the core
 says it; tests/reference/engine/test_service.py holds them to it.
@@ -30,27 +32,39 @@ class Refused(Exception):
 
 
 def read(data, checksum, names):
-    """(headers, function name, arguments) of a MessagePack request from a client that has the `checksum`
-    and packs nothing, as the core reads them (`names`: id -> name); None where the core reads it."""
+    """(headers, function name, arguments, whether the headers are the checksum alone) of a MessagePack
+    request from a client that has the `checksum` and packs nothing, as the core reads them (`names`:
+    id -> name) but for the arguments' keys, which are as sent (`named` names them); None where the
+    core reads it."""
     try:
         message = msgpack.unpackb(data, strict_map_key=False)
-        headers, body = message if type(message) is list and len(message) == 2 else (None, None)
-        if type(headers) is not dict or type(body) is not dict or len(body) != 1 or "@pac_" in headers:
+        if type(message) is not list:
+            return None
+        headers, body = message  # (ValueError, AttributeError: not two, or no map of one entry)
+        [(key, arguments)] = body.items()
+        if type(headers) is not dict or type(arguments) is not dict or "@pac_" in headers:
             return None
         checksums = headers.get("@bin_")
         if type(checksums) is not list or not checksums or checksums[0] != checksum:
             return None
-        [(key, arguments)] = body.items()
-        if type(arguments) is not dict:
-            return None
-        for header, value in headers.items():  # (a checksum alone, equal to an int, is as the core reads it)
-            if type(header) is not str:
-                return None
-            if type(value) not in AS_READ and (value is not checksums or len(value) > 1):
-                headers[header] = _named(value, {})
-        name = key if type(key) is str else names[key] if type(key) is int else _refuse()
-        return headers, name, _named(arguments, names)
+        steady = len(headers) == 1 and len(checksums) == 1 and type(checksums[0]) is int
+        if not steady:  # (a checksum alone, equal to an int, is as the core reads it)
+            for header, value in headers.items():
+                if type(header) is not str:
+                    return None
+                if type(value) not in AS_READ and (value is not checksums or len(value) > 1):
+                    headers[header] = _named(value, {})
+        return headers, key if type(key) is str else names[key] if type(key) is int else _refuse(), arguments, steady
     except Exception:  # (whatever the bytes hold: the core reads them again, and says what is wrong)
+        return None
+
+
+def named(arguments, names):
+    """A request's arguments as `read` gives them, each map's keys named, as the core reads them; None
+    where the core reads it."""
+    try:
+        return _named(arguments, names)
+    except Exception:
         return None
 
 
@@ -74,16 +88,19 @@ def _named(value, names):
     raise Refused
 
 
-def write(headers, result, encoding, packed=False):
+def write(headers, result, encoding, packed=False, keyed=None):
     """MessagePack bytes of a message of the response `headers` (and `@bin_`) and `result`, each key
-    the encoding knows as its id, and if `packed`, each array of maps packed, as the core writes it;
-    None where the core writes it instead (the library nests 511 levels at most: a message deeper
-    than that, the core writes; and packed arrays past PACKED_AT_ONCE rows, the core streams)."""
+    the encoding knows as its id (or the result `keyed` so already), and if `packed`, each array of
+    maps packed, as the core writes it; None where the core writes it instead (the library nests 511
+    levels at most: a message deeper than that, the core writes; and packed arrays past
+    PACKED_AT_ONCE rows, the core streams)."""
     try:
         # (most answers have no headers of their own: not keying them saves 2% of fn.add's cost)
         headers = {**_keyed(headers, {}), "@bin_": [encoding.checksum]} if headers else {"@bin_": [encoding.checksum]}
         packer = getattr(PACKERS, "packer", None) or _packer()
-        return packer.pack([headers, _keyed(result, encoding.ids, [PACKED_AT_ONCE] if packed else None)])
+        if keyed is None:
+            keyed = _keyed(result, encoding.ids, [PACKED_AT_ONCE] if packed else None)
+        return packer.pack([headers, keyed])
     except (Refused, ValueError, TypeError, OverflowError, RecursionError):
         return None
 

@@ -5,9 +5,10 @@ fails, at the cost of a generator and a call or two a value, even when nothing
 fails, which is most often. A `Compiler` turns each type, once, into a yes or
 no: yes when the walk would find no case; no sends the value to the walk, to
 say what is wrong. One loop, `_fields`, checks an object's fields and goes
-into the struct and union values it holds itself. Each entry of `PREDICATES`
-and `COMPILERS` mirrors `validate.CHECKS`' for its kind; an `_ext.` type is
-always walked. tests/reference/engine/test_service.py holds the answers to the walk's.
+into the struct and union values it holds itself; `renamed` is that loop for
+the binary wire, renaming keys (ids to names, names to ids) as it checks.
+Each entry of `PREDICATES` and `COMPILERS` mirrors `validate.CHECKS`' for its
+kind; an `_ext.` type is always walked. tests/reference/engine/test_service.py holds the answers to the walk's.
 """
 
 import functools
@@ -126,6 +127,53 @@ def _fields(checks, value):
     except (KeyError, ValueError):
         return False
     return not required
+
+
+def renamed(checks, value, renames, key_type):
+    """`_fields` for the binary wire, checking and renaming in one walk: an object whose keys are of
+    `key_type`, as the fields `checks` describe, each valid, made anew with each key as `renames` says
+    (a key as found -> (the field's name, the key written): ids to names for a request, names to ids
+    for an answer); None if it is not valid, or holds an array, a map or what MessagePack alone has,
+    which the walks name and check apart."""
+    required, checks = checks
+    made = {}
+    try:
+        for key, field in value.items():
+            if type(key) is not key_type:  # (True and 1.0 would find the id 1)
+                return None
+            name, written = renames[key]
+            is_required, nullable, exact, valid, fields, tags = checks[name]  # (KeyError: no field of it)
+            required -= is_required
+            kind = type(field)
+            if field is None:
+                if not nullable:
+                    return None
+            elif kind is exact:
+                if exact is int and not MIN_INT64 <= field <= MAX_INT64:
+                    return None
+            elif tags is not None:
+                if kind is not dict:
+                    return None
+                [(tag, field)] = field.items()  # (ValueError: not one tag)
+                if type(tag) is not key_type or type(field) is not dict:
+                    return None
+                tag, written_tag = renames[tag]
+                field = renamed(tags[tag], field, renames, key_type)
+                if field is None:
+                    return None
+                field = {written_tag: field}
+            elif valid is not None:
+                if kind not in PLAIN or kind is float and not math.isfinite(field) or not valid(field):
+                    return None
+            elif kind is not dict or (field := renamed(fields, field, renames, key_type)) is None:
+                return None
+            made[written] = field
+    except (KeyError, ValueError):
+        return None
+    return None if required else made
+
+
+PLAIN = {str, int, bool, bytes, float}  # what a field checked by its predicate may hold to be renamed
 
 
 def _tag(tags, value):

@@ -11,9 +11,11 @@ where the facts allow, and are else the core's (called by name: in CPython
 
 - `decode` (1) reads JSON with C's scanner alone, unless the text could hold
   half a surrogate pair or nest too deep (scans.py), and MessagePack with
-  the library in one call (binary.py);
+  the library in one call (binary.py), its arguments named by the compiled
+  checks as they find them valid, so that steps 3 and 6 are passed already;
 - `check_headers`, `check_arguments`, `check_result` (3, 6, 8) ask the
-  compiled checks, and walk only to say what is wrong;
+  compiled checks, and walk only to say what is wrong; an Ok_ that goes back
+  in MessagePack gets its ids as it is checked;
 - `select` (10) trims with the selection compiled (trims.py);
 - `encode` (11) writes JSON with a C encoder made once, or MessagePack in one
   call to a client that has the checksum (packed too: binary.py), and learns
@@ -35,7 +37,7 @@ from ..protocol.service import JSON, MSGPACK, Reply
 from ..protocol.types import Struct, innermost
 from ..transports.admission import LARGE, Admission
 from . import binary
-from .checks import Compiler
+from .checks import Compiler, renamed
 from .scans import deeper, may_hold_surrogates
 from .trims import Trims, leading_to
 from .turns import Turns
@@ -49,26 +51,30 @@ Core = service.Service
 
 class Facts:
     """What the engine knows of one function: whether its arguments (an object) are valid, whether a
-    result is, whether either can hold base64 text standing for bytes, whether an Ok_ has bytes to mark."""
+    result is, the checks of its arguments' and Ok_'s fields (to rename keys as they check), whether
+    either can hold base64 text standing for bytes, whether an Ok_ has bytes to mark."""
 
-    __slots__ = ("arguments", "result", "restores_arguments", "restores_result", "marks")
+    __slots__ = ("arguments", "result", "fields", "ok", "restores_arguments", "restores_result", "marks")
 
     def __init__(self, function, compiler, restoring, marking):
         self.arguments, self.result = compiler.fields_of_object(function.arguments), compiler.tags(function.result)
+        self.fields, self.ok = compiler.entry(function.arguments), compiler.entry(function.result.tags["Ok_"])
         self.restores_arguments = id(function.arguments) in restoring
         self.restores_result = id(function.result) in restoring
         self.marks = id(function.result.tags["Ok_"]) in marking
 
 
 class Exchange(service.Exchange):
-    """A request on its way, with the Facts of its function (None if the schema lacks it), and the
-    clocks (perf_counter, thread_time) as its handler was called."""
+    """A request on its way, with the Facts of its function (None if the schema lacks it), whether its
+    headers and arguments were found valid as they were read, the clocks (perf_counter, thread_time)
+    as its handler was called, and its Ok_ result with ids for keys, if made as it was checked."""
 
-    __slots__ = ("facts", "clocks")
+    __slots__ = ("facts", "checked", "clocks", "keyed")
 
-    def __init__(self, headers, name, arguments, client, facts):
+    def __init__(self, headers, name, arguments, client, facts, checked=False):
         service.Exchange.__init__(self, headers, name, arguments, client)
-        self.facts, self.clocks = facts, None
+        self.facts, self.checked = facts, checked
+        self.clocks = self.keyed = None
 
 
 class Service(Core):
@@ -82,8 +88,14 @@ class Service(Core):
         self.facts = {name: Facts(function, compiler, restoring, marking)
                       for name, function in self.schema.functions.items()}
         self.headers = {name: compiler.type(type_) for name, type_ in self.schema.request_headers.items()}
+        steady, bins = [self.encoding.checksum], self.headers["@bin_"]  # (what every steady client sends)
+        self.headers["@bin_"] = lambda value: value == steady and type(value[0]) is int or bins(value)
         self.turns, self.trims = Turns(), Trims()
         self.names = dict(enumerate(self.encoding.names))  # a binary key's id -> its name
+        # a key as found -> (its name, the key written): for reading ids, and for writing names (checks.renamed)
+        self.reading = {id_: (name, name) for name, id_ in self.encoding.ids.items()}
+        self.writing = {name: (name, id_) for name, id_ in self.encoding.ids.items()}
+        self.ok = self.encoding.ids["Ok_"]  # (the key of an Ok_ result written in MessagePack)
         self.api_answers, self.written = {}, {}  # fn.api_'s results, by its flags; id of one -> its JSON text
         self.admission = Admission()  # the turn of costly requests (its transport's places too)
 
@@ -97,7 +109,7 @@ class Service(Core):
     def decode(self, data, client=""):
         """Step 1, read by C's scanner alone where the bytes cannot hold what the core looks for, or by the
         MessagePack library at once."""
-        if data[:1] == b"[" and not may_hold_surrogates(data):
+        if (first := data[:1]) == b"[" and not may_hold_surrogates(data):
             try:
                 # scan_once is the json module's private interface to its C scanner (JSONDecoder.raw_decode
                 # calls it, with whitespace skipped): (value, where it ended), StopIteration for no value.
@@ -111,9 +123,14 @@ class Service(Core):
                             return Exchange(headers, name, arguments, client, self.facts.get(name))
             except (ValueError, StopIteration, RecursionError):
                 pass
-        elif data[:1] == b"\x92" and (read := binary.read(data, self.encoding.checksum, self.names)) is not None:
-            headers, name, arguments = read
-            return Exchange(headers, name, arguments, client, self.facts.get(name))
+        elif first == b"\x92" and (read := binary.read(data, self.encoding.checksum, self.names)) is not None:
+            headers, name, arguments, steady = read  # (the arguments' keys still ids)
+            facts = self.facts.get(name)
+            if facts is not None and (steady or self.valid_headers(headers)) \
+                    and (checked := renamed(facts.fields, arguments, self.reading, int)) is not None:
+                return Exchange(headers, name, checked, client, facts, True)  # (steps 3 and 6 passed)
+            if (arguments := binary.named(arguments, self.names)) is not None:
+                return Exchange(headers, name, arguments, client, facts)
         exchange = Core.decode(self, data, client)
         return Exchange(exchange.headers, exchange.name, exchange.arguments, client, self.facts.get(exchange.name))
 
@@ -135,16 +152,22 @@ class Service(Core):
         return self.api_answers[flags]
 
     def check_headers(self, exchange):
-        """Step 3, passed at once when each header is named with @ and, if declared, compiled valid."""
-        for name, value in exchange.headers.items() if exchange.headers else ():
+        """Step 3, passed at once when the headers are compiled valid (or were, as they were read)."""
+        if exchange.headers and not exchange.checked and not self.valid_headers(exchange.headers):
+            Core.check_headers(self, exchange)
+
+    def valid_headers(self, headers):
+        """Whether each header is named with @ and, if declared, compiled valid."""
+        for name, value in headers.items():
             valid = self.headers.get(name)
             if name[:1] != "@" or (valid is not None and not valid(value)):
-                return Core.check_headers(self, exchange)
+                return False
+        return True
 
     def check_arguments(self, exchange):
         """Step 6, passed at once when the compiled check finds the arguments valid."""
         facts = exchange.facts
-        if not facts.arguments(exchange.arguments):
+        if not (exchange.checked or facts.arguments(exchange.arguments)):
             Core.check_arguments(self, exchange)
         elif facts.restores_arguments:
             exchange.arguments = blobs.restore_fields(exchange.arguments, exchange.function.arguments)
@@ -155,7 +178,16 @@ class Service(Core):
         facts = exchange.facts
         if exchange.name == "fn.api_" and id(result) in self.written:  # (made of the schema by the core)
             return result
-        if exchange.headers.get("@unsafe_") is True or not facts.result(result):
+        headers = exchange.headers
+        if headers.get("@unsafe_") is True:
+            return Core.check_result(self, exchange, result)
+        if exchange.checked and type(result) is dict and type(ok := result.get("Ok_")) is dict and len(result) == 1 \
+                and not facts.restores_result and "@select_" not in headers:  # (a steady client's, in MessagePack)
+            keyed = renamed(facts.ok, ok, self.writing, str)
+            if keyed is not None:
+                exchange.keyed = {self.ok: keyed}  # (as write_binary writes it)
+                return result
+        if not facts.result(result):
             return Core.check_result(self, exchange, result)
         return blobs.restore(result, self.results[exchange.name]) if facts.restores_result else result
 
@@ -191,9 +223,13 @@ class Service(Core):
         """The Reply of an Ok_ result in MessagePack to a steady client (it has the checksum), packed if it
         asks, written by the library at once; else None."""
         headers = exchange.response_headers
-        if "Ok_" not in result or self.encoding.checksum not in exchange.headers["@bin_"]:
+        if exchange.keyed is not None and "Ok_" in result:  # (its keys made ids as it was checked; a refusal
+            # after step 8, of the headers the handler added, is an error)
+            data = binary.write(headers, result, self.encoding, False, exchange.keyed)
+        elif "Ok_" not in result or self.encoding.checksum not in exchange.headers["@bin_"]:
             return None
-        data = binary.write(headers, result, self.encoding, exchange.headers.get("@pac_") is True)
+        else:
+            data = binary.write(headers, result, self.encoding, exchange.headers.get("@pac_") is True)
         return None if data is None else Reply(data, MSGPACK, exchange.name, "Ok_")  # (None: the core says why)
 
 

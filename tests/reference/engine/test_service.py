@@ -4,6 +4,7 @@ pieces, held to the plain core on generated schemas, values and requests."""
 import json
 import random
 
+import msgpack
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
@@ -135,6 +136,45 @@ def test_a_message_the_packer_refuses_midway_leaves_its_thread_packer_clean():
     replies = [fast.handle(json.dumps(call).encode()) for call in calls]
     assert replies == [plain.handle(json.dumps(call).encode()) for call in calls]
     assert [reply.media_type for reply in replies] == [protocol.service.JSON, protocol.service.MSGPACK]
+
+
+def _calls(ids, checksum):
+    """MessagePack calls of the calculator whose keys and values the engine checks as it names them."""
+    x, y, add, evaluate, expression = ids["x"], ids["y"], ids["fn.add"], ids["fn.evaluate"], ids["expression"]
+    constant = {ids["Constant"]: {ids["value"]: 1}}
+    steady = {"@bin_": [checksum]}
+    return [[steady, {add: {x: 1, y: 2.5}}], [{**steady, "@id_": [1, {"a": 2}]}, {add: {x: 1, y: 2}}],
+            [steady, {add: {"x": 1, "y": 2}}], [steady, {add: {float(x): 1, y: 2}}], [steady, {add: {True: 1, y: 2}}],
+            [steady, {add: {x: 1}}], [steady, {add: {x: 1, y: 2, 99999: 1}}], [steady, {add: {x: 2**63, y: 1}}],
+            [steady, {add: {x: float("inf"), y: 1}}], [steady, {add: {x: None, y: 1}}], [steady, {add: {x: [1], y: 1}}],
+            [{"@bin_": [float(checksum)]}, {add: {x: 1, y: 2}}], [{"@bin_": [checksum, checksum]}, {add: {x: 1, y: 2}}],
+            [{**steady, "@select_": {"->": {"Ok_": []}}}, {add: {x: 1, y: 2}}],
+            [steady, {evaluate: {expression: {ids["Add"]: {ids["left"]: constant, ids["right"]: constant}}}}],
+            [steady, {evaluate: {expression: {float(ids["Constant"]): {ids["value"]: 1}}}}],
+            [steady, {evaluate: {expression: {ids["Constant"]: {ids["value"]: 1}, ids["Add"]: {}}}}],
+            [steady, {evaluate: {expression: {ids["Constant"]: {ids["value"]: "1"}}}}]]
+
+
+def test_keys_renamed_as_they_are_checked_are_read_and_written_as_the_core_does():
+    """A steady client's calls whose arguments the engine checks and names in one walk, and whose Ok_ it
+    writes as it checks it (checks.renamed): keys that equal an id without being one (1.0, True), values
+    out of range, not finite or of the wrong kind, nested unions, and headers that are not the checksum
+    alone, each answered as the core answers it."""
+    plain, fast = calculator.service(protocol.Service), calculator.service()
+    for call in _calls(plain.encoding.ids, plain.encoding.checksum):
+        data = msgpack.packb(call)
+        assert fast.handle(data) == plain.handle(data), call
+
+
+def test_an_ok_checked_as_it_was_renamed_gives_way_to_a_later_refusal():
+    """A valid Ok_ whose handler added a header not named with @: the answer is the refusal of step 9."""
+    schema = load([{"fn.f": {"a": "integer"}, "->": [{"Ok_": {"b": "integer"}}]}])
+    handlers = {"fn.f": lambda arguments, headers: ({"bad": 1}, {"Ok_": {"b": 1}})}
+    plain, fast = protocol.Service(schema, handlers), engine.Service(schema, handlers)
+    ids = plain.encoding.ids
+    data = msgpack.packb([{"@bin_": [plain.encoding.checksum]}, {ids["fn.f"]: {ids["a"]: 1}}])
+    assert fast.handle(data) == plain.handle(data)
+    assert fast.handle(data).result == "ErrorInvalidResponseHeaders_"
 
 
 KEYS = st.sampled_from(["Circle", "Dot", "Leaf", "Node", "api", "bool", "not a name"])
