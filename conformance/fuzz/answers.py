@@ -60,6 +60,8 @@ def result_problems(schema, function, tag, fields, selected):
     """Where a result breaks what `function` declares: a tag it lacks, or its fields."""
     if tag not in function.results:
         return [((tag,), f"no result of {function.name} (it has {', '.join(sorted(function.results))})")]
+    if schema.holds_fields(fields, function.results[tag]):  # (most do: the walk that says where, only if not)
+        return []
     return [(path, why) for path, why in schema.object_problems(fields, function.results[tag], (tag,))
             if not (selected and why == "RequiredObjectKeyMissing")]
 
@@ -68,7 +70,7 @@ def header_problems(schema, headers):
     """Where response headers break the schema: a name without `@`, or a declared one of another type."""
     declared = schema.response_headers
     return [((name,), "RequiredObjectKeyPrefixMissing") for name in headers if not name.startswith("@")] + [
-        problem for name, value in headers.items() if name in declared
+        problem for name, value in headers.items() if name in declared and not schema.holds(value, declared[name])
         for problem in schema.problems(value, declared[name], (name,))]
 
 

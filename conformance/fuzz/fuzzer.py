@@ -239,12 +239,12 @@ class Fuzzer:
         problem = answers.message_problem(status, message)
         if problem:
             self.judged(function, ["message"], started)
-            at = self.links.logged(function, request, None)
+            at = self.links.logged(function, request, None, len(answer))
             shown = answers.shown(message, answer)
             return Finding("message", function.name, request, binary, problem, shown, at=at), None
         headers, body = message
         [(tag, fields)] = body.items()
-        at = self.links.logged(function, request, body)
+        at = self.links.logged(function, request, body, len(answer))
         self.tags[function.name] = self.tags.get(function.name, set()) | {tag}
         selected, reached = "@select_" in request[0], tag != "ErrorUnauthenticated_"
         packed = request[0].get("@pac_") is True

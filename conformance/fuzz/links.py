@@ -24,6 +24,7 @@ from collections import defaultdict, deque
 
 LOG = 1000  # calls remembered, the latest, with their answers
 KEPT, LARGEST = 20, 4096  # values kept of each shared field, the latest; the longest one kept, as JSON
+# (and the largest answer the log keeps, in bytes as it came)
 
 
 class Links:
@@ -75,11 +76,12 @@ class Links:
         return [(name, type_.of, fields[name]) for name, type_ in function.results["Ok_"].items()
                 if type_.kind == "fn" and type(fields.get(name)) is dict and list(fields[name]) == [type_.of]]
 
-    def logged(self, function, call, body):
-        """Log a call, and its answer's `body` if it is an Ok_ of at most LARGEST characters (and who it gave
-        credentials to); return its place in the run."""
+    def logged(self, function, call, body, size):
+        """Log a call, and its answer's `body` if it is an Ok_ that came in at most LARGEST bytes (`size`: a
+        large answer is not written out again to be measured), and who it gave credentials to; return its
+        place in the run."""
         place, self.count = self.count, self.count + 1
-        ok = type(body) is dict and "Ok_" in body and len(json.dumps(body, default=repr)) <= LARGEST
+        ok = type(body) is dict and "Ok_" in body and size <= LARGEST
         self.log.append((place, function.name, call, body if ok else None))
         given = self.given(body["Ok_"]) if ok else {}
         if given:
@@ -106,7 +108,7 @@ class Links:
             kept = [value for writer, value in self.kept.get((name.rstrip("!"), type_), ()) if writer != function.name]
             if kept and rng.random() < 0.5:
                 value = rng.choice(kept)
-                if not any(self.schema.problems(value, type_)):
+                if self.schema.holds(value, type_):
                     carried[name] = value
         return carried
 

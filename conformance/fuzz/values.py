@@ -193,7 +193,7 @@ def _fits(schema, value, type_):
     """Whether a value of OTHERS is already of `type_` (so it is no wrong value for it)."""
     if type_.kind in ACCEPTS:
         return type(value) in ACCEPTS[type_.kind]
-    return not list(schema.problems(value, type_))
+    return schema.holds(value, type_)
 
 
 def smaller(schema, value, type_):

@@ -1,4 +1,5 @@
-"""The suite's own reading of the schema language against the reference's: two validators, one verdict.
+"""The suite's own reading of the schema language against the reference's: two validators, one verdict
+(and the suite's plain walk, `holds`, saying yes exactly where its describing walk finds nothing).
 
 conformance/ imports nothing of reference/, so each checks the other: on random schemas, values made
 valid by the suite's generator and made wrong in one place, and random JSON, both validators must find
@@ -49,8 +50,11 @@ def reference_problems(schema, arguments):
 
 
 def suite_problems(schema, arguments):
-    return {(tuple(path), reason) for path, reason in
-            schema.object_problems(arguments, schema.functions["fn.f"].arguments, ("fn.f",))}
+    """The suite's problems of the arguments, its plain yes-or-no walk (holds) agreeing with them."""
+    fields = schema.functions["fn.f"].arguments
+    found = {(tuple(path), reason) for path, reason in schema.object_problems(arguments, fields, ("fn.f",))}
+    assert schema.holds_fields(arguments, fields) == (not found), arguments
+    return found
 
 
 def random_json(rng, depth=0):
