@@ -72,9 +72,11 @@ class Exchange(service.Exchange):
     __slots__ = ("facts", "checked", "clocks", "keyed")
 
     def __init__(self, headers, name, arguments, client, facts, checked=False):
-        service.Exchange.__init__(self, headers, name, arguments, client)
-        self.facts, self.checked = facts, checked
-        self.clocks = self.keyed = None
+        # (the core's Exchange.__init__ and these in one call: calling it costs 1% of a small request)
+        self.headers, self.name, self.arguments = headers, name, arguments
+        self.client, self.facts, self.checked = client, facts, checked
+        self.function = self.raised = self.clocks = self.keyed = None
+        self.response_headers, self.added = {}, {}
 
 
 class Service(Core):
