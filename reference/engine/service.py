@@ -90,8 +90,6 @@ class Service(Core):
         self.facts = {name: Facts(function, compiler, restoring, marking)
                       for name, function in self.schema.functions.items()}
         self.headers = {name: compiler.type(type_) for name, type_ in self.schema.request_headers.items()}
-        steady, bins = [self.encoding.checksum], self.headers["@bin_"]  # (what every steady client sends)
-        self.headers["@bin_"] = lambda value: value == steady and type(value[0]) is int or bins(value)
         self.turns, self.trims = Turns(), Trims()
         self.names = dict(enumerate(self.encoding.names))  # a binary key's id -> its name
         # a key as found -> (its name, the key written): for reading ids, and for writing names (checks.renamed)

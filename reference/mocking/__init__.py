@@ -10,6 +10,7 @@ calls on to a real server, to record or check its answers) and stub_files.py
 one.
 """
 
-from .handlers import LENGTH, MAX_CALLS, MAX_STATE, MAX_STUBS, Mock, Options, as_json, schema, service
+from .handlers import LENGTH, MAX_CALLS, MAX_STATE, MAX_STUBS, Mock, Options, schema, service
+from .matching import as_json
 
 __all__ = ["LENGTH", "MAX_CALLS", "MAX_STATE", "MAX_STUBS", "Mock", "Options", "as_json", "schema", "service"]
