@@ -25,6 +25,15 @@ out: its answers are its stubs'.
 
 Each finding's case replays its calls for users of its own ("$user"), the
 credentials captured as a login answers them.
+
+The run's own data is kept in scenes (`scene`): each function's calls, and
+each sequence of all of them interleaved, are a fresh user's, where a
+function gives credentials (none given with -H, and no mock). A function
+fuzzed alone is first sent, as that user, the latest calls of each function
+before it that were answered Ok_ (links.py), so that what it reads holds
+what they wrote, and the values carried into its calls are theirs (those of
+earlier scenes, another user's, are dropped); a reader's answers then hold what a few calls wrote, not
+all the run's, and do not make each call dearer as the run goes on.
 """
 
 import json
@@ -54,6 +63,22 @@ def fresh_user(fuzzer):
         if given:
             return given, call, body
     return None
+
+
+def scene(fuzzer, prime=True):
+    """Begin a scene (see above): the calls after it are a fresh user's, first sent the latest calls of each
+    function answered Ok_ (if `prime`); nothing where the run has no user of its own to begin with."""
+    if "@auth_" in fuzzer.settings.headers or "fn.createStub_" in fuzzer.schema.functions or fuzzer.late():
+        return
+    user = fresh_user(fuzzer)
+    if not user:
+        return
+    fuzzer.links.begin(user[0])
+    skipped = {f.name for f in _givers(fuzzer)} | {name for name in fuzzer.schema.functions if ENDS.search(name)}
+    for body in fuzzer.links.latest(skipped) if prime else ():  # (a login would waste a session, a logout end it)
+        if fuzzer.late():
+            return
+        _checked(fuzzer, Call(fuzzer.schema.functions[next(iter(body))], [fuzzer.headers(), body], nested=True))
 
 
 def credentials(fuzzer, function):

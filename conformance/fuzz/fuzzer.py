@@ -18,7 +18,8 @@ fails the same way and sent again, to tell a steady failure from a flaky one
 (shrinking.py); verdicts.py makes the verdicts. Calls follow the schema's
 links (links.py): credentials an answer gives go with later calls, a call an
 answer holds is sent too, values one function wrote go into another's, and
-`sequences` interleaves the functions' calls once each was fuzzed alone.
+`sequences` interleaves the functions' calls once each was fuzzed alone; each
+function's calls, and each sequence, are a scene: a fresh user's (access.py).
 Requests keep to a rate and a time limit, on one kept-alive connection (or
 one a worker, workers.py), through a Channel (channel.py), which also
 negotiates the MessagePack encoding; a target that stops answering ends the
@@ -41,6 +42,7 @@ from .verdicts import MESSAGEPACK, WIRES, Finding, chosen, function_line, verdic
 from .workers import shared_out
 
 UNREACHED = "the time limit ended the run before its calls"  # why a function never called was not
+SEQUENCE = 4  # calls of each function, about, in one sequence: what a reader's answers hold stays that small
 
 
 class Fuzzer:
@@ -160,7 +162,9 @@ class Fuzzer:
 
     def examples(self, function, count):
         """Make and check `count` calls of `function`; yield a Finding for each kind of failure, the first
-        call of its kind shrunk and sent again (later ones are counted in `seen`)."""
+        call of its kind shrunk and sent again (later ones are counted in `seen`). They are a scene of their
+        own (access.py): a fresh user's, where the schema gives one."""
+        access.scene(self)
         yield from access.credentials(self, function) if "auth" in self.chosen else ()
         for number in range(count):
             if self.late():
@@ -302,6 +306,8 @@ class Fuzzer:
             self.links.keep(function, request[1][function.name], fields)
         if tag == "Ok_" and "@select_" not in request[0] and not function.internal and not call.nested:
             self.follow(function, fields)
+            if not call.binary:  # (the same call on MessagePack came just after it on JSON)
+                self.links.accepted(function, request[1], at)
 
     def login(self):
         """The credentials of a fresh user's login (access.py), or None; the run's own stay as they are."""
@@ -310,11 +316,14 @@ class Fuzzer:
 
     def sequences(self, functions, count, made):
         """`count` valid calls of `functions` interleaved at random, once each was fuzzed alone: a failure
-        here depends on calls made before it. Yield the Findings of kinds not seen yet, sent again and
-        reproduced; each call made goes into `made`."""
-        for _ in range(count):
+        here depends on calls made before it, in its sequence (a scene of SEQUENCE calls of each function,
+        access.py). Yield the Findings of kinds not seen yet, sent again and reproduced; each call made goes
+        into `made`."""
+        for number in range(count):
             if self.late():
                 return
+            if number % (SEQUENCE * len(functions)) == 0:
+                access.scene(self, prime=False)
             function = self.rng.choice(functions)
             try:
                 arguments = self.links.carry(function, values.Maker(self.schema, self.rng).fields(

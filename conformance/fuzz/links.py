@@ -16,7 +16,9 @@ and `carry` puts them back into later calls now and then, so that a call
 reads what an earlier one wrote. `logged` keeps the latest calls, each
 with its place in the run and the Ok_ it was answered (if small), and
 `issued` which call gave each set of credentials: what a reproduction
-replays (reproduction.py) to find the calls a failure needs.
+replays (reproduction.py) to find the calls a failure needs; `accepted` the
+latest calls of each function answered Ok_, which a scene begins with
+(access.py).
 """
 
 import json
@@ -25,6 +27,7 @@ from collections import defaultdict, deque
 LOG = 1000  # calls remembered, the latest, with their answers
 KEPT, LARGEST = 20, 4096  # values kept of each shared field, the latest; the longest one kept, as JSON
 # (and the largest answer the log keeps, in bytes as it came)
+RECENT, PRIMED = 2, 20  # calls a scene begins with: the latest accepted of each function, and at most in all
 
 
 class Links:
@@ -40,6 +43,8 @@ class Links:
         # calls that passed every check, the latest
         self.schema, self.shared = schema, shared(schema)
         self.kept = defaultdict(lambda: deque(maxlen=KEPT))  # (name, type) -> (function, a value it sent or gave)
+        self.recent = defaultdict(lambda: deque(maxlen=RECENT))  # function -> (place, body) of its latest calls
+        # answered Ok_
 
     def gives(self, function):
         """Whether a result of `function` holds credentials (so that it is called first)."""
@@ -91,6 +96,22 @@ class Links:
     def passing(self, function, call, place):
         """Note that the call of `function` at `place` passed every check (a failure after it came after)."""
         self.passed[(function.name, json.dumps(call[0].get("@auth_"), sort_keys=True))].append(place)
+
+    def begin(self, credentials):
+        """Begin a scene (access.py) as the user of `credentials`: the values kept were another user's."""
+        self.credentials = credentials
+        self.kept.clear()
+
+    def accepted(self, function, body, place):
+        """Note that the call of `function` at `place`, of `body`, was answered Ok_ (one a scene may begin with)."""
+        self.recent[function.name].append((place, body))
+
+    def latest(self, skipped):
+        """The bodies of the latest calls answered Ok_, RECENT of each function but those `skipped` (names) and
+        PRIMED in all, in the order they were made."""
+        calls = sorted((entry for name, entries in self.recent.items() if name not in skipped for entry in entries),
+                       key=lambda entry: entry[0])
+        return [body for _, body in calls[-PRIMED:]]
 
     def keep(self, function, arguments, fields):
         """Keep the values of shared fields that an accepted call of `function` sent, and its Ok_ gave."""

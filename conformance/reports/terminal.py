@@ -167,5 +167,6 @@ def call_line(message, binary, status, answer):
     """fuzz -v: one line for each call, and what it was answered."""
     body = answer[1] if type(answer) is list and len(answer) == 2 else None
     tag = next(iter(body), "?") if type(body) is dict else f"HTTP {status}, no message"
-    print(f"    {'MessagePack' if binary else 'JSON':<11} {json.dumps(message, ensure_ascii=False)[:150]} -> {tag}",
+    text = json.dumps(message, ensure_ascii=False)
+    print(f"    {'MessagePack' if binary else 'JSON':<11} {text if len(text) <= 150 else text[:149] + '…'} -> {tag}",
           flush=True)

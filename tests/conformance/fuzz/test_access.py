@@ -5,6 +5,7 @@ mock are blamed for nothing."""
 
 import contextlib
 import io
+import itertools
 import json
 
 import pytest
@@ -30,7 +31,7 @@ def vault(bug=None):
     """A vault of secrets kept per user, as each user's session says; with `bug`, one way it is wrong:
     "leak" (fn.get reads every user's), "forged" (any token is taken), "ended" (fn.list takes a session
     a logout ended)."""
-    sessions, ended, secrets = {}, set(), {}
+    sessions, ended, secrets, made = {}, set(), {}, itertools.count()  # (a token is never issued twice)
 
     def user(headers, function):
         token = headers["@auth_"]["Session"]["token"]
@@ -54,7 +55,7 @@ def vault(bug=None):
         return {"Ok_": {"secret!": mine[arguments["name"]]} if arguments["name"] in mine else {}}
 
     def login(arguments, headers):
-        token = f"t-{len(sessions)}"
+        token = f"t-{next(made)}"
         sessions[token] = arguments["name"]
         return {"Ok_": {"token": token}}
 
@@ -208,3 +209,51 @@ def test_a_note_read_by_its_id_as_another_user_is_found_and_a_public_directory_i
         status, text = fuzzed(server, "--seed", seed)
     assert status == 0 and "FAIL" not in text, text
     assert "  fn.everyone: passed (" in text, text  # (its statuses come back to all: shared, not blamed)
+
+
+LEDGER = [
+    {"info.Ledger": {}},
+    {"union.Auth_": [{"Session": {"token": "string"}}]},
+    {"fn.login": {"name": "string"}, "->": [{"Ok_": {"token": "string"}}], "$authenticated": False},
+    {"fn.append": {"entry": "string"}, "->": [{"Ok_": {}}]},
+    {"fn.list": {}, "->": [{"Ok_": {"entries": ["string"]}}]},
+]
+
+
+def ledger(bug=False):
+    """(Each user's entries, appended and listed whole, or with `bug` listed as their lengths; the number of
+    entries each listing held.)"""
+    sessions, entries, listed = {}, {}, []
+
+    def login(arguments, headers):
+        sessions[token := f"t-{len(sessions)}"] = arguments["name"]
+        return {"Ok_": {"token": token}}
+
+    def listing(arguments, who):
+        mine = entries.get(who, [])
+        listed.append(len(mine))
+        return {"Ok_": {"entries": [len(entry) for entry in mine] if bug else mine}}
+
+    def guarded(handler):
+        def answer(arguments, headers):
+            who = sessions.get(headers["@auth_"]["Session"]["token"])
+            return REFUSED if who is None else handler(arguments, who)
+        return answer
+    return Service(load(LEDGER), {"fn.login": login, "fn.list": guarded(listing), "fn.append": guarded(
+        lambda arguments, who: entries.setdefault(who, []).append(arguments["entry"]) or {"Ok_": {}})}), listed
+
+
+@pytest.mark.parametrize("seed", ["1", "2", "3"])
+def test_a_reader_holds_what_its_scene_wrote_not_the_whole_run(seed):
+    """Each function's calls, and each sequence, are a fresh user's (access.scene): fn.list's answers hold
+    what a few calls wrote, at most a sequence's (four calls of each function), not the 100 and more of a
+    run that kept one user; fn.list, fuzzed after fn.append, lists what fn.append's latest calls wrote
+    from its first call on, so the bug of a listing with entries is found in its own calls."""
+    service, listed = ledger()
+    with serving(service) as server:
+        status, text = fuzzed(server, "--seed", seed, "--max-examples", "60")
+    assert status == 0 and 0 < max(listed) <= 4 * 3, (listed, text)
+    service, listed = ledger(bug=True)
+    with serving(service) as server:
+        status, text = fuzzed(server, "--seed", seed)
+    assert status == 1 and "  fn.list: 1 failing (handler)" in text, text  # (a server checks its answers)

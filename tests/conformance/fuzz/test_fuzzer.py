@@ -186,10 +186,11 @@ def test_a_function_skipped_is_never_called(capsys):
 
 
 def test_verbose_shows_every_call_and_its_result_tag(capsys):
-    """-v: a line for each request sent, as many as the summary counts."""
+    """-v: a line for each request sent, as many as the summary counts, one cut short ending in "…"."""
     with serving(calculator.service()) as server:
         status, lines, _ = fuzzing(capsys, server.url, "--function", "fn.add", "--max-examples", "5", "-v")
-    calls = [line for line in lines if re.fullmatch(r"    (JSON|MessagePack) +\[.*\] -> \w+", line)]
+    calls = [line for line in lines if re.fullmatch(r"    (JSON|MessagePack) +\[.*(\]|…) -> \w+", line)]
+    assert any(len(line.split(" -> ")[0]) > 150 and line.split(" -> ")[0].endswith("…") for line in calls)
     assert status == 0 and len(calls) == int(re.search(r"with (\d+) requests", lines[-1])[1])
     assert {line.rsplit(" -> ", 1)[1] for line in calls if '"fn.add"' in line} == {"Ok_", "ErrorInvalidRequestBody_"}
 
