@@ -30,10 +30,12 @@ The run's own data is kept in scenes (`scene`): each function's calls, and
 each sequence of all of them interleaved, are a fresh user's, where a
 function gives credentials (none given with -H, and no mock). A function
 fuzzed alone is first sent, as that user, the latest calls of each function
-before it that were answered Ok_ (links.py), so that what it reads holds
-what they wrote, and the values carried into its calls are theirs (those of
-earlier scenes, another user's, are dropped); a reader's answers then hold what a few calls wrote, not
-all the run's, and do not make each call dearer as the run goes on.
+before it that were answered Ok_ (links.py): what it reads holds what they
+wrote, and the values carried into its calls are theirs (those of earlier
+scenes, another user's, are dropped). A reader's answers then hold what a
+few calls wrote, not all the run's, and no call gets dearer as the run goes
+on. Once a login takes none of the users the run makes (accounts made
+elsewhere), no later scene tries again.
 """
 
 import json
@@ -68,10 +70,12 @@ def fresh_user(fuzzer):
 def scene(fuzzer, prime=True):
     """Begin a scene (see above): the calls after it are a fresh user's, first sent the latest calls of each
     function answered Ok_ (if `prime`); nothing where the run has no user of its own to begin with."""
-    if "@auth_" in fuzzer.settings.headers or "fn.createStub_" in fuzzer.schema.functions or fuzzer.late():
+    if "@auth_" in fuzzer.settings.headers or "fn.createStub_" in fuzzer.schema.functions or not fuzzer.scenes \
+            or fuzzer.late():
         return
     user = fresh_user(fuzzer)
     if not user:
+        fuzzer.scenes = False  # (a login that takes no new user's arguments: no scene will have one)
         return
     fuzzer.links.begin(user[0])
     skipped = {f.name for f in _givers(fuzzer)} | {name for name in fuzzer.schema.functions if ENDS.search(name)}

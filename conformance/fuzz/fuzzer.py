@@ -66,9 +66,11 @@ class Fuzzer:
         self.bytes_held = {}  # function -> whether its results may hold bytes
         self.followed = []  # Findings of calls answers held
         self.ways = None  # how a protected function is called without valid credentials, once made (access.py)
+        self.scenes = True  # whether a scene's fresh user can be had (access.py): not once a login failed
         if like:
             self.schema, self.links = like.schema, Links(like.schema)
             self.links.credentials, self.missed = dict(like.links.credentials), dict(like.missed)
+            self.scenes = like.scenes
             return
         api = self.channel.send([{}, {"fn.api_": {"includeInternal!": True}}])[1]
         entries = api and api[1].get("Ok_", {}).get("api")

@@ -257,3 +257,18 @@ def test_a_reader_holds_what_its_scene_wrote_not_the_whole_run(seed):
     with serving(service) as server:
         status, text = fuzzed(server, "--seed", seed)
     assert status == 1 and "  fn.list: 1 failing (handler)" in text, text  # (a server checks its answers)
+
+
+def test_a_login_that_takes_no_new_user_is_not_tried_for_each_scene():
+    """A login of accounts made elsewhere refuses every name the run makes: a scene that could not have a
+    user of its own is the last to try (three tries each, for every function and sequence, before)."""
+    schema = [*LEDGER[:2], {"fn.login": {"name": "string"}, "->": [{"Ok_": {"token": "string"}}, {"ErrorNoSuchUser": {}}],
+                            "$authenticated": False}, *LEDGER[3:]]
+    tried = []
+    handlers = {"fn.login": lambda a, h: tried.append(a["name"]) or {"ErrorNoSuchUser": {}},
+                "fn.append": lambda a, h: REFUSED, "fn.list": lambda a, h: REFUSED}
+    with serving(Service(load(schema), handlers)) as server:
+        status, text = fuzzed(server, "--seed", "1")
+    assert status == 0 and "  fn.list: passed (" in text, text
+    unique = [name for name in tried if name.startswith("fuzz-")]  # (the run's own: a fresh user's, not an example)
+    assert len(unique) <= 3 * 4, tried  # (the owner check's two users, the auth check's one, one scene)
