@@ -67,9 +67,9 @@ def fresh_user(fuzzer):
     return None
 
 
-def scene(fuzzer, prime=True):
-    """Begin a scene (see above): the calls after it are a fresh user's, first sent the latest calls of each
-    function answered Ok_ (if `prime`); nothing where the run has no user of its own to begin with."""
+def scene(fuzzer, prime):
+    """Begin a scene (see above): the calls after it are a fresh user's, first sent the latest `prime` calls
+    answered Ok_ (links.py); nothing where the run has no user of its own to begin with."""
     if "@auth_" in fuzzer.settings.headers or "fn.createStub_" in fuzzer.schema.functions or not fuzzer.scenes \
             or fuzzer.late():
         return
@@ -79,7 +79,7 @@ def scene(fuzzer, prime=True):
         return
     fuzzer.links.begin(user[0])
     skipped = {f.name for f in _givers(fuzzer)} | {name for name in fuzzer.schema.functions if ENDS.search(name)}
-    for body in fuzzer.links.latest(skipped) if prime else ():  # (a login would waste a session, a logout end it)
+    for body in fuzzer.links.latest(skipped, prime):  # (a login would waste a session, a logout end it)
         if fuzzer.late():
             return
         _checked(fuzzer, Call(fuzzer.schema.functions[next(iter(body))], [fuzzer.headers(), body], nested=True))

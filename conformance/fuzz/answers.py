@@ -248,10 +248,17 @@ def general(schema, declared, path):
     return tuple(general_)
 
 
+def wire(answer):
+    """The wire an answer came on, by its first byte: "MessagePack" (0x92, an array of two) or "JSON"."""
+    return "MessagePack" if answer[:1] == b"\x92" else "JSON"
+
+
 def media_problems(labelled, answer):
-    """Whether an answer's Content-Type says what it is: MessagePack (its first byte 0x92) or JSON."""
-    wire, media_type = ("MessagePack", "application/octet-stream") if answer[:1] == b"\x92" else (
-        "JSON", "application/json")
+    """Whether an answer's Content-Type says what it is: MessagePack or JSON (`wire`)."""
+    came, media_type = wire(answer), MEDIA_TYPES[wire(answer)]
     if labelled.split(";")[0].strip().lower() == media_type:
         return []
-    return [((), f"the answer is {wire} labelled {labelled or 'with no Content-Type'}, not {media_type}")]
+    return [((), f"the answer is {came} labelled {labelled or 'with no Content-Type'}, not {media_type}")]
+
+
+MEDIA_TYPES = {"MessagePack": "application/octet-stream", "JSON": "application/json"}

@@ -166,7 +166,8 @@ class Fuzzer:
         """Make and check `count` calls of `function`; yield a Finding for each kind of failure, the first
         call of its kind shrunk and sent again (later ones are counted in `seen`). They are a scene of their
         own (access.py): a fresh user's, where the schema gives one."""
-        access.scene(self)
+        access.scene(self, count)  # (begun with no more calls than it is given: a run of thousands of functions
+        # and few calls each would be mostly beginnings)
         yield from access.credentials(self, function) if "auth" in self.chosen else ()
         for number in range(count):
             if self.late():
@@ -275,7 +276,7 @@ class Fuzzer:
             ("binary", binary and not packed, lambda: wires.parity_problems(self, call, body), results),
             ("packed", binary and packed, lambda: wires.parity_problems(self, call, body), results),
             ("id", "@id_" in request[0], lambda: answers.id_problems(request[0]["@id_"], headers), None),
-            ("base64", True, lambda: answers.base64_problems(self.schema, function, body, headers, _wire(answer),
+            ("base64", True, lambda: answers.base64_problems(self.schema, function, body, headers, answers.wire(answer),
                                                              self.holds_bytes(function)), None),
             ("media", True, lambda: answers.media_problems(labelled, answer), None),
             ("time", budget is not None, lambda: [((), f"it took {took:.3f} s, past the budget of {budget:g} s")]
@@ -325,7 +326,7 @@ class Fuzzer:
             if self.late():
                 return
             if number % (SEQUENCE * len(functions)) == 0:
-                access.scene(self, prime=False)
+                access.scene(self, 0)
             function = self.rng.choice(functions)
             try:
                 arguments = self.links.carry(function, values.Maker(self.schema, self.rng).fields(
@@ -339,10 +340,6 @@ class Fuzzer:
             if found:
                 self.seen[found.kind] += 1
             yield from self.held()
-
-
-def _wire(answer):
-    return "MessagePack" if answer[:1] == b"\x92" else "JSON"
 
 
 def _json(value):

@@ -106,12 +106,12 @@ class Links:
         """Note that the call of `function` at `place`, of `body`, was answered Ok_ (one a scene may begin with)."""
         self.recent[function.name].append((place, body))
 
-    def latest(self, skipped):
-        """The bodies of the latest calls answered Ok_, RECENT of each function but those `skipped` (names) and
-        PRIMED in all, in the order they were made."""
+    def latest(self, skipped, most):
+        """The bodies of the latest calls answered Ok_, RECENT of each function but those `skipped` (names), and
+        `most` (at most PRIMED) in all, in the order they were made."""
         calls = sorted((entry for name, entries in self.recent.items() if name not in skipped for entry in entries),
                        key=lambda entry: entry[0])
-        return [body for _, body in calls[-PRIMED:]]
+        return [body for _, body in calls[len(calls) - min(most, PRIMED, len(calls)):]]
 
     def keep(self, function, arguments, fields):
         """Keep the values of shared fields that an accepted call of `function` sent, and its Ok_ gave."""
