@@ -216,47 +216,56 @@ LEDGER = [
     {"union.Auth_": [{"Session": {"token": "string"}}]},
     {"fn.login": {"name": "string"}, "->": [{"Ok_": {"token": "string"}}], "$authenticated": False},
     {"fn.append": {"entry": "string"}, "->": [{"Ok_": {}}]},
-    {"fn.list": {}, "->": [{"Ok_": {"entries": ["string"]}}]},
+    {"fn.logout": {}, "->": [{"Ok_": {}}]},
+    {"fn.read": {}, "->": [{"Ok_": {"entries": ["string"]}}]},
 ]
 
 
 def ledger(bug=False):
-    """(Each user's entries, appended and listed whole, or with `bug` listed as their lengths; the number of
-    entries each listing held.)"""
-    sessions, entries, listed = {}, {}, []
+    """(Each user's entries, appended and read whole, or with `bug` read as their lengths; the number of
+    entries each reading held.)"""
+    sessions, entries, read, made = {}, {}, [], itertools.count()
 
     def login(arguments, headers):
-        sessions[token := f"t-{len(sessions)}"] = arguments["name"]
+        sessions[token := f"t-{next(made)}"] = arguments["name"]
         return {"Ok_": {"token": token}}
 
-    def listing(arguments, who):
+    def logout(arguments, token):
+        del sessions[token]
+        return {"Ok_": {}}
+
+    def reading(arguments, who):
         mine = entries.get(who, [])
-        listed.append(len(mine))
+        read.append(len(mine))
         return {"Ok_": {"entries": [len(entry) for entry in mine] if bug else mine}}
 
     def guarded(handler):
         def answer(arguments, headers):
-            who = sessions.get(headers["@auth_"]["Session"]["token"])
-            return REFUSED if who is None else handler(arguments, who)
+            token = headers["@auth_"]["Session"]["token"]
+            return REFUSED if token not in sessions else handler(arguments, token)
         return answer
-    return Service(load(LEDGER), {"fn.login": login, "fn.list": guarded(listing), "fn.append": guarded(
-        lambda arguments, who: entries.setdefault(who, []).append(arguments["entry"]) or {"Ok_": {}})}), listed
+    return Service(load(LEDGER), {
+        "fn.login": login, "fn.read": guarded(lambda a, token: reading(a, sessions[token])),
+        "fn.logout": guarded(logout),
+        "fn.append": guarded(lambda a, token: entries.setdefault(sessions[token], []).append(a["entry"]) or {"Ok_": {}}),
+    }), read
 
 
 @pytest.mark.parametrize("seed", ["1", "2", "3"])
 def test_a_reader_holds_what_its_scene_wrote_not_the_whole_run(seed):
-    """Each function's calls, and each sequence, are a fresh user's (access.scene): fn.list's answers hold
+    """Each function's calls, and each sequence, are a fresh user's (access.scene): fn.read's answers hold
     what a few calls wrote, at most a sequence's (four calls of each function), not the 100 and more of a
-    run that kept one user; fn.list, fuzzed after fn.append, lists what fn.append's latest calls wrote
-    from its first call on, so the bug of a listing with entries is found in its own calls."""
-    service, listed = ledger()
+    run that kept one user; fn.read, fuzzed after fn.append, reads what fn.append's latest calls wrote
+    from its first call on (and not after fn.logout's latest, which would end the scene's session), so
+    the bug of a reading with entries is found in its own calls."""
+    service, read = ledger()
     with serving(service) as server:
         status, text = fuzzed(server, "--seed", seed, "--max-examples", "60")
-    assert status == 0 and 0 < max(listed) <= 4 * 3, (listed, text)
-    service, listed = ledger(bug=True)
+    assert status == 0 and 0 < max(read) <= 4 * 4, (read, text)
+    service, read = ledger(bug=True)
     with serving(service) as server:
         status, text = fuzzed(server, "--seed", seed)
-    assert status == 1 and "  fn.list: 1 failing (handler)" in text, text  # (a server checks its answers)
+    assert status == 1 and "  fn.read: 1 failing (handler)" in text, text  # (a server checks its answers)
 
 
 def test_a_login_that_takes_no_new_user_is_not_tried_for_each_scene():
@@ -266,9 +275,9 @@ def test_a_login_that_takes_no_new_user_is_not_tried_for_each_scene():
                             "$authenticated": False}, *LEDGER[3:]]
     tried = []
     handlers = {"fn.login": lambda a, h: tried.append(a["name"]) or {"ErrorNoSuchUser": {}},
-                "fn.append": lambda a, h: REFUSED, "fn.list": lambda a, h: REFUSED}
+                **{name: lambda a, h: REFUSED for name in ("fn.append", "fn.logout", "fn.read")}}
     with serving(Service(load(schema), handlers)) as server:
         status, text = fuzzed(server, "--seed", "1")
-    assert status == 0 and "  fn.list: passed (" in text, text
+    assert status == 0 and "  fn.read: passed (" in text, text
     unique = [name for name in tried if name.startswith("fuzz-")]  # (the run's own: a fresh user's, not an example)
     assert len(unique) <= 3 * 4, tried  # (the owner check's two users, the auth check's one, one scene)
