@@ -165,7 +165,7 @@ for _ in range(int(sys.argv[2])):
 """
 
 
-def report_fuzz_client(spans=((10, 20), (40, 80)), calls=200):
+def report_fuzz_client(spans=((10, 20), (40, 80), (80, 160)), calls=200):
     """Instructions per request of fuzz's client, early and later, against a bare client's."""
     if not shutil.which("valgrind"):
         raise SystemExit("error: instructions are counted with valgrind: apt-get install valgrind")
