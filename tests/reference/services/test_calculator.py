@@ -52,6 +52,13 @@ def test_add(call, x, y, result):
     assert type(call("fn.add", {"x": x, "y": y})["Ok_"]["result"]) is type(result)
 
 
+def test_add_touches_no_state_and_answers_while_another_call_holds_the_lock():
+    """(fn.add took the calculator's lock, as each call that reads or writes its memory must.)"""
+    service = calculator.service()
+    with serving(service) as server, service.wrap.__self__.lock:
+        assert Connection(server.url).call([{}, {"fn.add": {"x": 1, "y": 2}}]) == [{}, {"Ok_": {"result": 3}}]
+
+
 def test_whole_numbers_past_64_bits_are_the_nearest_double_and_past_doubles_an_invalid_response(call):
     """Found by python -m conformance fuzz: 2**63 - 1 + 1 was answered ErrorInvalidResponseBody_."""
     assert call("fn.add", {"x": 2**63 - 1, "y": 1}) == {"Ok_": {"result": 2.0**63}}
