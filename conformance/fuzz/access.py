@@ -39,15 +39,14 @@ elsewhere), no later scene tries again.
 """
 
 import json
-import re
 import time
 
 from . import answers, reproduction, values
 from .answers import Call
+from .links import ENDS
 from .properties import none_of
 from .verdicts import Finding
 
-ENDS = re.compile(r"log_?out|sign_?out|log_?off|revoke|end_?session", re.IGNORECASE)  # functions that end sessions
 WRITERS, READERS = 50, 50  # functions whose data the owner check follows, and readers of each
 MOCKED = "a mock judges no credentials and keeps no data of its own: its stubs answer"
 
@@ -78,8 +77,7 @@ def scene(fuzzer, prime):
         fuzzer.scenes = False  # (a login that takes no new user's arguments: no scene will have one)
         return
     fuzzer.links.begin(user[0])
-    skipped = {f.name for f in _givers(fuzzer)} | {name for name in fuzzer.schema.functions if ENDS.search(name)}
-    for body in fuzzer.links.latest(skipped, prime):  # (a login would waste a session, a logout end it)
+    for body in fuzzer.links.latest(prime):
         if fuzzer.late():
             return
         _checked(fuzzer, Call(fuzzer.schema.functions[next(iter(body))], [fuzzer.headers(), body], nested=True))
@@ -166,7 +164,7 @@ def owners(fuzzer, functions):
         fuzzer.missed["owner"] = why
         return
     (a, login_a, answer_a), (b, login_b, answer_b) = users
-    plain = [f for f in functions if not f.internal and not fuzzer.links.gives(f) and not ENDS.search(f.name)]
+    plain = [f for f in functions if not f.internal and fuzzer.links.keeps_credentials(f)]
     for writer in plain[:WRITERS]:
         if fuzzer.late():
             return

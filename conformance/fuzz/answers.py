@@ -255,7 +255,8 @@ def wire(answer):
 
 def media_problems(labelled, answer):
     """Whether an answer's Content-Type says what it is: MessagePack or JSON (`wire`)."""
-    came, media_type = wire(answer), MEDIA_TYPES[wire(answer)]
+    came = wire(answer)
+    media_type = MEDIA_TYPES[came]
     if labelled.split(";")[0].strip().lower() == media_type:
         return []
     return [((), f"the answer is {came} labelled {labelled or 'with no Content-Type'}, not {media_type}")]

@@ -22,12 +22,14 @@ latest calls of each function answered Ok_, which a scene begins with
 """
 
 import json
+import re
 from collections import defaultdict, deque
 
 LOG = 1000  # calls remembered, the latest, with their answers
 KEPT, LARGEST = 20, 4096  # values kept of each shared field, the latest; the longest one kept, as JSON
 # (and the largest answer the log keeps, in bytes as it came)
 RECENT, PRIMED = 2, 20  # calls a scene begins with: the latest accepted of each function, and at most in all
+ENDS = re.compile(r"log_?out|sign_?out|log_?off|revoke|end_?session", re.IGNORECASE)  # functions that end sessions
 
 
 class Links:
@@ -49,6 +51,11 @@ class Links:
     def gives(self, function):
         """Whether a result of `function` holds credentials (so that it is called first)."""
         return any(name in function.results["Ok_"] for _, name in self.tokens)
+
+    def keeps_credentials(self, function):
+        """Whether a call of `function` leaves the credentials as they are: it neither gives them (a login)
+        nor, by its name (ENDS), ends them (a logout)."""
+        return not self.gives(function) and not ENDS.search(function.name)
 
     def said(self, most=6):
         """The links followed, in a line (empty when there are none)."""
@@ -103,15 +110,17 @@ class Links:
         self.kept.clear()
 
     def accepted(self, function, body, place):
-        """Note that the call of `function` at `place`, of `body`, was answered Ok_ (one a scene may begin with)."""
-        self.recent[function.name].append((place, body))
+        """Note that the call of `function` at `place`, of `body`, was answered Ok_: one a scene may begin with,
+        unless it logs in or out (begun with, a login would waste a session, a logout end the scene's)."""
+        if self.keeps_credentials(function):
+            self.recent[function.name].append((place, body))
 
-    def latest(self, skipped, most):
-        """The bodies of the latest calls answered Ok_, RECENT of each function but those `skipped` (names), and
-        `most` (at most PRIMED) in all, in the order they were made."""
-        calls = sorted((entry for name, entries in self.recent.items() if name not in skipped for entry in entries),
-                       key=lambda entry: entry[0])
-        return [body for _, body in calls[len(calls) - min(most, PRIMED, len(calls)):]]
+    def latest(self, most):
+        """The bodies of the latest calls answered Ok_, RECENT of each function and `most` (at most PRIMED) in
+        all, in the order they were made."""
+        calls = sorted((entry for entries in self.recent.values() for entry in entries), key=lambda entry: entry[0])
+        most = min(most, PRIMED)
+        return [body for _, body in calls][-most:] if most else []
 
     def keep(self, function, arguments, fields):
         """Keep the values of shared fields that an accepted call of `function` sent, and its Ok_ gave."""

@@ -20,6 +20,7 @@ import base64
 import os
 import string
 
+from ..language.decoding import PLAIN
 from ..language.schema import INT64
 
 EDGES = {  # values every run tries first, by kind
@@ -242,13 +243,10 @@ def as_text(value):
     if type(value) is dict:
         if len(value) == 1 and "$bin" in value:
             return value["$bin"]
-        return {key: element if type(element) in TEXT else as_text(element) for key, element in value.items()}
+        return {key: element if type(element) in PLAIN else as_text(element) for key, element in value.items()}
     if type(value) is list:
-        return [element if type(element) in TEXT else as_text(element) for element in value]
+        return [element if type(element) in PLAIN else as_text(element) for element in value]
     return base64.b64encode(value).decode() if type(value) is bytes else value
-
-
-TEXT = {str, int, float, bool, type(None)}  # what as_text leaves as it is (no call made for each)
 
 
 def with_ids(value, ids):

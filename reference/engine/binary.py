@@ -6,13 +6,13 @@ has unpacked the whole message, and `_write` hands the packer each value in
 turn. Here the library does all of the bytes: `read()` unpacks a request and
 names the keys of its headers, and leaves the arguments' to the compiled
 checks, which name them as they check them (checks.renamed), or to `named()`,
-one loop per map; `write()` makes the message with ids for names (copying
-only the maps and arrays that change), unless the checks made the result so
+one loop per map; `write()` makes the message with ids for names (copying only
+the maps and arrays that change), unless the checks made the result so
 already, then packs it in one call of its thread's packer, packed arrays
-(`@pac_`) too, their columns found as their rows are made. Rows cost memory that the core's stream does
-not: past PACKED_AT_ONCE rows, the core writes the message. Each
-gives up (None) where the core would refuse or explain, so that the core
-says it; tests/reference/engine/test_service.py holds them to it.
+(`@pac_`) too, their columns found as their rows are made. Rows cost memory
+that the core's stream does not: past PACKED_AT_ONCE rows, the core writes the
+message. Each gives up (None) where the core would refuse or explain, so that
+the core says it; tests/reference/engine/test_service.py holds them to it.
 """
 
 import functools

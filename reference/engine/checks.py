@@ -8,7 +8,8 @@ say what is wrong. One loop, `_fields`, checks an object's fields and goes
 into the struct and union values it holds itself; `renamed` is that loop for
 the binary wire, renaming keys (ids to names, names to ids) as it checks.
 Each entry of `PREDICATES` and `COMPILERS` mirrors `validate.CHECKS`' for its
-kind; an `_ext.` type is always walked. tests/reference/engine/test_service.py holds the answers to the walk's.
+kind; an `_ext.` type is always walked. tests/reference/engine/test_service.py
+holds the answers to the walk's.
 """
 
 import functools
